@@ -1,0 +1,175 @@
+// Shared by Morula's benchmark programs: repeated timing with warm-up, statistics, and a description of
+// the machine, backend and compiler for the JSON result files (benchmarks/results/*.json).
+#ifndef MORULA_BENCHMARKS_BENCHMARKUTILS_HPP
+#define MORULA_BENCHMARKS_BENCHMARKUTILS_HPP
+
+#include <morula/core/BuildInfo.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <fstream>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <unistd.h>
+
+#if defined( KOKKOS_ENABLE_CUDA )
+#include <cuda_runtime.h>
+#endif
+#if defined( KOKKOS_ENABLE_HIP )
+#include <hip/hip_runtime.h>
+#endif
+
+namespace morula::bench
+{
+
+//! Times of repeated runs of one phase, in seconds.
+struct Stats
+{
+    std::vector<double> samples;
+
+    double min() const { return *std::min_element( samples.begin(), samples.end() ); }
+    double max() const { return *std::max_element( samples.begin(), samples.end() ); }
+    double median() const
+    {
+        std::vector<double> s = samples;
+        std::sort( s.begin(), s.end() );
+        const std::size_t n = s.size();
+        return n % 2 ? s[n / 2] : 0.5 * ( s[n / 2 - 1] + s[n / 2] );
+    }
+    nlohmann::json to_json() const
+    {
+        return { { "runs", samples.size() },
+                 { "min_s", min() },
+                 { "median_s", median() },
+                 { "max_s", max() } };
+    }
+};
+
+/*!
+  Runs `setup` then `body` warmup + runs times; only `body` is timed, between two fences of `exec`.
+  `setup` restores whatever the body changes, so that every timed run does the same work.
+*/
+template <class ExecutionSpace, class Setup, class Body>
+Stats time_phase( const ExecutionSpace& exec, int warmup, int runs, Setup&& setup, Body&& body )
+{
+    Stats stats;
+    for ( int r = 0; r < warmup + runs; ++r )
+    {
+        setup();
+        exec.fence();
+        const auto t0 = std::chrono::steady_clock::now();
+        body();
+        exec.fence();
+        const auto t1 = std::chrono::steady_clock::now();
+        if ( r >= warmup )
+            stats.samples.push_back( std::chrono::duration<double>( t1 - t0 ).count() );
+    }
+    return stats;
+}
+
+template <class ExecutionSpace, class Body>
+Stats time_phase( const ExecutionSpace& exec, int warmup, int runs, Body&& body )
+{
+    return time_phase( exec, warmup, runs, [] {}, body );
+}
+
+inline std::string cpu_model()
+{
+    std::ifstream in( "/proc/cpuinfo" );
+    std::string line;
+    while ( std::getline( in, line ) )
+        if ( line.rfind( "model name", 0 ) == 0 )
+        {
+            const auto p = line.find( ':' );
+            return p == std::string::npos ? line : line.substr( p + 2 );
+        }
+    return "unknown CPU";
+}
+
+//! Name of the device the default execution space runs on (the CPU model for host backends).
+inline std::string device_name()
+{
+#if defined( KOKKOS_ENABLE_CUDA )
+    if ( std::is_same<Kokkos::DefaultExecutionSpace, Kokkos::Cuda>::value )
+    {
+        int dev = 0;
+        cudaGetDevice( &dev );
+        cudaDeviceProp prop;
+        cudaGetDeviceProperties( &prop, dev );
+        return prop.name;
+    }
+#endif
+#if defined( KOKKOS_ENABLE_HIP )
+    if ( std::is_same<Kokkos::DefaultExecutionSpace, Kokkos::HIP>::value )
+    {
+        int dev = 0;
+        (void)hipGetDevice( &dev );
+        hipDeviceProp_t prop;
+        (void)hipGetDeviceProperties( &prop, dev );
+        return prop.name;
+    }
+#endif
+    return cpu_model();
+}
+
+inline std::string compiler()
+{
+    std::string c;
+#if defined( __NVCC__ )
+    c = "nvcc " + std::to_string( __CUDACC_VER_MAJOR__ ) + "." +
+        std::to_string( __CUDACC_VER_MINOR__ ) + " + ";
+#endif
+#if defined( __clang__ )
+    c += "clang " __clang_version__;
+#elif defined( __GNUC__ )
+    c += "gcc " __VERSION__;
+#endif
+    return c;
+}
+
+inline std::string utc_now()
+{
+    const std::time_t t = std::time( nullptr );
+    char buf[32];
+    std::strftime( buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime( &t ) );
+    return buf;
+}
+
+//! Where and with what a benchmark ran, for the header of every result file.
+template <class ExecutionSpace>
+nlohmann::json machine_info( const ExecutionSpace& exec )
+{
+    char host[256] = "unknown";
+    gethostname( host, sizeof host );
+    return { { "hostname", host },
+             { "cpu", cpu_model() },
+             { "hardware_threads", std::thread::hardware_concurrency() },
+             { "backend", ExecutionSpace::name() },
+             { "concurrency", exec.concurrency() },
+             { "device", device_name() },
+             { "kokkos_version", morula::core::kokkos_version() },
+             { "morula", morula::core::build_summary() },
+             { "compiler", compiler() },
+             { "date", utc_now() } };
+}
+
+inline void write_json( const std::string& path, const nlohmann::json& j )
+{
+    std::ofstream out( path );
+    if ( !out )
+        throw std::runtime_error( "cannot write benchmark results to '" + path + "'" );
+    out << j.dump( 2 ) << "\n";
+}
+
+} // namespace morula::bench
+
+#endif

@@ -1,0 +1,195 @@
+// Grid benchmark (issue #2): build, permute and neighbour sweep of Morula's sorted uniform grid for
+// 1M, 4M and 16M uniformly random points in 256^3 cells, next to Kokkos::BinSort's
+// create_permute_vector for the same points and bins, in the same run. Writes one JSON file.
+//
+//   grid_benchmark [--sizes 1000000,4000000,16777216] [--cells 256] [--runs 10] [--warmup 3]
+//                  [--scalar float|double|both] [--neighbors 30] [--out results.json]
+#include "../common/BenchmarkUtils.hpp"
+#include "GridBenchmarkCommon.hpp"
+
+#include <morula/core/SoA.hpp>
+#include <morula/grid/UniformGrid.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+namespace grid_bench
+{
+using morula::bench::Stats;
+
+struct Settings
+{
+    std::vector<long> sizes = { 1000000, 4000000, 16777216 };
+    int cells = 256;
+    int runs = 10;
+    int warmup = 3;
+    double neighbors = 30;
+    std::string scalar = "both";
+    std::string out = "grid_benchmark.json";
+};
+
+nlohmann::json phase( const Stats& s, double bytes, double items, const char* item_name )
+{
+    nlohmann::json j = s.to_json();
+    if ( bytes > 0 )
+    {
+        j["bytes"] = bytes;
+        j["gbytes_per_s_median"] = bytes / s.median() / 1e9;
+    }
+    if ( items > 0 )
+        j[std::string( item_name ) + "_per_s_median"] = items / s.median();
+    return j;
+}
+
+template <class Scalar, class ExecutionSpace>
+nlohmann::json run_case( const ExecutionSpace& exec, const Settings& set, int n )
+{
+    using memory_space = typename ExecutionSpace::memory_space;
+    using positions_type = Kokkos::View<Scalar* [3], Kokkos::LayoutLeft, memory_space>;
+    namespace mg = morula::grid;
+
+    // Cells of edge 1 + 4e-4 (>= cutoff 1 with the float rounding margin): exactly `cells` per axis.
+    const Scalar cutoff = 1;
+    const Scalar edge = static_cast<Scalar>( set.cells * 1.0004 );
+    const auto box = morula::core::Box<Scalar>::cube( edge, morula::core::Boundary::closed );
+    positions_type original( "original", n );
+    morula::bench::fill_uniform( exec, original, n, Scalar( 0 ), edge, 20260101 );
+    morula::core::Particles<Scalar, memory_space> particles( "particles", n );
+
+    nlohmann::json result = { { "n", n }, { "scalar", sizeof( Scalar ) == 4 ? "float" : "double" } };
+
+    // 1. Build: cells of edge >= 1 in the 256^3 layout.
+    mg::UniformGrid<Scalar, memory_space> grid( box, cutoff );
+    const int ncells = grid.num_cells();
+    result["cells"] = ncells;
+    result["cells_per_axis"] = grid.geometry().ncell[0];
+    const Stats build = morula::bench::time_phase( exec, set.warmup, set.runs,
+                                                   [&] { grid.build( exec, original, n ); } );
+    result["build"] = phase( build, morula::bench::build_bytes( n, ncells, sizeof( Scalar ), true ),
+                             n, "particles" );
+    mg::GridOptions unstable_options;
+    unstable_options.stable = false;
+    mg::UniformGrid<Scalar, memory_space> unstable( box, cutoff, unstable_options );
+    const Stats build_unstable = morula::bench::time_phase(
+        exec, set.warmup, set.runs, [&] { unstable.build( exec, original, n ); } );
+    result["build_unstable"] = phase(
+        build_unstable, morula::bench::build_bytes( n, ncells, sizeof( Scalar ), false ), n,
+        "particles" );
+
+    // 2. Kokkos::BinSort with the same bins: create_permute_vector only.
+    {
+        using op_type = Kokkos::BinOp3D<positions_type>;
+        int nb[3] = { grid.geometry().ncell[0], grid.geometry().ncell[1],
+                            grid.geometry().ncell[2] };
+        const Scalar lo[3] = { 0, 0, 0 };
+        const Scalar hi[3] = { edge, edge, edge };
+        morula::compat::BinSort<positions_type, op_type> binsort( exec, original,
+                                                                 op_type( nb, lo, hi ) );
+        const Stats bs = morula::bench::time_phase(
+            exec, set.warmup, set.runs, [&] { binsort.create_permute_vector( exec ); } );
+        result["kokkos_binsort_create_permute_vector"] = phase( bs, 0, n, "particles" );
+        result["build_speedup_vs_binsort"] = bs.median() / build.median();
+    }
+
+    // 3. Permute the positions into cell order (gather into the spare buffer, swap).
+    const Stats permute = morula::bench::time_phase(
+        exec, set.warmup, set.runs,
+        [&] { Kokkos::deep_copy( exec, particles.positions(), original ); },
+        [&] { grid.permute( exec, particles ); } );
+    result["permute"] = phase( permute, 2.0 * 3 * sizeof( Scalar ) * n + 4.0 * n, n, "particles" );
+
+    // 4. Neighbour sweep at ~`neighbors` per particle: radius from the density, cells of edge >=
+    //    radius, data permuted into cell order, each particle counts its neighbours.
+    const double density = n / std::pow( double( edge ), 3 );
+    const Scalar radius =
+        static_cast<Scalar>( std::cbrt( 3.0 * set.neighbors / ( 4.0 * M_PI * density ) ) );
+    mg::UniformGrid<Scalar, memory_space> sweep_grid( box, radius );
+    Kokkos::deep_copy( exec, particles.positions(), original );
+    sweep_grid.build( exec, original, n );
+    sweep_grid.permute( exec, particles );
+    const auto query = sweep_grid.query( particles.positions() );
+    Kokkos::View<int*, memory_space> counts( "counts", n );
+    const Stats sweep = morula::bench::time_phase( exec, set.warmup, set.runs, [&] {
+        Kokkos::parallel_for(
+            "morula::bench::sweep", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, n ),
+            KOKKOS_LAMBDA( const int i ) { counts( i ) = query.count_neighbors( i ); } );
+    } );
+    long long pairs = 0;
+    Kokkos::parallel_reduce(
+        "morula::bench::sum", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, n ),
+        KOKKOS_LAMBDA( const int i, long long& s ) { s += counts( i ); }, pairs );
+    auto offsets =
+        Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), sweep_grid.cell_offsets() );
+    std::vector<int> off( offsets.data(), offsets.data() + offsets.extent( 0 ) );
+    const auto& g = sweep_grid.geometry();
+    const double candidates =
+        morula::bench::stencil_candidates( off, g.ncell[0], g.ncell[1], g.ncell[2] );
+    nlohmann::json sj = phase( sweep, 0, candidates, "candidate_pairs" );
+    sj["radius"] = radius;
+    sj["cells_per_axis"] = g.ncell[0];
+    sj["neighbors_per_particle"] = double( pairs ) / n;
+    sj["candidate_pairs"] = candidates;
+    sj["pairs_within_radius"] = pairs;
+    // Reads positions of every candidate (mostly from cache); DRAM traffic is the positions once,
+    // the offsets and the counts written.
+    sj["bytes"] = 3.0 * sizeof( Scalar ) * n + 4.0 * n + 4.0 * g.num_cells();
+    result["sweep"] = sj;
+
+    std::printf( "%-6s n=%9d cells=%d^3: build %.3f ms (unstable %.3f, BinSort %.3f), permute %.3f "
+                 "ms, sweep %.3f ms (%.1f nbrs, %.3g candidates/s)\n",
+                 sizeof( Scalar ) == 4 ? "float" : "double", n, set.cells, 1e3 * build.median(),
+                 1e3 * build_unstable.median(),
+                 1e3 * result["kokkos_binsort_create_permute_vector"]["median_s"].get<double>(),
+                 1e3 * permute.median(), 1e3 * sweep.median(), double( pairs ) / n,
+                 candidates / sweep.median() );
+    std::fflush( stdout );
+    return result;
+}
+
+} // namespace grid_bench
+
+int main( int argc, char* argv[] )
+{
+    grid_bench::Settings set;
+    CLI::App app( "Morula grid benchmark: build, permute and neighbour sweep vs Kokkos::BinSort" );
+    app.add_option( "--sizes", set.sizes, "Numbers of particles" )->delimiter( ',' );
+    app.add_option( "--cells", set.cells, "Cells per axis of the build cases" )->check( CLI::Range( 1, 1024 ) );
+    app.add_option( "--runs", set.runs, "Timed runs per phase" )->check( CLI::Range( 1, 1000 ) );
+    app.add_option( "--warmup", set.warmup, "Untimed runs before timing" )->check( CLI::Range( 0, 100 ) );
+    app.add_option( "--neighbors", set.neighbors, "Mean neighbours per particle in the sweep" )
+        ->check( CLI::PositiveNumber );
+    app.add_option( "--scalar", set.scalar, "float, double or both" )
+        ->check( CLI::IsMember( { "float", "double", "both" } ) );
+    app.add_option( "--out", set.out, "JSON result file" );
+    CLI11_PARSE( app, argc, argv );
+
+    Kokkos::ScopeGuard guard( argc, argv );
+    Kokkos::DefaultExecutionSpace exec;
+    nlohmann::json results = { { "benchmark", "grid" },
+                               { "machine", morula::bench::machine_info( exec ) },
+                               { "settings",
+                                 { { "runs", set.runs },
+                                   { "warmup", set.warmup },
+                                   { "cells_per_axis", set.cells },
+                                   { "sweep_neighbors", set.neighbors } } },
+                               { "cases", nlohmann::json::array() } };
+    std::printf( "%s\n%s on %s\n", morula::core::build_summary().c_str(),
+                 Kokkos::DefaultExecutionSpace::name(), morula::bench::device_name().c_str() );
+    for ( long n : set.sizes )
+    {
+        if ( set.scalar != "double" )
+            results["cases"].push_back( grid_bench::run_case<float>( exec, set, static_cast<int>( n ) ) );
+        if ( set.scalar != "float" )
+            results["cases"].push_back( grid_bench::run_case<double>( exec, set, static_cast<int>( n ) ) );
+    }
+    morula::bench::write_json( set.out, results );
+    std::printf( "wrote %s\n", set.out.c_str() );
+    return 0;
+}

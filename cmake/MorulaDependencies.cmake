@@ -1,0 +1,148 @@
+# MorulaDependencies.cmake - finds Kokkos (required), Kokkos Kernels and HDF5 (optional) and hides every
+# packaging difference between them behind three names:
+#
+#   Kokkos::kokkos           Kokkos core, with usable include directories
+#   Morula::KokkosKernels    Kokkos Kernels (batched dense, BLAS, ODE headers), when MORULA_HAVE_KOKKOSKERNELS
+#   Morula::HDF5             the HDF5 C library, when MORULA_HAVE_HDF5
+#
+# It is used both by Morula's own build and by the installed MorulaConfig.cmake, so that a downstream
+# project sees exactly what Morula was built with.
+#
+# Known packaging quirks handled here (and nowhere else):
+#  * Debian 12's libtrilinos-kokkos-dev (Kokkos 3.4.01 inside Trilinos 13.2): the imported target
+#    Kokkos::kokkos carries the non-existent include directory /usr/lib/include, which makes CMake's
+#    generate step fail; the headers live in ${Kokkos_INCLUDE_DIRS} (/usr/include/trilinos).
+#  * The same package calls the Kokkos Kernels library trilinos_kokkoskernels and gives it no include
+#    directories; a Kokkos 4.x install exports Kokkos::kokkoskernels instead.
+#  * Kokkos' config files accept only the same major version, so `find_package(Kokkos 3.4)` would refuse
+#    Kokkos 4.x; the minimum version is checked here by hand instead.
+
+set(MORULA_KOKKOS_MIN_VERSION 3.4)
+
+macro(_morula_fix_imported_includes target fallback_dirs)
+  get_target_property(_morula_incs ${target} INTERFACE_INCLUDE_DIRECTORIES)
+  set(_morula_good_incs)
+  set(_morula_dropped)
+  if(_morula_incs)
+    foreach(_d IN LISTS _morula_incs)
+      # Generator expressions cannot be checked here; keep them.
+      if(_d MATCHES "^\\$<" OR EXISTS "${_d}")
+        list(APPEND _morula_good_incs "${_d}")
+      else()
+        list(APPEND _morula_dropped "${_d}")
+      endif()
+    endforeach()
+  endif()
+  if(_morula_dropped OR NOT _morula_incs)
+    foreach(_d IN ITEMS ${fallback_dirs})
+      if(EXISTS "${_d}")
+        get_filename_component(_d "${_d}" REALPATH)
+        list(APPEND _morula_good_incs "${_d}")
+      endif()
+    endforeach()
+    list(REMOVE_DUPLICATES _morula_good_incs)
+    set_property(TARGET ${target} PROPERTY INTERFACE_INCLUDE_DIRECTORIES "${_morula_good_incs}")
+    if(_morula_dropped)
+      message(STATUS "Morula: ${target}: replaced missing include directories (${_morula_dropped}) by ${_morula_good_incs}")
+    endif()
+  endif()
+endmacro()
+
+macro(morula_find_dependencies)
+  # --- Kokkos ---------------------------------------------------------------------------------------
+  if(NOT TARGET Kokkos::kokkos)
+    find_package(Kokkos REQUIRED)
+  endif()
+  if(Kokkos_VERSION VERSION_LESS MORULA_KOKKOS_MIN_VERSION)
+    message(FATAL_ERROR "Morula needs Kokkos >= ${MORULA_KOKKOS_MIN_VERSION}; found ${Kokkos_VERSION} in ${Kokkos_DIR}")
+  endif()
+  _morula_fix_imported_includes(Kokkos::kokkos "${Kokkos_INCLUDE_DIRS}")
+
+  set(MORULA_KOKKOS_BACKENDS)
+  foreach(_dev IN ITEMS SERIAL OPENMP THREADS CUDA HIP SYCL)
+    if(Kokkos_ENABLE_${_dev})
+      list(APPEND MORULA_KOKKOS_BACKENDS ${_dev})
+    endif()
+  endforeach()
+  if(NOT MORULA_KOKKOS_BACKENDS)
+    message(FATAL_ERROR "Morula: the Kokkos in ${Kokkos_DIR} reports no execution space it knows (Kokkos_DEVICES='${Kokkos_DEVICES}')")
+  endif()
+
+  # --- Kokkos Kernels -------------------------------------------------------------------------------
+  set(MORULA_HAVE_KOKKOSKERNELS OFF)
+  if(NOT DEFINED Morula_ENABLE_KOKKOSKERNELS)
+    set(Morula_ENABLE_KOKKOSKERNELS AUTO)
+  endif()
+  if(NOT Morula_ENABLE_KOKKOSKERNELS STREQUAL "OFF")
+    if(NOT TARGET Morula::KokkosKernels)
+      if(Morula_ENABLE_KOKKOSKERNELS STREQUAL "ON")
+        find_package(KokkosKernels REQUIRED)
+      else()
+        find_package(KokkosKernels QUIET)
+      endif()
+      if(KokkosKernels_FOUND)
+        add_library(Morula::KokkosKernels INTERFACE IMPORTED)
+        if(TARGET Kokkos::kokkoskernels)
+          target_link_libraries(Morula::KokkosKernels INTERFACE Kokkos::kokkoskernels)
+        elseif(TARGET trilinos_kokkoskernels)
+          # Trilinos packaging: headers sit beside Kokkos' own.
+          target_link_libraries(Morula::KokkosKernels INTERFACE trilinos_kokkoskernels Kokkos::kokkos)
+          target_include_directories(Morula::KokkosKernels INTERFACE ${KokkosKernels_INCLUDE_DIRS})
+        else()
+          message(FATAL_ERROR "Morula: found Kokkos Kernels in ${KokkosKernels_DIR} but neither the target "
+                              "Kokkos::kokkoskernels nor trilinos_kokkoskernels")
+        endif()
+      endif()
+    endif()
+    if(TARGET Morula::KokkosKernels)
+      set(MORULA_HAVE_KOKKOSKERNELS ON)
+    endif()
+  endif()
+
+  # --- HDF5 -----------------------------------------------------------------------------------------
+  set(MORULA_HAVE_HDF5 OFF)
+  if(NOT DEFINED Morula_ENABLE_HDF5)
+    set(Morula_ENABLE_HDF5 AUTO)
+  endif()
+  if(NOT Morula_ENABLE_HDF5 STREQUAL "OFF")
+    if(NOT TARGET Morula::HDF5)
+      # Only the C library is needed. CMake's FindHDF5 insists on an enabled C language, which neither
+      # Morula nor a downstream C++ project has, so the header and library are located directly
+      # (HDF5_ROOT or CMAKE_PREFIX_PATH for Spack installs; Debian keeps them under hdf5/serial).
+      find_path(MORULA_HDF5_INCLUDE_DIR hdf5.h
+        HINTS ${HDF5_ROOT} ENV HDF5_ROOT PATH_SUFFIXES include hdf5/serial include/hdf5/serial)
+      find_library(MORULA_HDF5_LIBRARY NAMES hdf5 hdf5_serial
+        HINTS ${HDF5_ROOT} ENV HDF5_ROOT PATH_SUFFIXES lib lib64 hdf5/serial)
+      if(MORULA_HDF5_INCLUDE_DIR AND MORULA_HDF5_LIBRARY)
+        add_library(Morula::HDF5 INTERFACE IMPORTED)
+        target_include_directories(Morula::HDF5 INTERFACE ${MORULA_HDF5_INCLUDE_DIR})
+        target_link_libraries(Morula::HDF5 INTERFACE ${MORULA_HDF5_LIBRARY})
+        set(MORULA_HDF5_VERSION "unknown version")
+        if(EXISTS ${MORULA_HDF5_INCLUDE_DIR}/H5pubconf.h)
+          file(STRINGS ${MORULA_HDF5_INCLUDE_DIR}/H5pubconf.h _h5v REGEX "define H5_VERSION ")
+          string(REGEX REPLACE ".*\"(.*)\".*" "\\1" MORULA_HDF5_VERSION "${_h5v}")
+        endif()
+      elseif(Morula_ENABLE_HDF5 STREQUAL "ON")
+        message(FATAL_ERROR "Morula: Morula_ENABLE_HDF5=ON but hdf5.h or the hdf5 library was not found "
+                            "(set HDF5_ROOT); header: ${MORULA_HDF5_INCLUDE_DIR}, library: ${MORULA_HDF5_LIBRARY}")
+      endif()
+    endif()
+    if(TARGET Morula::HDF5)
+      set(MORULA_HAVE_HDF5 ON)
+    endif()
+  endif()
+
+  if(NOT Morula_FIND_QUIETLY)
+    message(STATUS "Morula: Kokkos ${Kokkos_VERSION} (${Kokkos_DIR}); backends: ${MORULA_KOKKOS_BACKENDS}")
+    if(MORULA_HAVE_KOKKOSKERNELS)
+      message(STATUS "Morula: Kokkos Kernels ON (${KokkosKernels_DIR})")
+    else()
+      message(STATUS "Morula: Kokkos Kernels OFF (Morula_ENABLE_KOKKOSKERNELS=${Morula_ENABLE_KOKKOSKERNELS}; not found or disabled)")
+    endif()
+    if(MORULA_HAVE_HDF5)
+      message(STATUS "Morula: HDF5 ON (${MORULA_HDF5_VERSION}, ${MORULA_HDF5_LIBRARY})")
+    else()
+      message(STATUS "Morula: HDF5 OFF (Morula_ENABLE_HDF5=${Morula_ENABLE_HDF5}; not found or disabled)")
+    endif()
+  endif()
+endmacro()

@@ -1,0 +1,45 @@
+# MorulaTestHarness.cmake - every test file tst<Name>.hpp is written once and compiled into one
+# executable per enabled Kokkos backend, with TEST_EXECSPACE / TEST_MEMSPACE set by
+# tests/harness/Test<BACKEND>_Category.hpp (the pattern of Cabana's cmake/test_harness).
+#
+#   morula_add_unit_tests(PACKAGE core FILES tstBox.hpp tstSoA.hpp)
+#
+# creates morula_core_tests_serial, morula_core_tests_openmp, ... and one ctest test per executable.
+
+set(MORULA_TEST_BACKENDS)
+foreach(_b IN ITEMS SERIAL OPENMP THREADS CUDA HIP)
+  if(_b IN_LIST MORULA_KOKKOS_BACKENDS)
+    list(APPEND MORULA_TEST_BACKENDS ${_b})
+  endif()
+endforeach()
+
+function(morula_add_unit_tests)
+  cmake_parse_arguments(ARG "" "PACKAGE" "FILES" ${ARGN})
+  foreach(_backend IN LISTS MORULA_TEST_BACKENDS)
+    string(TOLOWER ${_backend} _lc)
+    set(_sources ${PROJECT_SOURCE_DIR}/tests/harness/UnitTestMain.cpp)
+    foreach(_file IN LISTS ARG_FILES)
+      get_filename_component(_name ${_file} NAME_WE)
+      set(_gen ${CMAKE_CURRENT_BINARY_DIR}/${_lc}/${_name}_${_lc}.cpp)
+      set(_content "#include <Test${_backend}_Category.hpp>\n#include <${_file}>\n")
+      if(EXISTS ${_gen})
+        file(READ ${_gen} _old)
+      else()
+        set(_old "")
+      endif()
+      if(NOT _old STREQUAL _content)
+        file(WRITE ${_gen} "${_content}")
+      endif()
+      list(APPEND _sources ${_gen})
+    endforeach()
+    set(_exe morula_${ARG_PACKAGE}_tests_${_lc})
+    add_executable(${_exe} ${_sources})
+    target_include_directories(${_exe} PRIVATE
+      ${PROJECT_SOURCE_DIR}/tests/harness ${PROJECT_SOURCE_DIR}/tests ${CMAKE_CURRENT_SOURCE_DIR})
+    target_link_libraries(${_exe} PRIVATE Morula::morula GTest::gtest)
+    add_test(NAME ${ARG_PACKAGE}_${_lc} COMMAND ${_exe})
+    set_tests_properties(${ARG_PACKAGE}_${_lc} PROPERTIES
+      LABELS "${ARG_PACKAGE};${_lc}"
+      ENVIRONMENT "OMP_PROC_BIND=false;OMP_NUM_THREADS=3")
+  endforeach()
+endfunction()

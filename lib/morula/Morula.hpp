@@ -1,0 +1,22 @@
+/*!
+  \file Morula.hpp
+  \brief The one header to include for embedding Morula: every public concept.
+*/
+#ifndef MORULA_MORULA_HPP
+#define MORULA_MORULA_HPP
+
+#include <morula/Config.hpp>
+
+#include <morula/core/BuildInfo.hpp>
+#include <morula/core/Box.hpp>
+#include <morula/core/Error.hpp>
+#include <morula/core/HashedRng.hpp>
+#include <morula/core/KokkosCompat.hpp>
+#include <morula/core/SoA.hpp>
+
+#include <morula/grid/GridGeometry.hpp>
+#include <morula/grid/NeighborList.hpp>
+#include <morula/grid/NeighborQuery.hpp>
+#include <morula/grid/UniformGrid.hpp>
+
+#endif

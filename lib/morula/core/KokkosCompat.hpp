@@ -1,0 +1,131 @@
+/*!
+  \file KokkosCompat.hpp
+  \brief The one place where Morula bridges Kokkos 3.4 and Kokkos 4.x.
+
+  Every difference between the Kokkos versions Morula supports (Debian 12's 3.4.01 and 4.x, with the
+  legacy or the mdspan-based View) is absorbed here; no other file tests KOKKOS_VERSION.
+*/
+#ifndef MORULA_CORE_KOKKOSCOMPAT_HPP
+#define MORULA_CORE_KOKKOSCOMPAT_HPP
+
+#include <Kokkos_Core.hpp>
+#include <Kokkos_Sort.hpp>
+
+#include <string>
+
+#if KOKKOS_VERSION >= 40000
+#define MORULA_KOKKOS_4 1
+#else
+#define MORULA_KOKKOS_4 0
+#endif
+
+namespace morula::compat
+{
+
+// Math functions moved out of Kokkos::Experimental in Kokkos 4.0.
+#if MORULA_KOKKOS_4
+using Kokkos::cbrt;
+using Kokkos::cos;
+using Kokkos::exp;
+using Kokkos::fabs;
+using Kokkos::floor;
+using Kokkos::fmax;
+using Kokkos::fmin;
+using Kokkos::isfinite;
+using Kokkos::log;
+using Kokkos::nearbyint;
+using Kokkos::pow;
+using Kokkos::sin;
+using Kokkos::sqrt;
+#else
+using Kokkos::Experimental::cbrt;
+using Kokkos::Experimental::cos;
+using Kokkos::Experimental::exp;
+using Kokkos::Experimental::fabs;
+using Kokkos::Experimental::floor;
+using Kokkos::Experimental::fmax;
+using Kokkos::Experimental::fmin;
+using Kokkos::Experimental::isfinite;
+using Kokkos::Experimental::log;
+using Kokkos::Experimental::nearbyint;
+using Kokkos::Experimental::pow;
+using Kokkos::Experimental::sin;
+using Kokkos::Experimental::sqrt;
+#endif
+
+//! Named profiling region (Kokkos Tools, Nsight) that closes when it goes out of scope.
+//! Kokkos 4 has Kokkos::Profiling::ScopedRegion; 3.4 only has push/popRegion.
+class ScopedRegion
+{
+  public:
+    explicit ScopedRegion( const std::string& name )
+    {
+        Kokkos::Profiling::pushRegion( name );
+    }
+    ~ScopedRegion() { Kokkos::Profiling::popRegion(); }
+    ScopedRegion( const ScopedRegion& ) = delete;
+    ScopedRegion& operator=( const ScopedRegion& ) = delete;
+};
+
+//! Host mirror type of a View (HostMirror in 3.4, host_mirror_type in both).
+template <class ViewType>
+using host_mirror_t = typename ViewType::host_mirror_type;
+
+//! Sorts a 1D View on `exec` (Kokkos 3.4 only sorts on the View's default execution space).
+template <class ExecutionSpace, class View>
+void sort( const ExecutionSpace& exec, const View& v )
+{
+#if MORULA_KOKKOS_4
+    Kokkos::sort( exec, v );
+#else
+    exec.fence();
+    Kokkos::sort( v );
+#endif
+}
+
+//! Kokkos::BinSort over keys(i, ...) with `op`, for comparisons against Kokkos' own binning.
+template <class KeyView, class BinOp>
+class BinSort
+{
+  public:
+    using sort_type = Kokkos::BinSort<KeyView, BinOp>;
+
+    template <class ExecutionSpace>
+    BinSort( const ExecutionSpace& exec, const KeyView& keys, const BinOp& op )
+#if MORULA_KOKKOS_4
+        : m_sort( exec, keys, op, false )
+#else
+        : m_sort( keys, op, false )
+#endif
+    {
+        (void)exec;
+    }
+
+    template <class ExecutionSpace>
+    void create_permute_vector( const ExecutionSpace& exec )
+    {
+#if MORULA_KOKKOS_4
+        m_sort.create_permute_vector( exec );
+#else
+        exec.fence();
+        m_sort.create_permute_vector();
+#endif
+    }
+
+    auto permute_vector() const { return m_sort.get_permute_vector(); }
+
+  private:
+    sort_type m_sort;
+};
+
+//! Version string of the Kokkos Morula was compiled against, e.g. "3.4.1" or "4.6.99".
+inline std::string kokkos_version_string()
+{
+    return std::to_string( KOKKOS_VERSION / 10000 ) + "." +
+           std::to_string( KOKKOS_VERSION / 100 % 100 ) + "." +
+           std::to_string( KOKKOS_VERSION % 100 );
+}
+
+} // namespace morula::compat
+
+#endif

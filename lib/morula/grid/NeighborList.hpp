@@ -1,0 +1,204 @@
+/*!
+  \file NeighborList.hpp
+  \brief Compressed-sparse-row (CSR) neighbour list built through the uniform grid, with a skin for
+  reuse over several steps (Verlet list).
+*/
+#ifndef MORULA_GRID_NEIGHBORLIST_HPP
+#define MORULA_GRID_NEIGHBORLIST_HPP
+
+#include <morula/core/Box.hpp>
+#include <morula/core/Error.hpp>
+#include <morula/core/KokkosCompat.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <cmath>
+#include <cstdint>
+
+namespace morula::grid
+{
+
+/*!
+  \brief Device view of a NeighborList: the neighbours of particle i are
+  indices(offsets(i)) ... indices(offsets(i + 1) - 1), in a deterministic order.
+*/
+template <class MemorySpace>
+struct NeighborListView
+{
+    using offset_type = std::int64_t;
+
+    Kokkos::View<const offset_type*, MemorySpace> offsets;
+    Kokkos::View<const int*, MemorySpace> indices;
+
+    KOKKOS_INLINE_FUNCTION int count( int i ) const
+    {
+        return static_cast<int>( offsets( i + 1 ) - offsets( i ) );
+    }
+    KOKKOS_INLINE_FUNCTION offset_type begin( int i ) const { return offsets( i ); }
+    KOKKOS_INLINE_FUNCTION offset_type end( int i ) const { return offsets( i + 1 ); }
+    KOKKOS_INLINE_FUNCTION int neighbor( offset_type k ) const { return indices( k ); }
+
+    //! Calls f(j) for every listed neighbour j of particle i.
+    template <class F>
+    KOKKOS_INLINE_FUNCTION void for_each( int i, F&& f ) const
+    {
+        const offset_type e = offsets( i + 1 );
+        for ( offset_type k = offsets( i ); k < e; ++k )
+            f( indices( k ) );
+    }
+};
+
+/*!
+  \brief CSR neighbour list: count, exclusive scan, fill.
+
+  build() lists, for each particle, every other particle within cutoff + skin (found through a
+  NeighborQuery whose grid cutoff is at least that). The list stays valid while no particle has moved
+  more than skin / 2 since the build, which needs_rebuild() checks; a new grid build or a permute
+  renumbers particles and needs a new list.
+*/
+template <class Scalar, class MemorySpace>
+class NeighborList
+{
+  public:
+    using scalar_type = Scalar;
+    using memory_space = MemorySpace;
+    using offset_type = std::int64_t;
+    using offset_view = Kokkos::View<offset_type*, MemorySpace>;
+    using index_view = Kokkos::View<int*, MemorySpace>;
+    using positions_type = Kokkos::View<Scalar* [3], Kokkos::LayoutLeft, MemorySpace>;
+
+    NeighborList() = default;
+
+    /*!
+      \brief Lists all pairs within cutoff + skin for the particles of `query`.
+      \throws core::InputError if cutoff <= 0, skin < 0 or cutoff + skin exceeds the grid's cutoff.
+    */
+    template <class ExecutionSpace, class Query>
+    void build( const ExecutionSpace& exec, const Query& query, Scalar cutoff, Scalar skin = 0 )
+    {
+        static_assert( Kokkos::SpaceAccessibility<ExecutionSpace, MemorySpace>::accessible,
+                       "NeighborList::build: the execution space cannot access the list's memory" );
+        if ( !( cutoff > 0 ) || !( skin >= 0 ) || !std::isfinite( double( cutoff + skin ) ) )
+            throw core::InputError( core::detail::concat(
+                "NeighborList::build: need cutoff > 0 and skin >= 0, got cutoff = ", cutoff,
+                ", skin = ", skin ) );
+        const Scalar radius = cutoff + skin;
+        if ( radius > query.cutoff() )
+            throw core::InputError( core::detail::concat(
+                "NeighborList::build: cutoff + skin = ", radius,
+                " exceeds the grid's cutoff ", query.cutoff(),
+                "; build the grid with a cutoff of at least cutoff + skin" ) );
+        compat::ScopedRegion region( "morula::grid::NeighborList::build" );
+        const int n = query.num_particles();
+        if ( m_offsets.extent( 0 ) < static_cast<std::size_t>( n ) + 1 )
+            m_offsets = offset_view( Kokkos::view_alloc( Kokkos::WithoutInitializing,
+                                                         "morula::grid::neighbor_offsets" ),
+                                     n + 1 );
+        auto offsets = m_offsets;
+        Kokkos::parallel_for(
+            "morula::grid::neighbor_count", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, n + 1 ),
+            KOKKOS_LAMBDA( const int i ) {
+                offsets( i ) = i < n ? query.count_neighbors( i, radius ) : 0;
+            } );
+        offset_type total = 0;
+        Kokkos::parallel_scan(
+            "morula::grid::neighbor_scan", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, n + 1 ),
+            KOKKOS_LAMBDA( const int i, offset_type& update, const bool final_pass ) {
+                const offset_type c = offsets( i );
+                if ( final_pass )
+                    offsets( i ) = update;
+                update += c;
+            },
+            total );
+        if ( m_indices.extent( 0 ) < static_cast<std::size_t>( total ) )
+            m_indices = index_view( Kokkos::view_alloc( Kokkos::WithoutInitializing,
+                                                        "morula::grid::neighbor_indices" ),
+                                    total + total / 8 );
+        auto indices = m_indices;
+        Kokkos::parallel_for(
+            "morula::grid::neighbor_fill", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, n ),
+            KOKKOS_LAMBDA( const int i ) {
+                offset_type k = offsets( i );
+                query.for_each_neighbor( i, radius, [&]( const int j, Scalar, Scalar, Scalar,
+                                                         Scalar ) { indices( k++ ) = j; } );
+            } );
+        m_num_particles = n;
+        m_num_pairs = total;
+        m_cutoff = cutoff;
+        m_skin = skin;
+        m_box = query.geometry().box;
+        if ( skin > 0 )
+        {
+            // Positions at build time, for needs_rebuild().
+            if ( m_reference.extent( 0 ) < static_cast<std::size_t>( n ) )
+                m_reference = positions_type(
+                    Kokkos::view_alloc( Kokkos::WithoutInitializing,
+                                        "morula::grid::neighbor_reference" ),
+                    n );
+            auto ref = m_reference;
+            Kokkos::parallel_for(
+                "morula::grid::neighbor_reference",
+                Kokkos::RangePolicy<ExecutionSpace>( exec, 0, n ), KOKKOS_LAMBDA( const int i ) {
+                    for ( int d = 0; d < 3; ++d )
+                        ref( i, d ) = query.position( i, d );
+                } );
+        }
+    }
+
+    /*!
+      \brief True when some particle moved more than skin / 2 (minimum image) since the build, so that
+      a pair may have come within the cutoff unlisted. Always true for a list built without skin.
+    */
+    template <class ExecutionSpace, class PositionView>
+    bool needs_rebuild( const ExecutionSpace& exec, const PositionView& x ) const
+    {
+        if ( !( m_skin > 0 ) )
+            return true;
+        const int n = m_num_particles;
+        if ( x.extent( 0 ) < static_cast<std::size_t>( n ) )
+            throw core::InputError( core::detail::concat(
+                "NeighborList::needs_rebuild: positions hold ", x.extent( 0 ),
+                " particles, the list was built for ", n ) );
+        const auto ref = m_reference;
+        const auto box = m_box;
+        const Scalar limit2 = ( m_skin / 2 ) * ( m_skin / 2 );
+        int moved = 0;
+        Kokkos::parallel_reduce(
+            "morula::grid::neighbor_displacement",
+            Kokkos::RangePolicy<ExecutionSpace>( exec, 0, n ),
+            KOKKOS_LAMBDA( const int i, int& any ) {
+                Scalar r2 = 0;
+                for ( int d = 0; d < 3; ++d )
+                {
+                    const Scalar dd = box.minimum_image( d, x( i, d ) - ref( i, d ) );
+                    r2 += dd * dd;
+                }
+                if ( !( r2 <= limit2 ) )
+                    any = 1;
+            },
+            Kokkos::Max<int>( moved ) );
+        return moved > 0; // the Max identity is INT_MIN
+    }
+
+    NeighborListView<MemorySpace> view() const { return { m_offsets, m_indices }; }
+    offset_view offsets() const { return m_offsets; }
+    index_view indices() const { return m_indices; }
+    int num_particles() const { return m_num_particles; }
+    offset_type num_pairs() const { return m_num_pairs; }
+    Scalar cutoff() const { return m_cutoff; }
+    Scalar skin() const { return m_skin; }
+
+  private:
+    offset_view m_offsets;
+    index_view m_indices;
+    positions_type m_reference;
+    core::Box<Scalar> m_box;
+    int m_num_particles = 0;
+    offset_type m_num_pairs = 0;
+    Scalar m_cutoff = 0;
+    Scalar m_skin = 0;
+};
+
+} // namespace morula::grid
+
+#endif

@@ -1,0 +1,149 @@
+#include <morula/core/SoA.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <numeric>
+#include <random>
+#include <vector>
+
+namespace morula_test_soa
+{
+using morula::core::InputError;
+using morula::core::Particles;
+using morula::core::SoA;
+
+using Storage = SoA<TEST_MEMSPACE, double[3], int, float>;
+
+// Fills entries [begin, end) of every field with values derived from the index.
+void fill( const Storage& s, std::size_t begin, std::size_t end )
+{
+    auto x = s.get<0>();
+    auto id = s.get<1>();
+    auto r = s.get<2>();
+    Kokkos::parallel_for(
+        Kokkos::RangePolicy<TEST_EXECSPACE>( begin, end ), KOKKOS_LAMBDA( const std::size_t i ) {
+            x( i, 0 ) = 1.0 * i;
+            x( i, 1 ) = 2.0 * i + 0.5;
+            x( i, 2 ) = -3.0 * i;
+            id( i ) = static_cast<int>( 7 * i + 1 );
+            r( i ) = 0.25f * i;
+        } );
+}
+
+// Checks entry i holds the values fill() wrote for index expected(i).
+void expect_content( const Storage& s, const std::vector<std::size_t>& expected )
+{
+    auto x = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), s.get<0>() );
+    auto id = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), s.get<1>() );
+    auto r = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), s.get<2>() );
+    ASSERT_GE( x.extent( 0 ), expected.size() );
+    for ( std::size_t i = 0; i < expected.size(); ++i )
+    {
+        const std::size_t k = expected[i];
+        ASSERT_EQ( x( i, 0 ), 1.0 * k ) << "entry " << i;
+        ASSERT_EQ( x( i, 1 ), 2.0 * k + 0.5 ) << "entry " << i;
+        ASSERT_EQ( x( i, 2 ), -3.0 * k ) << "entry " << i;
+        ASSERT_EQ( id( i ), static_cast<int>( 7 * k + 1 ) ) << "entry " << i;
+        ASSERT_EQ( r( i ), 0.25f * k ) << "entry " << i;
+    }
+}
+
+std::vector<std::size_t> iota( std::size_t n )
+{
+    std::vector<std::size_t> v( n );
+    std::iota( v.begin(), v.end(), std::size_t( 0 ) );
+    return v;
+}
+
+TEST( TEST_CATEGORY, soa_growth_keeps_every_entry )
+{
+    Storage s( "cells", 100 );
+    EXPECT_EQ( s.size(), 100u );
+    EXPECT_GE( s.capacity(), 100u );
+    fill( s, 0, 100 );
+    // Grow step by step past the capacity several times; every old entry must survive each growth.
+    std::size_t n = 100;
+    for ( int round = 0; round < 6; ++round )
+    {
+        const std::size_t old_capacity = s.capacity();
+        const std::size_t new_n = old_capacity + 37;
+        s.resize( new_n );
+        EXPECT_GT( s.capacity(), old_capacity );
+        EXPECT_EQ( s.size(), new_n );
+        fill( s, n, new_n );
+        n = new_n;
+        expect_content( s, iota( n ) );
+    }
+    // reserve() grows without changing the size and keeps the content.
+    s.reserve( 4 * s.capacity() );
+    EXPECT_EQ( s.size(), n );
+    expect_content( s, iota( n ) );
+}
+
+TEST( TEST_CATEGORY, soa_new_entries_are_zero_after_shrink_and_grow )
+{
+    Storage s( "cells", 50 );
+    fill( s, 0, 50 );
+    s.resize( 10 );
+    EXPECT_EQ( s.size(), 10u );
+    s.resize( 30 ); // within capacity: entries 10..29 were written before and must be zeroed
+    auto x = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), s.get<0>() );
+    auto id = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), s.get<1>() );
+    for ( int i = 10; i < 30; ++i )
+    {
+        EXPECT_EQ( x( i, 0 ), 0.0 );
+        EXPECT_EQ( x( i, 2 ), 0.0 );
+        EXPECT_EQ( id( i ), 0 );
+    }
+    EXPECT_EQ( id( 9 ), 7 * 9 + 1 );
+}
+
+TEST( TEST_CATEGORY, soa_permute_gathers_every_field )
+{
+    const std::size_t n = 1000;
+    Storage s( "cells", n, 1500 );
+    fill( s, 0, n );
+    std::vector<std::size_t> perm = iota( n );
+    std::mt19937 rng( 7 );
+    std::shuffle( perm.begin(), perm.end(), rng );
+    Kokkos::View<int*, TEST_MEMSPACE> p( "perm", n );
+    auto ph = Kokkos::create_mirror_view( p );
+    for ( std::size_t i = 0; i < n; ++i )
+        ph( i ) = static_cast<int>( perm[i] );
+    Kokkos::deep_copy( p, ph );
+    s.permute( TEST_EXECSPACE(), p );
+    expect_content( s, perm );
+    EXPECT_EQ( s.capacity(), 1500u );
+    // A second permute reuses the spare buffers and composes: entry i = original perm[perm[i]].
+    s.permute( TEST_EXECSPACE(), p );
+    std::vector<std::size_t> twice( n );
+    for ( std::size_t i = 0; i < n; ++i )
+        twice[i] = perm[perm[i]];
+    expect_content( s, twice );
+}
+
+TEST( TEST_CATEGORY, soa_permute_rejects_short_permutation )
+{
+    Storage s( "cells", 10 );
+    Kokkos::View<int*, TEST_MEMSPACE> p( "perm", 9 );
+    EXPECT_THROW( s.permute( TEST_EXECSPACE(), p ), InputError );
+}
+
+TEST( TEST_CATEGORY, particles_positions_are_structure_of_arrays )
+{
+    Particles<float, TEST_MEMSPACE, int> particles( "agents", 64 );
+    auto x = particles.positions();
+    EXPECT_EQ( x.extent( 0 ), particles.capacity() );
+    EXPECT_EQ( x.extent( 1 ), 3u );
+    // x of all particles is contiguous, then y, then z.
+    EXPECT_EQ( x.stride( 0 ), 1u );
+    EXPECT_EQ( x.stride( 1 ), particles.capacity() );
+    particles.resize( 1000 );
+    EXPECT_GE( particles.capacity(), 1000u );
+    EXPECT_EQ( particles.positions().stride( 1 ), particles.capacity() );
+}
+
+} // namespace morula_test_soa

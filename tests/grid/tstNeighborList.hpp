@@ -1,0 +1,202 @@
+#include "GridTestUtils.hpp"
+
+#include <morula/grid/NeighborList.hpp>
+#include <morula/grid/UniformGrid.hpp>
+#include <morula/grid/detail/GridBuild.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <climits>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace morula_test_grid
+{
+using morula::grid::NeighborList;
+
+//! The CSR list's neighbour sets (indices only; distances zero).
+template <class Scalar>
+NeighborSets<Scalar> list_sets( const NeighborList<Scalar, TEST_MEMSPACE>& list, int n )
+{
+    auto offsets = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), list.offsets() );
+    auto indices = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), list.indices() );
+    NeighborSets<Scalar> sets( n );
+    EXPECT_EQ( offsets( 0 ), 0 );
+    EXPECT_EQ( offsets( n ), list.num_pairs() );
+    for ( int i = 0; i < n; ++i )
+    {
+        for ( auto k = offsets( i ); k < offsets( i + 1 ); ++k )
+            sets[i].emplace_back( indices( k ), Scalar( 0 ) );
+        std::sort( sets[i].begin(), sets[i].end() );
+    }
+    return sets;
+}
+
+template <class Scalar>
+NeighborSets<Scalar> without_distances( NeighborSets<Scalar> s )
+{
+    for ( auto& v : s )
+        for ( auto& e : v )
+            e.second = Scalar( 0 );
+    return s;
+}
+
+template <class Scalar>
+void list_equals_brute_force( const Box<Scalar>& box, unsigned seed )
+{
+    const int n = 2500;
+    const auto p = uniform_points( n, box, seed );
+    auto x = to_device( p );
+    const Scalar cutoff = Scalar( 1.0 ), skin = Scalar( 0.3 );
+    morula::grid::UniformGrid<Scalar, TEST_MEMSPACE> grid( box, cutoff + skin );
+    grid.build( TEST_EXECSPACE(), x, n );
+    NeighborList<Scalar, TEST_MEMSPACE> list;
+    list.build( TEST_EXECSPACE(), grid.query( x ), cutoff, skin );
+    EXPECT_EQ( list.num_particles(), n );
+    int max_count = 0;
+    const auto expected = brute_force( box, x, n, cutoff + skin, max_count );
+    std::size_t pairs = 0;
+    for ( auto& e : expected )
+        pairs += e.size();
+    EXPECT_EQ( static_cast<std::size_t>( list.num_pairs() ), pairs );
+    expect_same_sets( without_distances( expected ), list_sets( list, n ), "CSR list" );
+
+    // A list without skin lists exactly the pairs within the cutoff, and rebuilding reuses memory.
+    list.build( TEST_EXECSPACE(), grid.query( x ), cutoff );
+    const auto expected_cut = brute_force( box, x, n, cutoff, max_count );
+    expect_same_sets( without_distances( expected_cut ), list_sets( list, n ),
+                      "CSR list without skin" );
+    EXPECT_TRUE( list.needs_rebuild( TEST_EXECSPACE(), x ) );
+}
+
+TEST( TEST_CATEGORY, neighbor_list_periodic_float )
+{
+    list_equals_brute_force( Box<float>::cube( 11, Boundary::periodic ), 21 );
+}
+TEST( TEST_CATEGORY, neighbor_list_closed_double )
+{
+    list_equals_brute_force( Box<double>::cube( 11, Boundary::closed ), 22 );
+}
+TEST( TEST_CATEGORY, neighbor_list_mixed_double )
+{
+    list_equals_brute_force(
+        Box<double>( { 0, 0, 0 }, { 9, 12, 10 },
+                     { Boundary::open, Boundary::periodic, Boundary::closed } ),
+        23 );
+}
+
+// Moving every particle by less than skin / 2 keeps the list valid: it still contains every pair
+// within the cutoff at the new positions. A larger move of one particle triggers a rebuild.
+template <class Scalar>
+void skin_reuse()
+{
+    const Box<Scalar> box = Box<Scalar>::cube( 10, Boundary::periodic );
+    const int n = 2000;
+    auto p = uniform_points( n, box, 31 );
+    auto x = to_device( p );
+    const Scalar cutoff = Scalar( 1.0 ), skin = Scalar( 0.4 );
+    morula::grid::UniformGrid<Scalar, TEST_MEMSPACE> grid( box, cutoff + skin );
+    grid.build( TEST_EXECSPACE(), x, n );
+    NeighborList<Scalar, TEST_MEMSPACE> list;
+    list.build( TEST_EXECSPACE(), grid.query( x ), cutoff, skin );
+    EXPECT_FALSE( list.needs_rebuild( TEST_EXECSPACE(), x ) );
+
+    std::mt19937 rng( 5 );
+    std::uniform_real_distribution<double> u( -1, 1 );
+    auto moved = p;
+    for ( auto& q : moved )
+    {
+        // At most 0.11 per axis: |displacement| <= 0.11 sqrt(3) = 0.19 < skin / 2. Positions
+        // crossing the periodic faces are wrapped, as an integrator would.
+        for ( int d = 0; d < 3; ++d )
+        {
+            Scalar v = q[d] + Scalar( 0.11 * u( rng ) );
+            if ( v < 0 )
+                v += 10;
+            if ( v >= 10 )
+                v -= 10;
+            q[d] = v;
+        }
+    }
+    auto xm = to_device( moved );
+    EXPECT_FALSE( list.needs_rebuild( TEST_EXECSPACE(), xm ) );
+    int max_count = 0;
+    const auto expected = brute_force( box, xm, n, cutoff, max_count );
+    const auto listed = list_sets( list, n );
+    for ( int i = 0; i < n; ++i )
+        for ( const auto& e : expected[i] )
+            ASSERT_TRUE( std::binary_search( listed[i].begin(), listed[i].end(),
+                                             std::make_pair( e.first, Scalar( 0 ) ) ) )
+                << "pair (" << i << ", " << e.first << ") within the cutoff but not listed";
+
+    moved[123][1] = moved[123][1] + Scalar( 0.25 );
+    if ( moved[123][1] >= 10 )
+        moved[123][1] -= 10;
+    EXPECT_TRUE( list.needs_rebuild( TEST_EXECSPACE(), to_device( moved ) ) );
+}
+
+TEST( TEST_CATEGORY, neighbor_list_skin_reuse_float ) { skin_reuse<float>(); }
+TEST( TEST_CATEGORY, neighbor_list_skin_reuse_double ) { skin_reuse<double>(); }
+
+TEST( TEST_CATEGORY, neighbor_list_rejects_radius_beyond_grid )
+{
+    const Box<double> box = Box<double>::cube( 10, Boundary::periodic );
+    auto x = to_device( uniform_points( 100, box, 3 ) );
+    morula::grid::UniformGrid<double, TEST_MEMSPACE> grid( box, 1.0 );
+    grid.build( TEST_EXECSPACE(), x, 100 );
+    NeighborList<double, TEST_MEMSPACE> list;
+    EXPECT_THROW( list.build( TEST_EXECSPACE(), grid.query( x ), 0.9, 0.2 ),
+                  morula::core::InputError );
+    EXPECT_THROW( list.build( TEST_EXECSPACE(), grid.query( x ), -1.0 ),
+                  morula::core::InputError );
+    EXPECT_THROW( list.build( TEST_EXECSPACE(), grid.query( x ), 0.5, -0.1 ),
+                  morula::core::InputError );
+    EXPECT_NO_THROW( list.build( TEST_EXECSPACE(), grid.query( x ), 0.8, 0.2 ) );
+}
+
+// The in-cell ordering kernels directly (on one-thread backends build() skips them, since the scatter
+// is already stable there): shuffled segments of all three length classes come out sorted.
+TEST( TEST_CATEGORY, grid_segment_sorts_order_every_cell )
+{
+    namespace gd = morula::grid::detail;
+    const std::vector<int> lengths = { 0, 1, 2, 7, 32, 33, 100, 1000, 4096, 4097, 9000, 3, 0, 31 };
+    std::vector<int> offsets( 1, 0 );
+    for ( int m : lengths )
+        offsets.push_back( offsets.back() + m );
+    const int ncells = static_cast<int>( lengths.size() );
+    const int n = offsets.back();
+    std::vector<int> perm( n );
+    std::mt19937 rng( 11 );
+    for ( int c = 0; c < ncells; ++c )
+    {
+        // Distinct values per cell, shuffled.
+        std::vector<int> v( lengths[c] );
+        for ( int k = 0; k < lengths[c]; ++k )
+            v[k] = offsets[c] + k;
+        std::shuffle( v.begin(), v.end(), rng );
+        std::copy( v.begin(), v.end(), perm.begin() + offsets[c] );
+    }
+    Kokkos::View<int*, TEST_MEMSPACE> d_off( "offsets", ncells + 1 ), d_perm( "perm", n ),
+        big( "big", ncells ), huge( "huge", ncells ), status( "status", gd::status_size );
+    Kokkos::deep_copy( d_off, Kokkos::View<int*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(
+                                  offsets.data(), offsets.size() ) );
+    Kokkos::deep_copy( d_perm, Kokkos::View<int*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(
+                                   perm.data(), perm.size() ) );
+    TEST_EXECSPACE exec;
+    gd::reset_status( exec, status );
+    gd::sort_short_cells( exec, ncells, d_off, d_perm, big, huge, status );
+    auto hs = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), status );
+    EXPECT_EQ( hs( gd::num_big_cells ), 4 );  // 33, 100, 1000, 4096
+    EXPECT_EQ( hs( gd::num_huge_cells ), 2 ); // 4097, 9000
+    gd::sort_big_cells( exec, hs( gd::num_big_cells ), d_off, d_perm, big );
+    gd::sort_huge_cells( exec, hs( gd::num_huge_cells ), d_off, d_perm, huge );
+    auto out = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), d_perm );
+    for ( int k = 0; k < n; ++k )
+        ASSERT_EQ( out( k ), k ) << "slot " << k;
+}
+
+} // namespace morula_test_grid

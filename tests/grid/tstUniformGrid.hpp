@@ -1,0 +1,388 @@
+#include "GridTestUtils.hpp"
+
+#include <morula/core/SoA.hpp>
+#include <morula/grid/UniformGrid.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <string>
+#include <vector>
+
+namespace morula_test_grid
+{
+using morula::grid::CellOrdering;
+using morula::grid::GridOptions;
+using morula::grid::UniformGrid;
+
+/*!
+  Checks the structure of a build: offsets consistent, every particle exactly once, cells in key
+  order, and (stable builds) particles of a cell in increasing index order, i.e. the permutation is
+  the unique stable counting sort of the particles' cell keys.
+*/
+template <class Scalar>
+void check_structure( const UniformGrid<Scalar, TEST_MEMSPACE>& grid, int n, bool stable,
+                      const std::string& what )
+{
+    const int ncells = grid.num_cells();
+    auto offsets = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), grid.cell_offsets() );
+    auto perm = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), grid.permutation() );
+    auto cells = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), grid.particle_cells() );
+    ASSERT_EQ( offsets( 0 ), 0 ) << what;
+    ASSERT_EQ( offsets( ncells ), n ) << what << ": particles lost or duplicated";
+    std::vector<int> seen( n, 0 );
+    for ( int c = 0; c < ncells; ++c )
+    {
+        ASSERT_LE( offsets( c ), offsets( c + 1 ) ) << what << ": cell " << c;
+        for ( int k = offsets( c ); k < offsets( c + 1 ); ++k )
+        {
+            const int i = perm( k );
+            ASSERT_GE( i, 0 );
+            ASSERT_LT( i, n );
+            ++seen[i];
+            ASSERT_EQ( cells( i ), c ) << what << ": particle " << i << " in the slot of cell " << c;
+            if ( stable && k > offsets( c ) )
+                ASSERT_LT( perm( k - 1 ), i ) << what << ": cell " << c << " not in index order";
+        }
+    }
+    for ( int i = 0; i < n; ++i )
+        ASSERT_EQ( seen[i], 1 ) << what << ": particle " << i;
+    if ( stable )
+    {
+        // The reference: std::stable_sort of the particles by cell key.
+        std::vector<int> ref( n );
+        std::iota( ref.begin(), ref.end(), 0 );
+        std::stable_sort( ref.begin(), ref.end(),
+                          [&]( int a, int b ) { return cells( a ) < cells( b ); } );
+        for ( int k = 0; k < n; ++k )
+            ASSERT_EQ( perm( k ), ref[k] ) << what << ": slot " << k;
+    }
+}
+
+//! Cell keys computed on the host from the geometry agree with the device for in-box positions, and
+//! every particle's position lies in (or, on open axes, is clamped to) its cell.
+template <class Scalar>
+void check_cells_on_host( const UniformGrid<Scalar, TEST_MEMSPACE>& grid, const Points<Scalar>& p,
+                          const std::string& what )
+{
+    const auto& g = grid.geometry();
+    auto cells = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), grid.particle_cells() );
+    auto keys = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), grid.cell_keys() );
+    for ( std::size_t i = 0; i < p.size(); ++i )
+    {
+        bool inside = true;
+        for ( int d = 0; d < 3; ++d )
+            inside = inside && p[i][d] >= g.box.lo[d] && p[i][d] < g.box.hi[d];
+        if ( !inside )
+            continue;
+        int lin = g.linear_index( g.cell_coordinate( 0, p[i][0] ), g.cell_coordinate( 1, p[i][1] ),
+                                  g.cell_coordinate( 2, p[i][2] ) );
+        const int key = keys.extent( 0 ) ? keys( lin ) : lin;
+        ASSERT_EQ( cells( i ), key ) << what << ": particle " << i;
+        for ( int d = 0; d < 3; ++d )
+        {
+            const int c = g.cell_coordinate( d, p[i][d] );
+            const double lo = g.box.lo[d] + c * double( g.cell_size[d] );
+            const double tol = 1e-5 * g.box.length( d );
+            ASSERT_GE( double( p[i][d] ), lo - tol ) << what << ": particle " << i;
+            ASSERT_LE( double( p[i][d] ), lo + g.cell_size[d] + tol ) << what << ": particle " << i;
+        }
+    }
+}
+
+/*!
+  Builds a grid over the points and compares, for several radii up to the cutoff, every particle's
+  neighbours (and squared distances) with the brute force. Then permutes the data into cell order
+  and repeats, querying without indirection.
+*/
+template <class Scalar>
+void check_against_brute_force( const Box<Scalar>& box, const Points<Scalar>& points, Scalar cutoff,
+                                const GridOptions& options, const std::string& what,
+                                std::vector<Scalar> radii = {} )
+{
+    if ( radii.empty() )
+        radii = { cutoff, Scalar( 0.6 ) * cutoff };
+    const int n = static_cast<int>( points.size() );
+    auto x = to_device( points, n + 7 ); // capacity larger than n: only the first n are binned
+    UniformGrid<Scalar, TEST_MEMSPACE> grid( box, cutoff, options );
+    for ( int d = 0; d < 3; ++d )
+        if ( grid.geometry().ncell[d] > 1 )
+            ASSERT_GE( grid.geometry().cell_size[d], cutoff ) << what << ": cell edge below cutoff";
+    grid.build( TEST_EXECSPACE(), x, n );
+    check_structure( grid, n, options.stable, what );
+    check_cells_on_host( grid, points, what );
+
+    auto query = grid.query( x );
+    for ( const Scalar radius : radii )
+    {
+        int max_count = 0;
+        const auto expected = brute_force( box, x, n, radius, max_count );
+        expect_same_sets( expected, query_sets( query, n, radius, max_count + 1 ),
+                          what + ", radius " + std::to_string( radius ) );
+        // count_neighbors agrees with the sets.
+        Kokkos::View<int*, TEST_MEMSPACE> counts( "counts", n );
+        Kokkos::parallel_for(
+            Kokkos::RangePolicy<TEST_EXECSPACE>( 0, n ),
+            KOKKOS_LAMBDA( const int i ) { counts( i ) = query.count_neighbors( i, radius ); } );
+        auto hc = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), counts );
+        for ( int i = 0; i < n; ++i )
+            ASSERT_EQ( hc( i ), static_cast<int>( expected[i].size() ) ) << what << ": " << i;
+    }
+
+    // Permute positions (and an id field) into cell order; query again with direct access.
+    morula::core::Particles<Scalar, TEST_MEMSPACE, int> particles( "particles", n );
+    {
+        auto pos = particles.positions();
+        auto ids = particles.template get<1>();
+        Kokkos::parallel_for(
+            Kokkos::RangePolicy<TEST_EXECSPACE>( 0, n ), KOKKOS_LAMBDA( const int i ) {
+                for ( int d = 0; d < 3; ++d )
+                    pos( i, d ) = x( i, d );
+                ids( i ) = i;
+            } );
+    }
+    grid.permute( TEST_EXECSPACE(), particles );
+    ASSERT_TRUE( grid.data_sorted() );
+    auto ids = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), particles.template get<1>() );
+    auto perm = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), grid.permutation() );
+    for ( int k = 0; k < n; ++k )
+        ASSERT_EQ( ids( k ), perm( k ) ) << what << ": permuted id field";
+    auto sorted_query = grid.query( particles.positions() );
+    int max_count = 0;
+    const auto expected_sorted = brute_force( box, particles.positions(), n, radii[0], max_count );
+    expect_same_sets( expected_sorted, query_sets( sorted_query, n, radii[0], max_count + 1 ),
+                      what + ", permuted data" );
+}
+
+template <class Scalar>
+void run_all_options( const Box<Scalar>& box, const Points<Scalar>& p, Scalar cutoff,
+                      const std::string& what )
+{
+    GridOptions row_major;
+    check_against_brute_force( box, p, cutoff, row_major, what + " [row-major]" );
+    GridOptions morton;
+    morton.ordering = CellOrdering::morton;
+    check_against_brute_force( box, p, cutoff, morton, what + " [morton]" );
+    GridOptions unstable;
+    unstable.stable = false;
+    check_against_brute_force( box, p, cutoff, unstable, what + " [unstable]" );
+}
+
+template <class Scalar>
+void random_closed_box()
+{
+    const Box<Scalar> box( { -1, 0, 2 }, { 9, 7, 7 }, Boundary::closed );
+    run_all_options( box, uniform_points( 3000, box, 1 ), Scalar( 1.1 ), "closed box" );
+}
+
+template <class Scalar>
+void random_periodic_box()
+{
+    const Box<Scalar> box = Box<Scalar>::cube( 10, Boundary::periodic );
+    run_all_options( box, uniform_points( 3000, box, 2 ), Scalar( 1.5 ), "periodic box" );
+}
+
+template <class Scalar>
+void mixed_boundaries_with_open_escapees()
+{
+    const Box<Scalar> box( { 0, 0, 0 }, { 8, 6, 5 },
+                           { Boundary::periodic, Boundary::closed, Boundary::open } );
+    auto p = uniform_points( 2500, box, 3 );
+    // A tenth of the particles have left the box through the open z faces, some far away.
+    for ( std::size_t i = 0; i < p.size(); i += 10 )
+        p[i][2] = ( i % 20 == 0 ) ? Scalar( -1.0 - 0.001 * i ) : Scalar( 5.5 + 0.002 * i );
+    run_all_options( box, p, Scalar( 1.2 ), "mixed boundaries" );
+}
+
+template <class Scalar>
+void fewer_than_three_cells()
+{
+    // Periodic: 2 cells along x, 1 along y; closed z with 1 cell.
+    const Box<Scalar> box( { 0, 0, 0 }, { 2.5, 1.2, 0.9 },
+                           { Boundary::periodic, Boundary::periodic, Boundary::closed } );
+    run_all_options( box, uniform_points( 400, box, 4 ), Scalar( 1 ), "fewer than 3 cells" );
+    const Box<Scalar> tiny = Box<Scalar>::cube( 0.7, Boundary::periodic );
+    run_all_options( tiny, uniform_points( 200, tiny, 5 ), Scalar( 1 ), "box below the cutoff" );
+}
+
+template <class Scalar>
+void all_particles_in_one_cell()
+{
+    const Box<Scalar> box = Box<Scalar>::cube( 20, Boundary::periodic );
+    // Cells are 20/9 wide; all points in cell (4, 4, 4). n selects the thread, team and device-wide
+    // in-cell sorts; small radii keep the brute-force buffers small.
+    for ( int n : { 30, 3000, 5000 } )
+    {
+        Points<Scalar> p( n );
+        std::mt19937 rng( n );
+        std::uniform_real_distribution<double> u( 8.9, 11.1 );
+        for ( auto& q : p )
+            q = { Scalar( u( rng ) ), Scalar( u( rng ) ), Scalar( u( rng ) ) };
+        for ( auto ordering : { CellOrdering::row_major, CellOrdering::morton } )
+        {
+            GridOptions options;
+            options.ordering = ordering;
+            check_against_brute_force( box, p, Scalar( 2 ), options,
+                                       "one cell, n = " + std::to_string( n ),
+                                       { Scalar( 0.3 ), Scalar( 0.1 ) } );
+        }
+    }
+}
+
+template <class Scalar>
+void particles_on_cell_and_box_faces()
+{
+    // Integer lattice, cutoff exactly the lattice spacing: many pairs sit exactly at the cutoff and
+    // every particle sits on cell faces; the closed box includes its upper faces.
+    Points<Scalar> p;
+    for ( int i = 0; i <= 6; ++i )
+        for ( int j = 0; j <= 5; ++j )
+            for ( int k = 0; k <= 4; ++k )
+                p.push_back( { Scalar( i ), Scalar( j ), Scalar( k ) } );
+    const Box<Scalar> closed( { 0, 0, 0 }, { 6, 5, 4 }, Boundary::closed );
+    run_all_options( closed, p, Scalar( 1 ), "lattice, closed" );
+    Points<Scalar> q;
+    for ( auto& a : p )
+        if ( a[0] < 6 && a[1] < 5 && a[2] < 4 )
+            q.push_back( a );
+    const Box<Scalar> periodic( { 0, 0, 0 }, { 6, 5, 4 }, Boundary::periodic );
+    run_all_options( periodic, q, Scalar( 1 ), "lattice, periodic" );
+    run_all_options( periodic, q, Scalar( 2 ), "lattice, periodic, radius 2" );
+}
+
+template <class Scalar>
+void zero_and_one_particle()
+{
+    const Box<Scalar> box = Box<Scalar>::cube( 5, Boundary::periodic );
+    run_all_options( box, Points<Scalar>{}, Scalar( 1 ), "no particles" );
+    run_all_options( box, Points<Scalar>{ { Scalar( 4.9 ), Scalar( 0 ), Scalar( 2.5 ) } },
+                     Scalar( 1 ), "one particle" );
+}
+
+template <class Scalar>
+void clustered()
+{
+    const Box<Scalar> box = Box<Scalar>::cube( 16, Boundary::closed );
+    run_all_options( box, clustered_points( 4000, box, 6 ), Scalar( 1 ), "clustered" );
+}
+
+template <class Scalar>
+void periodic_positions_outside_the_box()
+{
+    // Unwrapped periodic coordinates (several box lengths away): found through the wrapped cell and
+    // the per-pair minimum image.
+    const Box<Scalar> box( { 0, 0, 0 }, { 9, 9, 9 }, Boundary::periodic );
+    auto p = uniform_points( 1500, box, 7 );
+    for ( std::size_t i = 0; i < p.size(); i += 3 )
+    {
+        p[i][0] += Scalar( 9 * ( int( i % 5 ) - 2 ) );
+        p[i][2] -= Scalar( 18 );
+    }
+    run_all_options( box, p, Scalar( 1.3 ), "unwrapped periodic positions" );
+}
+
+template <class Scalar>
+void point_queries()
+{
+    const Box<Scalar> box( { 0, 0, 0 }, { 10, 10, 10 },
+                           { Boundary::periodic, Boundary::closed, Boundary::periodic } );
+    const auto p = uniform_points( 2000, box, 8 );
+    const int n = static_cast<int>( p.size() );
+    auto x = to_device( p );
+    UniformGrid<Scalar, TEST_MEMSPACE> grid( box, Scalar( 1.5 ) );
+    grid.build( TEST_EXECSPACE(), x, n );
+    auto query = grid.query( x );
+    // Query points inside, on faces, and outside the box along the periodic axes.
+    Points<Scalar> q = uniform_points( 200, box, 9 );
+    q.push_back( { Scalar( 0 ), Scalar( 0 ), Scalar( 0 ) } );
+    q.push_back( { Scalar( 10 ), Scalar( 10 ), Scalar( 10 ) } );
+    q.push_back( { Scalar( -3.2 ), Scalar( 5 ), Scalar( 24.9 ) } );
+    const int m = static_cast<int>( q.size() );
+    auto qd = to_device( q );
+    const Scalar radius = Scalar( 1.5 );
+    Kokkos::View<int*, TEST_MEMSPACE> found( "found", m );
+    Kokkos::View<int*, TEST_MEMSPACE> reference( "reference", m );
+    Kokkos::parallel_for(
+        Kokkos::RangePolicy<TEST_EXECSPACE>( 0, m ), KOKKOS_LAMBDA( const int a ) {
+            int c = 0;
+            long sum = 0;
+            query.for_each_neighbor_of_point( qd( a, 0 ), qd( a, 1 ), qd( a, 2 ), radius,
+                                              [&]( int j, Scalar, Scalar, Scalar, Scalar ) {
+                                                  ++c;
+                                                  sum += j + 1;
+                                              } );
+            found( a ) = c * 100000 + static_cast<int>( sum % 100000 );
+            int cr = 0;
+            long sr = 0;
+            for ( int j = 0; j < n; ++j )
+            {
+                const Scalar dx = box.minimum_image( 0, qd( a, 0 ) - x( j, 0 ) );
+                const Scalar dy = box.minimum_image( 1, qd( a, 1 ) - x( j, 1 ) );
+                const Scalar dz = box.minimum_image( 2, qd( a, 2 ) - x( j, 2 ) );
+                if ( morula::grid::detail::distance_squared( dx, dy, dz ) <= radius * radius )
+                {
+                    ++cr;
+                    sr += j + 1;
+                }
+            }
+            reference( a ) = cr * 100000 + static_cast<int>( sr % 100000 );
+        } );
+    auto hf = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), found );
+    auto hr = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), reference );
+    int nonempty = 0;
+    for ( int a = 0; a < m; ++a )
+    {
+        EXPECT_EQ( hf( a ), hr( a ) ) << "query point " << a;
+        nonempty += hr( a ) >= 100000;
+    }
+    EXPECT_GT( nonempty, m / 2 ); // the comparison is not vacuous
+}
+
+template <class Scalar>
+void rebuild_after_moves_and_growth()
+{
+    // The same grid object rebuilt for more particles (buffers grow) and moved particles.
+    const Box<Scalar> box = Box<Scalar>::cube( 12, Boundary::periodic );
+    UniformGrid<Scalar, TEST_MEMSPACE> grid( box, Scalar( 1.25 ) );
+    for ( int round = 0; round < 3; ++round )
+    {
+        const int n = 500 * ( round + 1 ) * ( round + 1 );
+        auto p = uniform_points( n, box, 100 + round );
+        auto x = to_device( p );
+        grid.build( TEST_EXECSPACE(), x, n );
+        check_structure( grid, n, true, "rebuild " + std::to_string( round ) );
+        int max_count = 0;
+        const auto expected = brute_force( box, x, n, Scalar( 1.25 ), max_count );
+        expect_same_sets( expected, query_sets( grid.query( x ), n, Scalar( 1.25 ), max_count + 1 ),
+                          "rebuild " + std::to_string( round ) );
+    }
+}
+
+TEST( TEST_CATEGORY, grid_random_closed_box_float ) { random_closed_box<float>(); }
+TEST( TEST_CATEGORY, grid_random_closed_box_double ) { random_closed_box<double>(); }
+TEST( TEST_CATEGORY, grid_random_periodic_box_float ) { random_periodic_box<float>(); }
+TEST( TEST_CATEGORY, grid_random_periodic_box_double ) { random_periodic_box<double>(); }
+TEST( TEST_CATEGORY, grid_mixed_boundaries_float ) { mixed_boundaries_with_open_escapees<float>(); }
+TEST( TEST_CATEGORY, grid_mixed_boundaries_double ) { mixed_boundaries_with_open_escapees<double>(); }
+TEST( TEST_CATEGORY, grid_fewer_than_three_cells_float ) { fewer_than_three_cells<float>(); }
+TEST( TEST_CATEGORY, grid_fewer_than_three_cells_double ) { fewer_than_three_cells<double>(); }
+TEST( TEST_CATEGORY, grid_all_in_one_cell_float ) { all_particles_in_one_cell<float>(); }
+TEST( TEST_CATEGORY, grid_all_in_one_cell_double ) { all_particles_in_one_cell<double>(); }
+TEST( TEST_CATEGORY, grid_on_cell_faces_float ) { particles_on_cell_and_box_faces<float>(); }
+TEST( TEST_CATEGORY, grid_on_cell_faces_double ) { particles_on_cell_and_box_faces<double>(); }
+TEST( TEST_CATEGORY, grid_zero_and_one_particle_float ) { zero_and_one_particle<float>(); }
+TEST( TEST_CATEGORY, grid_zero_and_one_particle_double ) { zero_and_one_particle<double>(); }
+TEST( TEST_CATEGORY, grid_clustered_float ) { clustered<float>(); }
+TEST( TEST_CATEGORY, grid_clustered_double ) { clustered<double>(); }
+TEST( TEST_CATEGORY, grid_unwrapped_periodic_float ) { periodic_positions_outside_the_box<float>(); }
+TEST( TEST_CATEGORY, grid_unwrapped_periodic_double ) { periodic_positions_outside_the_box<double>(); }
+TEST( TEST_CATEGORY, grid_point_queries_float ) { point_queries<float>(); }
+TEST( TEST_CATEGORY, grid_point_queries_double ) { point_queries<double>(); }
+TEST( TEST_CATEGORY, grid_rebuild_float ) { rebuild_after_moves_and_growth<float>(); }
+TEST( TEST_CATEGORY, grid_rebuild_double ) { rebuild_after_moves_and_growth<double>(); }
+
+} // namespace morula_test_grid

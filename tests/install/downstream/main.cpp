@@ -1,0 +1,53 @@
+// A downstream program using an installed Morula: Views in, neighbour counts out, no global state.
+#include <morula/Morula.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <cstdio>
+
+int main( int argc, char* argv[] )
+{
+    Kokkos::ScopeGuard guard( argc, argv );
+    using exec = Kokkos::DefaultExecutionSpace;
+    using mem = exec::memory_space;
+    const int n = 2000;
+    const double cutoff = 1.0;
+    const auto box = morula::core::Box<double>::cube( 10.0, morula::core::Boundary::periodic );
+
+    // Random positions from Morula's counter-based generator.
+    Kokkos::View<double* [3], Kokkos::LayoutLeft, mem> x( "x", n );
+    const morula::core::HashedRng rng( 1 );
+    Kokkos::parallel_for(
+        Kokkos::RangePolicy<exec>( 0, n ), KOKKOS_LAMBDA( const int i ) {
+            for ( int d = 0; d < 3; ++d )
+                x( i, d ) = 10.0 * rng.uniform<double>( i, d, 0 );
+        } );
+
+    morula::grid::UniformGrid<double, mem> grid( box, cutoff );
+    grid.build( exec(), x, n );
+    const auto query = grid.query( x );
+    long long found = 0, brute = 0;
+    Kokkos::parallel_reduce(
+        Kokkos::RangePolicy<exec>( 0, n ),
+        KOKKOS_LAMBDA( const int i, long long& a, long long& b ) {
+            a += query.count_neighbors( i );
+            for ( int j = 0; j < n; ++j )
+            {
+                if ( j == i )
+                    continue;
+                const double dx = box.minimum_image( 0, x( i, 0 ) - x( j, 0 ) );
+                const double dy = box.minimum_image( 1, x( i, 1 ) - x( j, 1 ) );
+                const double dz = box.minimum_image( 2, x( i, 2 ) - x( j, 2 ) );
+                b += morula::grid::detail::distance_squared( dx, dy, dz ) <= cutoff * cutoff;
+            }
+        },
+        found, brute );
+    std::printf( "%s\n", morula::core::build_summary().c_str() );
+    if ( found != brute || found == 0 )
+    {
+        std::printf( "downstream: grid found %lld pairs, brute force %lld\n", found, brute );
+        return 1;
+    }
+    std::printf( "downstream: %lld pairs, matches brute force\n", found );
+    return 0;
+}
