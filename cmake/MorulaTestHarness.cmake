@@ -6,12 +6,19 @@
 #
 # creates morula_core_tests_serial, morula_core_tests_openmp, ... and one ctest test per executable.
 
+# Morula_TEST_BACKENDS (cache, optional) restricts the backends, e.g. "CUDA;OPENMP" to save compile
+# time in a CUDA build; by default every backend Kokkos was built with is tested.
+set(Morula_TEST_BACKENDS "" CACHE STRING "Kokkos backends to build unit tests for (default: all enabled)")
 set(MORULA_TEST_BACKENDS)
 foreach(_b IN ITEMS SERIAL OPENMP THREADS CUDA HIP)
-  if(_b IN_LIST MORULA_KOKKOS_BACKENDS)
+  if(_b IN_LIST MORULA_KOKKOS_BACKENDS AND (NOT Morula_TEST_BACKENDS OR _b IN_LIST Morula_TEST_BACKENDS))
     list(APPEND MORULA_TEST_BACKENDS ${_b})
   endif()
 endforeach()
+if(NOT MORULA_TEST_BACKENDS)
+  message(FATAL_ERROR "Morula: no unit-test backend left: Morula_TEST_BACKENDS='${Morula_TEST_BACKENDS}', "
+                      "Kokkos backends '${MORULA_KOKKOS_BACKENDS}'")
+endif()
 
 function(morula_add_unit_tests)
   cmake_parse_arguments(ARG "" "PACKAGE" "FILES" ${ARGN})

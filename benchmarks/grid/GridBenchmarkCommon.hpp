@@ -99,21 +99,13 @@ inline double stencil_candidates( const std::vector<int>& offsets, int nx, int n
 }
 
 /*!
-  Bytes a stable grid build must move, counting every array once per pass that touches it (positions
-  3SN; cell keys and ranks 4N each written then read; the permutation 4N written, then read and
-  written by the in-cell ordering; cell counts/offsets 4C zeroed, updated, scanned, read twice).
+  Bytes the two-level build moves, counting every array once per pass that touches it: positions
+  3SN read; cell keys 4N written, then read; (cell, particle) pairs 8N written, then read; permutation
+  4N and cell offsets 4C written (bucket counters are a few kilobytes and stay in cache).
 */
-inline double build_bytes( double n, double cells, int scalar_bytes, bool stable )
+inline double build_bytes( double n, double cells, int scalar_bytes )
 {
-    double b = 3.0 * scalar_bytes * n; // positions
-    b += 8.0 * n;                      // write cell key and rank
-    b += 4.0 * cells;                  // zero the counts
-    b += 8.0 * cells;                  // atomic updates of the counts (read + write)
-    b += 8.0 * cells;                  // exclusive scan (read + write)
-    b += 8.0 * n + 4.0 * cells + 4.0 * n; // scatter: read key and rank, read offsets, write slot
-    if ( stable )
-        b += 4.0 * cells + 8.0 * n; // in-cell ordering: read offsets, read + write permutation
-    return b;
+    return 3.0 * scalar_bytes * n + 4.0 * n + 4.0 * n + 8.0 * n + 8.0 * n + 4.0 * n + 4.0 * cells;
 }
 
 } // namespace morula::bench

@@ -2,7 +2,6 @@
 
 #include <morula/grid/NeighborList.hpp>
 #include <morula/grid/UniformGrid.hpp>
-#include <morula/grid/detail/GridBuild.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -156,47 +155,6 @@ TEST( TEST_CATEGORY, neighbor_list_rejects_radius_beyond_grid )
     EXPECT_THROW( list.build( TEST_EXECSPACE(), grid.query( x ), 0.5, -0.1 ),
                   morula::core::InputError );
     EXPECT_NO_THROW( list.build( TEST_EXECSPACE(), grid.query( x ), 0.8, 0.2 ) );
-}
-
-// The in-cell ordering kernels directly (on one-thread backends build() skips them, since the scatter
-// is already stable there): shuffled segments of all three length classes come out sorted.
-TEST( TEST_CATEGORY, grid_segment_sorts_order_every_cell )
-{
-    namespace gd = morula::grid::detail;
-    const std::vector<int> lengths = { 0, 1, 2, 7, 32, 33, 100, 1000, 4096, 4097, 9000, 3, 0, 31 };
-    std::vector<int> offsets( 1, 0 );
-    for ( int m : lengths )
-        offsets.push_back( offsets.back() + m );
-    const int ncells = static_cast<int>( lengths.size() );
-    const int n = offsets.back();
-    std::vector<int> perm( n );
-    std::mt19937 rng( 11 );
-    for ( int c = 0; c < ncells; ++c )
-    {
-        // Distinct values per cell, shuffled.
-        std::vector<int> v( lengths[c] );
-        for ( int k = 0; k < lengths[c]; ++k )
-            v[k] = offsets[c] + k;
-        std::shuffle( v.begin(), v.end(), rng );
-        std::copy( v.begin(), v.end(), perm.begin() + offsets[c] );
-    }
-    Kokkos::View<int*, TEST_MEMSPACE> d_off( "offsets", ncells + 1 ), d_perm( "perm", n ),
-        big( "big", ncells ), huge( "huge", ncells ), status( "status", gd::status_size );
-    Kokkos::deep_copy( d_off, Kokkos::View<int*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(
-                                  offsets.data(), offsets.size() ) );
-    Kokkos::deep_copy( d_perm, Kokkos::View<int*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(
-                                   perm.data(), perm.size() ) );
-    TEST_EXECSPACE exec;
-    gd::reset_status( exec, status );
-    gd::sort_short_cells( exec, ncells, d_off, d_perm, big, huge, status );
-    auto hs = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), status );
-    EXPECT_EQ( hs( gd::num_big_cells ), 4 );  // 33, 100, 1000, 4096
-    EXPECT_EQ( hs( gd::num_huge_cells ), 2 ); // 4097, 9000
-    gd::sort_big_cells( exec, hs( gd::num_big_cells ), d_off, d_perm, big );
-    gd::sort_huge_cells( exec, hs( gd::num_huge_cells ), d_off, d_perm, huge );
-    auto out = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), d_perm );
-    for ( int k = 0; k < n; ++k )
-        ASSERT_EQ( out( k ), k ) << "slot " << k;
 }
 
 } // namespace morula_test_grid

@@ -9,6 +9,7 @@
 #include <morula/core/Box.hpp>
 #include <morula/core/Error.hpp>
 #include <morula/core/KokkosCompat.hpp>
+#include <morula/grid/detail/NeighborListFill.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -114,14 +115,7 @@ class NeighborList
             m_indices = index_view( Kokkos::view_alloc( Kokkos::WithoutInitializing,
                                                         "morula::grid::neighbor_indices" ),
                                     total + total / 8 );
-        auto indices = m_indices;
-        Kokkos::parallel_for(
-            "morula::grid::neighbor_fill", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, n ),
-            KOKKOS_LAMBDA( const int i ) {
-                offset_type k = offsets( i );
-                query.for_each_neighbor( i, radius, [&]( const int j, Scalar, Scalar, Scalar,
-                                                         Scalar ) { indices( k++ ) = j; } );
-            } );
+        detail::fill_neighbor_list( exec, query, n, radius, offsets, m_indices );
         m_num_particles = n;
         m_num_pairs = total;
         m_cutoff = cutoff;

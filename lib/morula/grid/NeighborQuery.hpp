@@ -9,6 +9,8 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <limits>
+
 namespace morula::grid
 {
 
@@ -61,6 +63,13 @@ class NeighborQuery
         , m_min_image( min_image_per_pair )
         , m_num_particles( num_particles )
     {
+        // A few ulp of the largest coordinate: the rounding of a face position and a difference.
+        for ( int d = 0; d < 3; ++d )
+        {
+            const Scalar lo = geometry.box.lo[d] < 0 ? -geometry.box.lo[d] : geometry.box.lo[d];
+            m_face_margin[d] = Scalar( 8 ) * std::numeric_limits<Scalar>::epsilon() *
+                               ( lo + geometry.box.length( d ) + geometry.cell_size[d] );
+        }
     }
 
     //! Largest radius the grid supports.
@@ -181,7 +190,7 @@ class NeighborQuery
         return true;
     }
 
-    template <bool Sorted, bool MinImage, class F>
+    template <bool Sorted, bool MinImage, bool Shifted, class F>
     KOKKOS_INLINE_FUNCTION void scan_slots( int begin, int end, int self, Scalar xi, Scalar yi,
                                             Scalar zi, Scalar sx, Scalar sy, Scalar sz,
                                             Scalar r2max, F& f ) const
@@ -200,7 +209,7 @@ class NeighborQuery
                 dy = m_geom.box.minimum_image( 1, dy );
                 dz = m_geom.box.minimum_image( 2, dz );
             }
-            else
+            else if constexpr ( Shifted )
             {
                 dx -= sx;
                 dy -= sy;
@@ -212,6 +221,44 @@ class NeighborQuery
         }
     }
 
+    //! Scans the slots of cells [cell_begin, cell_end) (one contiguous run of sorted slots).
+    template <bool Sorted, bool MinImage, class F>
+    KOKKOS_INLINE_FUNCTION void scan_cells( int cell_begin, int cell_end, int self, Scalar xi,
+                                            Scalar yi, Scalar zi, Scalar sx, Scalar sy, Scalar sz,
+                                            Scalar r2max, F& f ) const
+    {
+        const int begin = m_offsets( cell_begin );
+        const int end = m_offsets( cell_end );
+        // Most ranges need no periodic image shift; they take the loop without the subtractions.
+        if ( MinImage || ( sx == Scalar( 0 ) && sy == Scalar( 0 ) && sz == Scalar( 0 ) ) )
+            scan_slots<Sorted, MinImage, false>( begin, end, self, xi, yi, zi, sx, sy, sz, r2max,
+                                                 f );
+        else
+            scan_slots<Sorted, MinImage, true>( begin, end, self, xi, yi, zi, sx, sy, sz, r2max,
+                                                f );
+    }
+
+    /*!
+      Lower bounds on the distance from coordinate x (in cell c along axis d) to the cells below and
+      above, shrunk by a rounding margin so that they never exceed the true distances. Zero where the
+      stencil cannot be pruned (per-pair minimum image: the cell coordinate may be of a wrapped
+      position).
+    */
+    KOKKOS_INLINE_FUNCTION void face_distances( int d, int c, Scalar x, Scalar& below,
+                                                Scalar& above ) const
+    {
+        const Scalar face = m_geom.box.lo[d] + static_cast<Scalar>( c ) * m_geom.cell_size[d];
+        const Scalar lo = x - face - m_face_margin[d];
+        const Scalar hi = face + m_geom.cell_size[d] - x - m_face_margin[d];
+        below = lo > Scalar( 0 ) ? lo : Scalar( 0 );
+        above = hi > Scalar( 0 ) ? hi : Scalar( 0 );
+    }
+
+    /*!
+      Visits the stencil of the cell holding (xi, yi, zi). Cells (and whole rows) whose nearest point
+      is farther than the radius are skipped: with cells about one cutoff wide this prunes about a
+      quarter of the candidates (27 cells -> 20.6 on average).
+    */
     template <bool Sorted, bool MinImage, class F>
     KOKKOS_INLINE_FUNCTION void walk( int self, Scalar xi, Scalar yi, Scalar zi, Scalar r2max,
                                       F& f ) const
@@ -219,59 +266,74 @@ class NeighborQuery
         const int ix = m_geom.cell_coordinate( 0, xi );
         const int iy = m_geom.cell_coordinate( 1, yi );
         const int iz = m_geom.cell_coordinate( 2, zi );
+        Scalar below[3] = { 0, 0, 0 };
+        Scalar above[3] = { 0, 0, 0 };
+        if constexpr ( !MinImage )
+        {
+            face_distances( 0, ix, xi, below[0], above[0] );
+            face_distances( 1, iy, yi, below[1], above[1] );
+            face_distances( 2, iz, zi, below[2], above[2] );
+        }
         const int nx = m_geom.ncell[0];
         const int ny = m_geom.ncell[1];
         const bool periodic_x = m_geom.is_periodic( 0 );
         const Scalar lx = m_geom.box.length( 0 );
+        const Scalar zero = Scalar( 0 );
         for ( int oz = -1; oz <= 1; ++oz )
         {
             int cz;
             Scalar sz;
             if ( !neighbor_cell( 2, iz, oz, cz, sz ) )
                 continue;
+            const Scalar dz = oz < 0 ? below[2] : ( oz > 0 ? above[2] : zero );
             for ( int oy = -1; oy <= 1; ++oy )
             {
                 int cy;
                 Scalar sy;
                 if ( !neighbor_cell( 1, iy, oy, cy, sy ) )
                     continue;
+                const Scalar dy = oy < 0 ? below[1] : ( oy > 0 ? above[1] : zero );
+                const Scalar row_d2 = dy * dy + dz * dz;
+                if ( row_d2 > r2max )
+                    continue;
                 if ( m_row_major )
                 {
                     const int row = nx * ( cy + ny * cz );
-                    const Scalar zero = Scalar( 0 );
+                    // Whether the cells left and right of the particle's column can hold neighbours.
+                    const bool left = below[0] * below[0] + row_d2 <= r2max;
+                    const bool right = above[0] * above[0] + row_d2 <= r2max;
                     if ( !periodic_x )
                     {
-                        const int lo = ix > 0 ? ix - 1 : 0;
-                        const int hi = ix + 1 < nx ? ix + 1 : nx - 1;
-                        scan_slots<Sorted, MinImage>( m_offsets( row + lo ),
-                                                      m_offsets( row + hi + 1 ), self, xi, yi,
-                                                      zi, zero, sy, sz, r2max, f );
+                        const int lo = ix > 0 && left ? ix - 1 : ix;
+                        const int hi = ix + 1 < nx && right ? ix + 1 : ix;
+                        scan_cells<Sorted, MinImage>( row + lo, row + hi + 1, self, xi, yi, zi,
+                                                      zero, sy, sz, r2max, f );
                     }
                     else if ( nx < 3 )
                     {
-                        scan_slots<Sorted, MinImage>( m_offsets( row ), m_offsets( row + nx ),
-                                                      self, xi, yi, zi, zero, sy, sz, r2max, f );
+                        scan_cells<Sorted, MinImage>( row, row + nx, self, xi, yi, zi, zero, sy,
+                                                      sz, r2max, f );
                     }
                     else if ( ix == 0 )
                     {
-                        scan_slots<Sorted, MinImage>( m_offsets( row + nx - 1 ),
-                                                      m_offsets( row + nx ), self, xi, yi, zi,
-                                                      -lx, sy, sz, r2max, f );
-                        scan_slots<Sorted, MinImage>( m_offsets( row ), m_offsets( row + 2 ),
-                                                      self, xi, yi, zi, zero, sy, sz, r2max, f );
+                        if ( left )
+                            scan_cells<Sorted, MinImage>( row + nx - 1, row + nx, self, xi, yi,
+                                                          zi, -lx, sy, sz, r2max, f );
+                        scan_cells<Sorted, MinImage>( row, row + ( right ? 2 : 1 ), self, xi, yi,
+                                                      zi, zero, sy, sz, r2max, f );
                     }
                     else if ( ix == nx - 1 )
                     {
-                        scan_slots<Sorted, MinImage>( m_offsets( row + nx - 2 ),
-                                                      m_offsets( row + nx ), self, xi, yi, zi,
-                                                      zero, sy, sz, r2max, f );
-                        scan_slots<Sorted, MinImage>( m_offsets( row ), m_offsets( row + 1 ),
-                                                      self, xi, yi, zi, lx, sy, sz, r2max, f );
+                        scan_cells<Sorted, MinImage>( row + nx - ( left ? 2 : 1 ), row + nx, self,
+                                                      xi, yi, zi, zero, sy, sz, r2max, f );
+                        if ( right )
+                            scan_cells<Sorted, MinImage>( row, row + 1, self, xi, yi, zi, lx, sy,
+                                                          sz, r2max, f );
                     }
                     else
                     {
-                        scan_slots<Sorted, MinImage>( m_offsets( row + ix - 1 ),
-                                                      m_offsets( row + ix + 2 ), self, xi, yi,
+                        scan_cells<Sorted, MinImage>( row + ix - ( left ? 1 : 0 ),
+                                                      row + ix + ( right ? 2 : 1 ), self, xi, yi,
                                                       zi, zero, sy, sz, r2max, f );
                     }
                 }
@@ -283,9 +345,12 @@ class NeighborQuery
                         Scalar sx;
                         if ( !neighbor_cell( 0, ix, ox, cx, sx ) )
                             continue;
+                        const Scalar ddx = ox < 0 ? below[0] : ( ox > 0 ? above[0] : zero );
+                        if ( ddx * ddx + row_d2 > r2max )
+                            continue;
                         const int key = m_cell_key( m_geom.linear_index( cx, cy, cz ) );
-                        scan_slots<Sorted, MinImage>( m_offsets( key ), m_offsets( key + 1 ),
-                                                      self, xi, yi, zi, sx, sy, sz, r2max, f );
+                        scan_cells<Sorted, MinImage>( key, key + 1, self, xi, yi, zi, sx, sy, sz,
+                                                      r2max, f );
                     }
                 }
             }
@@ -301,6 +366,7 @@ class NeighborQuery
     bool m_row_major = true;
     bool m_min_image = false;
     int m_num_particles = 0;
+    Kokkos::Array<Scalar, 3> m_face_margin{};
 };
 
 } // namespace morula::grid

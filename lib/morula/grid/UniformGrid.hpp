@@ -30,21 +30,16 @@ struct GridOptions
 {
     //! Cell numbering, which is also the particle order after permute().
     CellOrdering ordering = CellOrdering::row_major;
-    //! Keep particles of a cell in their original relative order (a stable, deterministic
-    //! permutation). Turning it off saves one pass; the order inside a cell then varies run to run
-    //! on parallel backends.
-    bool stable = true;
     //! Upper bound on the number of cells (4 bytes of offsets each); more is a CapacityError.
     std::int64_t max_cells = std::int64_t( 1 ) << 28;
 };
 
-
 /*!
   \brief Uniform grid over a Box, rebuilt from positions as often as they change.
 
-  build() computes each particle's cell, a stable permutation that sorts particles by cell (counting
-  sort: count, exclusive scan, scatter, then each cell's few entries ordered by particle index) and the
-  start offset of every cell. permute() applies the permutation to particle data, so that neighbours
+  build() computes each particle's cell, the stable permutation that sorts particles by cell (a
+  two-level counting sort, see detail/GridBuild.hpp: no comparison sort except for buckets too large
+  for scratch memory) and the start offset of every cell. permute() applies the permutation to particle data, so that neighbours
   in space become neighbours in memory; query() returns the device handle that visits neighbours.
 
   \tparam Scalar float or double (positions and cutoff)
@@ -57,6 +52,7 @@ class UniformGrid
     using scalar_type = Scalar;
     using memory_space = MemorySpace;
     using index_view = Kokkos::View<int*, MemorySpace>;
+    using pair_view = Kokkos::View<std::uint64_t*, MemorySpace>;
 
     UniformGrid() = default;
 
@@ -107,28 +103,24 @@ class UniformGrid
         if ( m_options.ordering == CellOrdering::morton && m_cell_key.extent( 0 ) == 0 )
             m_cell_key = detail::morton_cell_keys<ExecutionSpace, MemorySpace>( exec, m_geometry );
 
-        detail::ensure_extent( m_cell_of, n, "morula::grid::particle_cell" );
-        detail::ensure_extent( m_rank, n, "morula::grid::rank_in_cell" );
-        detail::ensure_extent( m_perm, n, "morula::grid::permutation" );
         const int ncells = m_geometry.num_cells();
+        const detail::BucketLayout layout = detail::choose_buckets( ncells, n );
+        detail::ensure_extent( m_cell_of, n, "morula::grid::particle_cell" );
+        detail::ensure_extent( m_perm, n, "morula::grid::permutation" );
+        detail::ensure_extent( m_pairs, n, "morula::grid::bucket_pairs" );
+        detail::ensure_extent( m_bucket_base, layout.num_buckets + 1, "morula::grid::bucket_base" );
+        detail::ensure_extent( m_cursors, layout.num_buckets, "morula::grid::bucket_cursors" );
+        detail::ensure_extent( m_oversized, layout.num_buckets, "morula::grid::oversized" );
 
-        // The offsets array first holds the counts; the extra last entry becomes n after the scan.
-        Kokkos::deep_copy( exec, m_offsets, 0 );
-        detail::reset_status( exec, m_status );
-        detail::count_cells( exec, m_geometry, positions, n, m_cell_key, m_offsets, m_cell_of,
-                             m_rank, m_status );
-        detail::exclusive_scan_in_place( exec, m_offsets, ncells + 1 );
-        detail::scatter_to_slots( exec, n, m_offsets, m_cell_of, m_rank, m_perm );
-        // With one thread the atomic ranks already follow particle order: the scatter is stable.
-        if ( m_options.stable && exec.concurrency() > 1 )
-        {
-            detail::ensure_extent( m_big_cells, n / ( detail::thread_sort_max + 1 ) + 1,
-                                   "morula::grid::big_cells" );
-            detail::ensure_extent( m_huge_cells, n / ( detail::team_sort_max + 1 ) + 1,
-                                   "morula::grid::huge_cells" );
-            detail::sort_short_cells( exec, ncells, m_offsets, m_perm, m_big_cells, m_huge_cells,
-                                      m_status );
-        }
+        detail::reset_build( exec, m_status, m_bucket_base, m_cursors, layout.num_buckets,
+                             m_offsets, ncells, n );
+        detail::count_buckets( exec, m_geometry, positions, n, m_cell_key, layout.shift,
+                               m_bucket_base, m_cell_of, m_status );
+        detail::exclusive_scan_in_place( exec, m_bucket_base, layout.num_buckets + 1 );
+        detail::scatter_to_buckets( exec, n, layout.shift, m_bucket_base, m_cursors, m_cell_of,
+                                    m_pairs );
+        detail::sort_buckets( exec, layout, ncells, m_bucket_base, m_pairs, m_perm, m_offsets,
+                              m_oversized, m_status );
         int status[detail::status_size];
         read_status( exec, status );
         m_num_particles = n;
@@ -136,12 +128,10 @@ class UniformGrid
         m_periodic_outside = status[detail::periodic_outside] != 0;
         if ( status[detail::first_bad_particle] != INT_MAX )
             throw_bad_particle( positions, status[detail::first_bad_particle] );
-        if ( status[detail::num_big_cells] > 0 )
-            detail::sort_big_cells( exec, status[detail::num_big_cells], m_offsets, m_perm,
-                                    m_big_cells );
-        if ( status[detail::num_huge_cells] > 0 )
-            detail::sort_huge_cells( exec, status[detail::num_huge_cells], m_offsets, m_perm,
-                                     m_huge_cells );
+        if ( status[detail::num_oversized] > 0 )
+            detail::sort_oversized_buckets( exec, status[detail::num_oversized], layout, ncells,
+                                            m_bucket_base, m_pairs, m_perm, m_offsets,
+                                            m_oversized, m_scratch_pairs );
     }
 
     /*!
@@ -245,9 +235,14 @@ class UniformGrid
     template <class PositionView>
     [[noreturn]] void throw_bad_particle( const PositionView& x, int i ) const
     {
-        auto row = Kokkos::subview( x, std::make_pair( i, i + 1 ), Kokkos::ALL );
-        auto host = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), row );
-        const Scalar p[3] = { host( 0, 0 ), host( 0, 1 ), host( 0, 2 ) };
+        // One coordinate at a time: a row of a LayoutLeft View is not contiguous.
+        Scalar p[3];
+        for ( int d = 0; d < 3; ++d )
+        {
+            typename PositionView::non_const_value_type v{};
+            Kokkos::deep_copy( v, Kokkos::subview( x, i, d ) );
+            p[d] = static_cast<Scalar>( v );
+        }
         const auto& box = m_geometry.box;
         for ( int d = 0; d < 3; ++d )
             if ( !std::isfinite( static_cast<double>( p[d] ) ) )
@@ -269,11 +264,13 @@ class UniformGrid
     index_view m_offsets;
     index_view m_perm;
     index_view m_cell_of;
-    index_view m_rank;
     index_view m_cell_key;
-    index_view m_big_cells;
-    index_view m_huge_cells;
+    index_view m_bucket_base;
+    index_view m_cursors;
+    index_view m_oversized;
     index_view m_status;
+    pair_view m_pairs;
+    pair_view m_scratch_pairs;
     int m_num_particles = 0;
     bool m_data_sorted = false;
     bool m_periodic_outside = false;
