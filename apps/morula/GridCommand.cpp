@@ -24,7 +24,7 @@ struct GridSettings
     std::string ordering = "row-major";
     std::string precision = "double";
     long seed = 1;
-    long check = 2000;
+    long check = 200;
     std::string config;
 };
 

@@ -8,6 +8,7 @@
 #include "GridBenchmarkCommon.hpp"
 
 #include <morula/core/SoA.hpp>
+#include <morula/grid/NeighborSweep.hpp>
 #include <morula/grid/UniformGrid.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -33,6 +34,7 @@ struct Settings
     int warmup = 3;
     double neighbors = 30;
     std::string scalar = "both";
+    std::string space = "device";
     std::string out = "grid_benchmark.json";
     bool verbose = false;
 };
@@ -127,10 +129,11 @@ nlohmann::json run_case( const ExecutionSpace& exec, const Settings& set, int n 
     sweep_grid.permute( exec, particles );
     const auto query = sweep_grid.query( particles.positions() );
     Kokkos::View<int*, memory_space> counts( "counts", n );
+    using neighbors_type = mg::ParticleNeighbors<decltype( query ), ExecutionSpace>;
     const Stats sweep = morula::bench::time_phase( exec, set.warmup, set.runs, [&] {
-        Kokkos::parallel_for(
-            "morula::bench::sweep", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, n ),
-            KOKKOS_LAMBDA( const int i ) { counts( i ) = query.count_neighbors( i ); } );
+        mg::for_each_particle(
+            exec, query,
+            KOKKOS_LAMBDA( const int i, const neighbors_type& nb ) { counts( i ) = nb.count(); } );
     } );
     long long pairs = 0;
     Kokkos::parallel_reduce(
@@ -163,6 +166,34 @@ nlohmann::json run_case( const ExecutionSpace& exec, const Settings& set, int n 
     return result;
 }
 
+template <class ExecutionSpace>
+void run_all( const ExecutionSpace& exec, const Settings& set )
+{
+    nlohmann::json machine = morula::bench::machine_info( exec );
+    if ( Kokkos::SpaceAccessibility<Kokkos::HostSpace,
+                                    typename ExecutionSpace::memory_space>::accessible )
+        machine["device"] = morula::bench::cpu_model();
+    nlohmann::json results = { { "benchmark", "grid" },
+                               { "machine", machine },
+                               { "settings",
+                                 { { "runs", set.runs },
+                                   { "warmup", set.warmup },
+                                   { "cells_per_axis", set.cells },
+                                   { "sweep_neighbors", set.neighbors } } },
+                               { "cases", nlohmann::json::array() } };
+    std::printf( "%s\n%s on %s\n", morula::core::build_summary().c_str(), ExecutionSpace::name(),
+                 machine["device"].get<std::string>().c_str() );
+    for ( long n : set.sizes )
+    {
+        if ( set.scalar != "double" )
+            results["cases"].push_back( run_case<float>( exec, set, static_cast<int>( n ) ) );
+        if ( set.scalar != "float" )
+            results["cases"].push_back( run_case<double>( exec, set, static_cast<int>( n ) ) );
+    }
+    morula::bench::write_json( set.out, results );
+    std::printf( "wrote %s\n", set.out.c_str() );
+}
+
 } // namespace grid_bench
 
 int main( int argc, char* argv[] )
@@ -177,30 +208,16 @@ int main( int argc, char* argv[] )
         ->check( CLI::PositiveNumber );
     app.add_option( "--scalar", set.scalar, "float, double or both" )
         ->check( CLI::IsMember( { "float", "double", "both" } ) );
+    app.add_option( "--space", set.space, "device (default execution space) or host" )
+        ->check( CLI::IsMember( { "device", "host" } ) );
     app.add_option( "--out", set.out, "JSON result file" );
     app.add_flag( "--verbose", set.verbose, "Print each phase as it starts" );
     CLI11_PARSE( app, argc, argv );
 
     Kokkos::ScopeGuard guard( argc, argv );
-    Kokkos::DefaultExecutionSpace exec;
-    nlohmann::json results = { { "benchmark", "grid" },
-                               { "machine", morula::bench::machine_info( exec ) },
-                               { "settings",
-                                 { { "runs", set.runs },
-                                   { "warmup", set.warmup },
-                                   { "cells_per_axis", set.cells },
-                                   { "sweep_neighbors", set.neighbors } } },
-                               { "cases", nlohmann::json::array() } };
-    std::printf( "%s\n%s on %s\n", morula::core::build_summary().c_str(),
-                 Kokkos::DefaultExecutionSpace::name(), morula::bench::device_name().c_str() );
-    for ( long n : set.sizes )
-    {
-        if ( set.scalar != "double" )
-            results["cases"].push_back( grid_bench::run_case<float>( exec, set, static_cast<int>( n ) ) );
-        if ( set.scalar != "float" )
-            results["cases"].push_back( grid_bench::run_case<double>( exec, set, static_cast<int>( n ) ) );
-    }
-    morula::bench::write_json( set.out, results );
-    std::printf( "wrote %s\n", set.out.c_str() );
+    if ( set.space == "device" )
+        grid_bench::run_all( Kokkos::DefaultExecutionSpace(), set );
+    else
+        grid_bench::run_all( Kokkos::DefaultHostExecutionSpace(), set );
     return 0;
 }

@@ -17,6 +17,7 @@
 #include <morula/grid/GridGeometry.hpp>
 #include <morula/grid/NeighborList.hpp>
 #include <morula/grid/NeighborQuery.hpp>
+#include <morula/grid/NeighborSweep.hpp>
 #include <morula/grid/UniformGrid.hpp>
 
 #endif

@@ -5,6 +5,7 @@
 
 #include <morula/core/Box.hpp>
 #include <morula/grid/NeighborQuery.hpp>
+#include <morula/grid/NeighborSweep.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -204,6 +205,33 @@ NeighborSets<Scalar> query_sets( const Query& query, int n, Scalar radius, int s
             count( i ) = c;
         } );
     return collect<Scalar>( count, idx, r2, n, stride, "grid query" );
+}
+
+//! Neighbour sets of every particle as visited by for_each_particle (staged tiles on GPUs).
+template <class Scalar, class Query>
+NeighborSets<Scalar> sweep_sets( const Query& query, int n, Scalar radius, int stride )
+{
+    using neighbors_type = morula::grid::ParticleNeighbors<Query, TEST_EXECSPACE>;
+    stride = std::max( stride, 1 );
+    Kokkos::View<int*, TEST_MEMSPACE> count( "count", n );
+    Kokkos::View<int*, TEST_MEMSPACE> idx( "idx", std::size_t( n ) * stride );
+    Kokkos::View<Scalar*, TEST_MEMSPACE> r2( "r2", std::size_t( n ) * stride );
+    morula::grid::for_each_particle(
+        TEST_EXECSPACE(), query,
+        KOKKOS_LAMBDA( const int i, const neighbors_type& nb ) {
+            int c = 0;
+            nb.for_each( [&]( int j, Scalar, Scalar, Scalar, Scalar d2 ) {
+                if ( c < stride )
+                {
+                    idx( std::size_t( i ) * stride + c ) = j;
+                    r2( std::size_t( i ) * stride + c ) = d2;
+                }
+                ++c;
+            } );
+            count( i ) = c;
+        },
+        radius );
+    return collect<Scalar>( count, idx, r2, n, stride, "for_each_particle" );
 }
 
 //! Expects identical neighbour sets (indices and squared distances, bit for bit).

@@ -1,5 +1,6 @@
 #include "GridTestUtils.hpp"
 
+#include <morula/core/SoA.hpp>
 #include <morula/grid/NeighborList.hpp>
 #include <morula/grid/UniformGrid.hpp>
 
@@ -35,6 +36,52 @@ NeighborSets<Scalar> list_sets( const NeighborList<Scalar, TEST_MEMSPACE>& list,
     return sets;
 }
 
+//! The list as visited by for_each_listed_particle (staged runs on GPUs), per particle in order.
+template <class Scalar>
+std::vector<std::vector<int>> listed_in_order( const NeighborList<Scalar, TEST_MEMSPACE>& list,
+                                               int n, int stride )
+{
+    using neighbors_type = morula::grid::ListedNeighbors<TEST_MEMSPACE, TEST_EXECSPACE>;
+    Kokkos::View<int*, TEST_MEMSPACE> count( "count", n );
+    Kokkos::View<int*, TEST_MEMSPACE> idx( "idx", std::size_t( n ) * stride );
+    morula::grid::for_each_listed_particle(
+        TEST_EXECSPACE(), list.view(), n, KOKKOS_LAMBDA( const int i, const neighbors_type& nb ) {
+            int c = 0;
+            nb.for_each( [&]( const int j ) {
+                if ( c < stride )
+                    idx( std::size_t( i ) * stride + c ) = j;
+                ++c;
+            } );
+            count( i ) = c;
+        } );
+    auto hc = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), count );
+    auto hi = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), idx );
+    std::vector<std::vector<int>> out( n );
+    for ( int i = 0; i < n; ++i )
+        for ( int k = 0; k < std::min( hc( i ), stride ); ++k )
+            out[i].push_back( hi( std::size_t( i ) * stride + k ) );
+    return out;
+}
+
+//! Expects for_each_listed_particle to visit exactly the CSR entries, in order.
+template <class Scalar>
+void expect_listed_visit( const NeighborList<Scalar, TEST_MEMSPACE>& list, int n )
+{
+    auto offsets = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), list.offsets() );
+    auto indices = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), list.indices() );
+    int stride = 1;
+    for ( int i = 0; i < n; ++i )
+        stride = std::max<int>( stride, offsets( i + 1 ) - offsets( i ) );
+    const auto visited = listed_in_order( list, n, stride );
+    for ( int i = 0; i < n; ++i )
+    {
+        ASSERT_EQ( static_cast<long>( visited[i].size() ), offsets( i + 1 ) - offsets( i ) )
+            << "particle " << i;
+        for ( std::size_t k = 0; k < visited[i].size(); ++k )
+            ASSERT_EQ( visited[i][k], indices( offsets( i ) + k ) ) << "particle " << i;
+    }
+}
+
 template <class Scalar>
 NeighborSets<Scalar> without_distances( NeighborSets<Scalar> s )
 {
@@ -63,6 +110,21 @@ void list_equals_brute_force( const Box<Scalar>& box, unsigned seed )
         pairs += e.size();
     EXPECT_EQ( static_cast<std::size_t>( list.num_pairs() ), pairs );
     expect_same_sets( without_distances( expected ), list_sets( list, n ), "CSR list" );
+    expect_listed_visit( list, n );
+
+    // Built from data in cell order (the staged GPU paths of the count and the fill).
+    morula::core::Particles<Scalar, TEST_MEMSPACE> sorted( "sorted", n );
+    Kokkos::deep_copy( Kokkos::subview( sorted.positions(), std::make_pair( 0, n ), Kokkos::ALL ),
+                       Kokkos::subview( x, std::make_pair( 0, n ), Kokkos::ALL ) );
+    grid.permute( TEST_EXECSPACE(), sorted );
+    NeighborList<Scalar, TEST_MEMSPACE> sorted_list;
+    sorted_list.build( TEST_EXECSPACE(), grid.query( sorted.positions() ), cutoff, skin );
+    const auto expected_sorted = brute_force( box, sorted.positions(), n, cutoff + skin, max_count );
+    expect_same_sets( without_distances( expected_sorted ), list_sets( sorted_list, n ),
+                      "CSR list, sorted data" );
+    expect_listed_visit( sorted_list, n );
+
+    grid.build( TEST_EXECSPACE(), x, n ); // back to the original order
 
     // A list without skin lists exactly the pairs within the cutoff, and rebuilding reuses memory.
     list.build( TEST_EXECSPACE(), grid.query( x ), cutoff );

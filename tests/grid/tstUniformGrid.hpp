@@ -121,6 +121,8 @@ void check_against_brute_force( const Box<Scalar>& box, const Points<Scalar>& po
         const auto expected = brute_force( box, x, n, radius, max_count );
         expect_same_sets( expected, query_sets( query, n, radius, max_count + 1 ),
                           what + ", radius " + std::to_string( radius ) );
+        expect_same_sets( expected, sweep_sets( query, n, radius, max_count + 1 ),
+                          what + ", for_each_particle, radius " + std::to_string( radius ) );
         // count_neighbors agrees with the sets.
         Kokkos::View<int*, TEST_MEMSPACE> counts( "counts", n );
         Kokkos::parallel_for(
@@ -154,6 +156,14 @@ void check_against_brute_force( const Box<Scalar>& box, const Points<Scalar>& po
     const auto expected_sorted = brute_force( box, particles.positions(), n, radii[0], max_count );
     expect_same_sets( expected_sorted, query_sets( sorted_query, n, radii[0], max_count + 1 ),
                       what + ", permuted data" );
+    // Sorted data: on GPUs for_each_particle stages tiles in scratch memory.
+    for ( const Scalar radius : radii )
+    {
+        const auto expected_r = brute_force( box, particles.positions(), n, radius, max_count );
+        expect_same_sets( expected_r, sweep_sets( sorted_query, n, radius, max_count + 1 ),
+                          what + ", permuted data, for_each_particle, radius " +
+                              std::to_string( radius ) );
+    }
 }
 
 template <class Scalar>

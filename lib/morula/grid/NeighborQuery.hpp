@@ -77,7 +77,68 @@ class NeighborQuery
 
     KOKKOS_INLINE_FUNCTION int num_particles() const { return m_num_particles; }
 
-    const GridGeometry<Scalar>& geometry() const { return m_geom; }
+    KOKKOS_INLINE_FUNCTION const GridGeometry<Scalar>& geometry() const { return m_geom; }
+
+    //! Start of every cell in sorted order (entry num_cells() is the number of particles).
+    KOKKOS_INLINE_FUNCTION const index_view& cell_offsets() const { return m_offsets; }
+    //! Whether the positions are in cell order (queries then need no indirection).
+    KOKKOS_INLINE_FUNCTION bool data_sorted() const { return m_sorted; }
+    //! Whether cells are numbered row-major (x fastest).
+    KOKKOS_INLINE_FUNCTION bool row_major() const { return m_row_major; }
+    //! Whether distances take the per-pair minimum image (periodic axes with fewer than 3 cells, or
+    //! periodic positions outside the box) instead of a per-cell image shift.
+    KOKKOS_INLINE_FUNCTION bool per_pair_minimum_image() const { return m_min_image; }
+
+    /*!
+      Neighbour cell along axis d of cell coordinate c at offset o in {-1, 0, 1}. On periodic axes with
+      at least 3 cells the coordinate wraps and `shift` is the image offset of particles found there
+      (their image is x_j + shift). With 1 or 2 cells each distinct cell is visited once and distances
+      use the per-pair minimum image instead. Returns false when there is no such cell.
+    */
+    KOKKOS_INLINE_FUNCTION bool neighbor_cell( int d, int c, int o, int& nc,
+                                               Scalar& shift ) const
+    {
+        const int n = m_geom.ncell[d];
+        shift = Scalar( 0 );
+        nc = c + o;
+        if ( !m_geom.is_periodic( d ) )
+            return nc >= 0 && nc < n;
+        if ( n >= 3 )
+        {
+            if ( nc < 0 )
+            {
+                nc += n;
+                shift = -m_geom.box.length( d );
+            }
+            else if ( nc >= n )
+            {
+                nc -= n;
+                shift = m_geom.box.length( d );
+            }
+            return true;
+        }
+        if ( o < 0 || ( n == 1 && o > 0 ) )
+            return false;
+        nc = ( c + o ) % n;
+        return true;
+    }
+
+    /*!
+      Lower bounds on the distance from coordinate x (in cell c along axis d) to the cells below and
+      above, shrunk by a rounding margin so that they never exceed the true distances. Zero where the
+      stencil cannot be pruned (per-pair minimum image: the cell coordinate may be of a wrapped
+      position).
+    */
+    KOKKOS_INLINE_FUNCTION void face_distances( int d, int c, Scalar x, Scalar& below,
+                                                Scalar& above ) const
+    {
+        const Scalar face = m_geom.box.lo[d] + static_cast<Scalar>( c ) * m_geom.cell_size[d];
+        const Scalar lo = x - face - m_face_margin[d];
+        const Scalar hi = face + m_geom.cell_size[d] - x - m_face_margin[d];
+        below = lo > Scalar( 0 ) ? lo : Scalar( 0 );
+        above = hi > Scalar( 0 ) ? hi : Scalar( 0 );
+    }
+
 
     //! Coordinate d of particle i, as stored in the queried positions.
     KOKKOS_INLINE_FUNCTION Scalar position( int i, int d ) const { return m_x( i, d ); }
@@ -135,133 +196,21 @@ class NeighborQuery
         return count_neighbors( i, m_geom.cutoff );
     }
 
-  private:
-    template <class F>
-    KOKKOS_INLINE_FUNCTION void dispatch( bool min_image, int self, Scalar xi, Scalar yi,
-                                          Scalar zi, Scalar r2max, F& f ) const
-    {
-        if ( m_sorted )
-        {
-            if ( min_image )
-                walk<true, true>( self, xi, yi, zi, r2max, f );
-            else
-                walk<true, false>( self, xi, yi, zi, r2max, f );
-        }
-        else
-        {
-            if ( min_image )
-                walk<false, true>( self, xi, yi, zi, r2max, f );
-            else
-                walk<false, false>( self, xi, yi, zi, r2max, f );
-        }
-    }
-
     /*!
-      Neighbour cell along axis d of cell coordinate c at offset o in {-1, 0, 1}. On periodic axes with
-      at least 3 cells the coordinate wraps and `shift` is the image offset of particles found there
-      (their image is x_j + shift). With 1 or 2 cells each distinct cell is visited once and distances
-      use the per-pair minimum image instead. Returns false when there is no such cell.
+      \brief The stencil walk behind every query, reading candidates through `source`.
+
+      `source.scan(piece, slot_begin, slot_end, self, xi, yi, zi, sx, sy, sz, r2max, f)` visits the
+      sorted slots [slot_begin, slot_end), one run of cells; `piece` names the run within the stencil
+      (row index (oz + 1) * 3 + (oy + 1) times 3, plus 0 for the cell reached by wrapping below x = 0,
+      1 for the unwrapped run, 2 for the cell reached by wrapping above) so that a source holding a
+      copy of the runs (detail::NeighborTile) can find it. (sx, sy, sz) is the image shift of the run
+      (x_j + s is the image of x_j near x_i). Cells, and whole rows, whose nearest point is farther
+      than the radius are skipped: with cells about one cutoff wide this prunes about a quarter of the
+      candidates (27 cells -> 20.6 on average).
     */
-    KOKKOS_INLINE_FUNCTION bool neighbor_cell( int d, int c, int o, int& nc,
-                                               Scalar& shift ) const
-    {
-        const int n = m_geom.ncell[d];
-        shift = Scalar( 0 );
-        nc = c + o;
-        if ( !m_geom.is_periodic( d ) )
-            return nc >= 0 && nc < n;
-        if ( n >= 3 )
-        {
-            if ( nc < 0 )
-            {
-                nc += n;
-                shift = -m_geom.box.length( d );
-            }
-            else if ( nc >= n )
-            {
-                nc -= n;
-                shift = m_geom.box.length( d );
-            }
-            return true;
-        }
-        if ( o < 0 || ( n == 1 && o > 0 ) )
-            return false;
-        nc = ( c + o ) % n;
-        return true;
-    }
-
-    template <bool Sorted, bool MinImage, bool Shifted, class F>
-    KOKKOS_INLINE_FUNCTION void scan_slots( int begin, int end, int self, Scalar xi, Scalar yi,
-                                            Scalar zi, Scalar sx, Scalar sy, Scalar sz,
-                                            Scalar r2max, F& f ) const
-    {
-        for ( int k = begin; k < end; ++k )
-        {
-            const int j = Sorted ? k : m_perm( k );
-            if ( j == self )
-                continue;
-            Scalar dx = xi - m_x( j, 0 );
-            Scalar dy = yi - m_x( j, 1 );
-            Scalar dz = zi - m_x( j, 2 );
-            if constexpr ( MinImage )
-            {
-                dx = m_geom.box.minimum_image( 0, dx );
-                dy = m_geom.box.minimum_image( 1, dy );
-                dz = m_geom.box.minimum_image( 2, dz );
-            }
-            else if constexpr ( Shifted )
-            {
-                dx -= sx;
-                dy -= sy;
-                dz -= sz;
-            }
-            const Scalar r2 = detail::distance_squared( dx, dy, dz );
-            if ( r2 <= r2max )
-                f( j, dx, dy, dz, r2 );
-        }
-    }
-
-    //! Scans the slots of cells [cell_begin, cell_end) (one contiguous run of sorted slots).
-    template <bool Sorted, bool MinImage, class F>
-    KOKKOS_INLINE_FUNCTION void scan_cells( int cell_begin, int cell_end, int self, Scalar xi,
-                                            Scalar yi, Scalar zi, Scalar sx, Scalar sy, Scalar sz,
-                                            Scalar r2max, F& f ) const
-    {
-        const int begin = m_offsets( cell_begin );
-        const int end = m_offsets( cell_end );
-        // Most ranges need no periodic image shift; they take the loop without the subtractions.
-        if ( MinImage || ( sx == Scalar( 0 ) && sy == Scalar( 0 ) && sz == Scalar( 0 ) ) )
-            scan_slots<Sorted, MinImage, false>( begin, end, self, xi, yi, zi, sx, sy, sz, r2max,
-                                                 f );
-        else
-            scan_slots<Sorted, MinImage, true>( begin, end, self, xi, yi, zi, sx, sy, sz, r2max,
-                                                f );
-    }
-
-    /*!
-      Lower bounds on the distance from coordinate x (in cell c along axis d) to the cells below and
-      above, shrunk by a rounding margin so that they never exceed the true distances. Zero where the
-      stencil cannot be pruned (per-pair minimum image: the cell coordinate may be of a wrapped
-      position).
-    */
-    KOKKOS_INLINE_FUNCTION void face_distances( int d, int c, Scalar x, Scalar& below,
-                                                Scalar& above ) const
-    {
-        const Scalar face = m_geom.box.lo[d] + static_cast<Scalar>( c ) * m_geom.cell_size[d];
-        const Scalar lo = x - face - m_face_margin[d];
-        const Scalar hi = face + m_geom.cell_size[d] - x - m_face_margin[d];
-        below = lo > Scalar( 0 ) ? lo : Scalar( 0 );
-        above = hi > Scalar( 0 ) ? hi : Scalar( 0 );
-    }
-
-    /*!
-      Visits the stencil of the cell holding (xi, yi, zi). Cells (and whole rows) whose nearest point
-      is farther than the radius are skipped: with cells about one cutoff wide this prunes about a
-      quarter of the candidates (27 cells -> 20.6 on average).
-    */
-    template <bool Sorted, bool MinImage, class F>
-    KOKKOS_INLINE_FUNCTION void walk( int self, Scalar xi, Scalar yi, Scalar zi, Scalar r2max,
-                                      F& f ) const
+    template <bool MinImage, class Source, class F>
+    KOKKOS_INLINE_FUNCTION void visit_stencil( int self, Scalar xi, Scalar yi, Scalar zi,
+                                               Scalar r2max, const Source& source, F& f ) const
     {
         const int ix = m_geom.cell_coordinate( 0, xi );
         const int iy = m_geom.cell_coordinate( 1, yi );
@@ -296,46 +245,34 @@ class NeighborQuery
                 const Scalar row_d2 = dy * dy + dz * dz;
                 if ( row_d2 > r2max )
                     continue;
+                const int piece = 3 * ( 3 * ( oz + 1 ) + ( oy + 1 ) );
                 if ( m_row_major )
                 {
                     const int row = nx * ( cy + ny * cz );
                     // Whether the cells left and right of the particle's column can hold neighbours.
                     const bool left = below[0] * below[0] + row_d2 <= r2max;
                     const bool right = above[0] * above[0] + row_d2 <= r2max;
-                    if ( !periodic_x )
+                    int lo = ix, hi = ix; // unwrapped run of cells [lo, hi]
+                    if ( periodic_x && nx < 3 )
                     {
-                        const int lo = ix > 0 && left ? ix - 1 : ix;
-                        const int hi = ix + 1 < nx && right ? ix + 1 : ix;
-                        scan_cells<Sorted, MinImage>( row + lo, row + hi + 1, self, xi, yi, zi,
-                                                      zero, sy, sz, r2max, f );
-                    }
-                    else if ( nx < 3 )
-                    {
-                        scan_cells<Sorted, MinImage>( row, row + nx, self, xi, yi, zi, zero, sy,
-                                                      sz, r2max, f );
-                    }
-                    else if ( ix == 0 )
-                    {
-                        if ( left )
-                            scan_cells<Sorted, MinImage>( row + nx - 1, row + nx, self, xi, yi,
-                                                          zi, -lx, sy, sz, r2max, f );
-                        scan_cells<Sorted, MinImage>( row, row + ( right ? 2 : 1 ), self, xi, yi,
-                                                      zi, zero, sy, sz, r2max, f );
-                    }
-                    else if ( ix == nx - 1 )
-                    {
-                        scan_cells<Sorted, MinImage>( row + nx - ( left ? 2 : 1 ), row + nx, self,
-                                                      xi, yi, zi, zero, sy, sz, r2max, f );
-                        if ( right )
-                            scan_cells<Sorted, MinImage>( row, row + 1, self, xi, yi, zi, lx, sy,
-                                                          sz, r2max, f );
+                        lo = 0;
+                        hi = nx - 1;
                     }
                     else
                     {
-                        scan_cells<Sorted, MinImage>( row + ix - ( left ? 1 : 0 ),
-                                                      row + ix + ( right ? 2 : 1 ), self, xi, yi,
-                                                      zi, zero, sy, sz, r2max, f );
+                        if ( left && ix > 0 )
+                            lo = ix - 1;
+                        if ( right && ix + 1 < nx )
+                            hi = ix + 1;
                     }
+                    if ( periodic_x && nx >= 3 && left && ix == 0 )
+                        source.scan( piece, m_offsets( row + nx - 1 ), m_offsets( row + nx ), self,
+                                     xi, yi, zi, -lx, sy, sz, r2max, f );
+                    source.scan( piece + 1, m_offsets( row + lo ), m_offsets( row + hi + 1 ), self,
+                                 xi, yi, zi, zero, sy, sz, r2max, f );
+                    if ( periodic_x && nx >= 3 && right && ix == nx - 1 )
+                        source.scan( piece + 2, m_offsets( row ), m_offsets( row + 1 ), self, xi,
+                                     yi, zi, lx, sy, sz, r2max, f );
                 }
                 else
                 {
@@ -349,11 +286,88 @@ class NeighborQuery
                         if ( ddx * ddx + row_d2 > r2max )
                             continue;
                         const int key = m_cell_key( m_geom.linear_index( cx, cy, cz ) );
-                        scan_cells<Sorted, MinImage>( key, key + 1, self, xi, yi, zi, sx, sy, sz,
-                                                      r2max, f );
+                        source.scan( piece + 1, m_offsets( key ), m_offsets( key + 1 ), self, xi,
+                                     yi, zi, sx, sy, sz, r2max, f );
                     }
                 }
             }
+        }
+    }
+
+    /*!
+      Reads candidates from the queried positions (through the permutation unless the data are
+      sorted); the shift (or, with MinImage, the per-pair minimum image) is applied to x_i - x_j.
+    */
+    template <bool Sorted, bool MinImage>
+    struct GlobalSource
+    {
+        const NeighborQuery& q;
+
+        template <class F>
+        KOKKOS_INLINE_FUNCTION void scan( int, int begin, int end, int self, Scalar xi, Scalar yi,
+                                          Scalar zi, Scalar sx, Scalar sy, Scalar sz, Scalar r2max,
+                                          F& f ) const
+        {
+            // Most runs need no image shift; they take the loop without the subtractions.
+            if ( MinImage || ( sx == Scalar( 0 ) && sy == Scalar( 0 ) && sz == Scalar( 0 ) ) )
+                run<false>( begin, end, self, xi, yi, zi, sx, sy, sz, r2max, f );
+            else
+                run<true>( begin, end, self, xi, yi, zi, sx, sy, sz, r2max, f );
+        }
+
+        template <bool Shifted, class F>
+        KOKKOS_INLINE_FUNCTION void run( int begin, int end, int self, Scalar xi, Scalar yi,
+                                         Scalar zi, Scalar sx, Scalar sy, Scalar sz, Scalar r2max,
+                                         F& f ) const
+        {
+            for ( int k = begin; k < end; ++k )
+            {
+                const int j = Sorted ? k : q.m_perm( k );
+                if ( j == self )
+                    continue;
+                Scalar dx = xi - q.m_x( j, 0 );
+                Scalar dy = yi - q.m_x( j, 1 );
+                Scalar dz = zi - q.m_x( j, 2 );
+                if constexpr ( MinImage )
+                {
+                    dx = q.m_geom.box.minimum_image( 0, dx );
+                    dy = q.m_geom.box.minimum_image( 1, dy );
+                    dz = q.m_geom.box.minimum_image( 2, dz );
+                }
+                else if constexpr ( Shifted )
+                {
+                    dx -= sx;
+                    dy -= sy;
+                    dz -= sz;
+                }
+                const Scalar r2 = detail::distance_squared( dx, dy, dz );
+                if ( r2 <= r2max )
+                    f( j, dx, dy, dz, r2 );
+            }
+        }
+    };
+
+  private:
+    template <class F>
+    KOKKOS_INLINE_FUNCTION void dispatch( bool min_image, int self, Scalar xi, Scalar yi,
+                                          Scalar zi, Scalar r2max, F& f ) const
+    {
+        if ( m_sorted )
+        {
+            if ( min_image )
+                visit_stencil<true>( self, xi, yi, zi, r2max, GlobalSource<true, true>{ *this }, f );
+            else
+                visit_stencil<false>( self, xi, yi, zi, r2max, GlobalSource<true, false>{ *this },
+                                      f );
+        }
+        else
+        {
+            if ( min_image )
+                visit_stencil<true>( self, xi, yi, zi, r2max, GlobalSource<false, true>{ *this },
+                                     f );
+            else
+                visit_stencil<false>( self, xi, yi, zi, r2max, GlobalSource<false, false>{ *this },
+                                      f );
         }
     }
 

@@ -104,21 +104,24 @@ class UniformGrid
             m_cell_key = detail::morton_cell_keys<ExecutionSpace, MemorySpace>( exec, m_geometry );
 
         const int ncells = m_geometry.num_cells();
-        const detail::BucketLayout layout = detail::choose_buckets( ncells, n );
+        constexpr bool host_backend =
+            Kokkos::SpaceAccessibility<Kokkos::HostSpace,
+                                       typename ExecutionSpace::memory_space>::accessible;
+        const detail::BucketLayout layout =
+            detail::choose_buckets( ncells, n, host_backend, exec.concurrency() );
         detail::ensure_extent( m_cell_of, n, "morula::grid::particle_cell" );
         detail::ensure_extent( m_perm, n, "morula::grid::permutation" );
         detail::ensure_extent( m_pairs, n, "morula::grid::bucket_pairs" );
         detail::ensure_extent( m_bucket_base, layout.num_buckets + 1, "morula::grid::bucket_base" );
-        detail::ensure_extent( m_cursors, layout.num_buckets, "morula::grid::bucket_cursors" );
+        detail::ensure_extent( m_counters, layout.num_counters(), "morula::grid::bucket_counters" );
         detail::ensure_extent( m_oversized, layout.num_buckets, "morula::grid::oversized" );
 
-        detail::reset_build( exec, m_status, m_bucket_base, m_cursors, layout.num_buckets,
-                             m_offsets, ncells, n );
-        detail::count_buckets( exec, m_geometry, positions, n, m_cell_key, layout.shift,
-                               m_bucket_base, m_cell_of, m_status );
-        detail::exclusive_scan_in_place( exec, m_bucket_base, layout.num_buckets + 1 );
-        detail::scatter_to_buckets( exec, n, layout.shift, m_bucket_base, m_cursors, m_cell_of,
-                                    m_pairs );
+        detail::reset_build( exec, m_status, m_counters, layout.num_counters(), m_offsets, ncells,
+                             n );
+        detail::count_buckets( exec, m_geometry, positions, n, m_cell_key, layout, m_counters,
+                               m_cell_of, m_status );
+        detail::scan_counters( exec, layout, m_counters, m_bucket_base );
+        detail::scatter_to_buckets( exec, n, layout, m_counters, m_cell_of, m_pairs );
         detail::sort_buckets( exec, layout, ncells, m_bucket_base, m_pairs, m_perm, m_offsets,
                               m_oversized, m_status );
         int status[detail::status_size];
@@ -266,7 +269,7 @@ class UniformGrid
     index_view m_cell_of;
     index_view m_cell_key;
     index_view m_bucket_base;
-    index_view m_cursors;
+    index_view m_counters;
     index_view m_oversized;
     index_view m_status;
     pair_view m_pairs;

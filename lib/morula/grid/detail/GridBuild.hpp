@@ -57,16 +57,32 @@ constexpr int bucket_target = 1024;
 //! Most cells a bucket spans (the team's histogram lives in scratch memory).
 constexpr int max_cells_per_bucket = 2048;
 
-//! How cell keys are grouped into buckets: bucket = key >> shift.
+/*!
+  How cell keys are grouped into buckets (bucket = key >> shift), and how each bucket's counter is
+  split into `stripes` counters so that concurrent increments rarely meet on one address: on GPUs
+  particle i uses stripe i % stripes (consecutive threads of a warp, which in nearly sorted input share
+  a bucket, then hit different counters); on CPUs stripe i / chunk (each thread's contiguous block of
+  particles has counters of its own, so no cache line bounces between cores).
+*/
 struct BucketLayout
 {
     int shift = 0;
     int cells_per_bucket = 1;
     int num_buckets = 1;
+    int stripes = 1;
+    int stripe_chunk = 1; //!< stripe of particle i: (i / stripe_chunk) % stripes
+
+    KOKKOS_INLINE_FUNCTION int stripe( int i ) const { return ( i / stripe_chunk ) % stripes; }
+    //! Counter of (bucket, stripe), stored stripe-major.
+    KOKKOS_INLINE_FUNCTION int counter( int bucket, int s ) const
+    {
+        return s * num_buckets + bucket;
+    }
+    int num_counters() const { return stripes * num_buckets; }
 };
 
 //! Power-of-two cells per bucket giving about bucket_target particles per bucket on average.
-inline BucketLayout choose_buckets( int ncells, int n )
+inline BucketLayout choose_buckets( int ncells, int n, bool host_backend, int concurrency )
 {
     BucketLayout b;
     const double want =
@@ -75,6 +91,16 @@ inline BucketLayout choose_buckets( int ncells, int n )
         ++b.shift;
     b.cells_per_bucket = 1 << b.shift;
     b.num_buckets = ( ncells + b.cells_per_bucket - 1 ) >> b.shift;
+    if ( host_backend )
+    {
+        b.stripes = concurrency > 1 ? concurrency : 1;
+        b.stripe_chunk = n / b.stripes + 1;
+    }
+    else
+    {
+        b.stripes = 16;
+        b.stripe_chunk = 1;
+    }
     return b;
 }
 
@@ -118,17 +144,14 @@ Kokkos::View<int*, MemorySpace> morton_cell_keys( const ExecutionSpace& exec,
 
 //! Resets the status array and the bucket counters, and stores n as the end of the last cell.
 template <class ExecutionSpace, class IndexView>
-void reset_build( const ExecutionSpace& exec, const IndexView& status, const IndexView& counts,
-                  const IndexView& cursors, int num_buckets, const IndexView& offsets, int ncells,
-                  int n )
+void reset_build( const ExecutionSpace& exec, const IndexView& status, const IndexView& counters,
+                  int num_counters, const IndexView& offsets, int ncells, int n )
 {
     Kokkos::parallel_for(
-        "morula::grid::reset_build", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, num_buckets + 1 ),
-        KOKKOS_LAMBDA( const int b ) {
-            counts( b ) = 0;
-            if ( b < num_buckets )
-                cursors( b ) = 0;
-            if ( b == 0 )
+        "morula::grid::reset_build", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, num_counters ),
+        KOKKOS_LAMBDA( const int c ) {
+            counters( c ) = 0;
+            if ( c == 0 )
             {
                 status( first_bad_particle ) = INT_MAX;
                 status( num_oversized ) = 0;
@@ -138,72 +161,144 @@ void reset_build( const ExecutionSpace& exec, const IndexView& status, const Ind
         } );
 }
 
+//! A particle's cell key and input checks (the body of pass 1).
+template <class Scalar, class PositionView, class IndexView>
+struct CellKeyOf
+{
+    GridGeometry<Scalar> g;
+    PositionView x;
+    IndexView cell_key; // Morton rank of each row-major cell, or empty
+    IndexView status;
+
+    KOKKOS_INLINE_FUNCTION int operator()( int i ) const
+    {
+        const Scalar p[3] = { x( i, 0 ), x( i, 1 ), x( i, 2 ) };
+        bool bad = false;
+        bool outside_periodic = false;
+        for ( int d = 0; d < 3; ++d )
+        {
+            const bool in_closed = p[d] >= g.box.lo[d] && p[d] <= g.box.hi[d];
+            bad = bad || !compat::isfinite( p[d] ) ||
+                  ( g.box.boundary[d] == Boundary::closed && !in_closed );
+            outside_periodic = outside_periodic || ( g.is_periodic( d ) && !g.inside( d, p[d] ) );
+        }
+        if ( bad )
+            Kokkos::atomic_fetch_min( &status( first_bad_particle ), i );
+        if ( outside_periodic )
+            Kokkos::atomic_fetch_max( &status( periodic_outside ), 1 );
+        const int key = g.linear_index( g.cell_coordinate( 0, p[0] ), g.cell_coordinate( 1, p[1] ),
+                                        g.cell_coordinate( 2, p[2] ) );
+        return cell_key.extent( 0 ) > 0 ? cell_key( key ) : key;
+    }
+};
+
 /*!
   Pass 1: each particle's cell key, its input checks (fused into the one read of the positions) and
-  the count of its bucket.
+  the count of its (bucket, stripe). GPUs increment atomically, one thread per particle; CPU threads
+  take one stripe each, a contiguous block of particles, and increment their own counters plainly
+  (an atomic read-modify-write would stall each core's out-of-order loads).
 */
 template <class ExecutionSpace, class Scalar, class PositionView, class IndexView>
 void count_buckets( const ExecutionSpace& exec, const GridGeometry<Scalar>& g,
-                    const PositionView& x, int n, const IndexView& cell_key, int shift,
-                    const IndexView& bucket_count, const IndexView& cell_of,
-                    const IndexView& status )
+                    const PositionView& x, int n, const IndexView& cell_key,
+                    const BucketLayout& layout, const IndexView& counters,
+                    const IndexView& cell_of, const IndexView& status )
 {
-    const bool morton = cell_key.extent( 0 ) > 0;
-    Kokkos::parallel_for(
-        "morula::grid::count_buckets", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, n ),
-        KOKKOS_LAMBDA( const int i ) {
-            const Scalar p[3] = { x( i, 0 ), x( i, 1 ), x( i, 2 ) };
-            bool bad = false;
-            bool outside_periodic = false;
-            for ( int d = 0; d < 3; ++d )
-            {
-                const bool in_closed = p[d] >= g.box.lo[d] && p[d] <= g.box.hi[d];
-                bad = bad || !compat::isfinite( p[d] ) ||
-                      ( g.box.boundary[d] == Boundary::closed && !in_closed );
-                outside_periodic =
-                    outside_periodic || ( g.is_periodic( d ) && !g.inside( d, p[d] ) );
-            }
-            if ( bad )
-                Kokkos::atomic_fetch_min( &status( first_bad_particle ), i );
-            if ( outside_periodic )
-                Kokkos::atomic_fetch_max( &status( periodic_outside ), 1 );
-            int key = g.linear_index( g.cell_coordinate( 0, p[0] ), g.cell_coordinate( 1, p[1] ),
-                                      g.cell_coordinate( 2, p[2] ) );
-            if ( morton )
-                key = cell_key( key );
-            cell_of( i ) = key;
-            Kokkos::atomic_add( &bucket_count( key >> shift ), 1 );
-        } );
+    const CellKeyOf<Scalar, PositionView, IndexView> key_of{ g, x, cell_key, status };
+    if constexpr ( Kokkos::SpaceAccessibility<Kokkos::HostSpace,
+                                              typename ExecutionSpace::memory_space>::accessible )
+    {
+        Kokkos::parallel_for(
+            "morula::grid::count_buckets",
+            Kokkos::RangePolicy<ExecutionSpace>( exec, 0, layout.stripes ),
+            KOKKOS_LAMBDA( const int s ) {
+                const int end = ( s + 1 ) * layout.stripe_chunk < n ? ( s + 1 ) * layout.stripe_chunk
+                                                                    : n;
+                for ( int i = s * layout.stripe_chunk; i < end; ++i )
+                {
+                    const int key = key_of( i );
+                    cell_of( i ) = key;
+                    ++counters( layout.counter( key >> layout.shift, s ) );
+                }
+            } );
+    }
+    else
+    {
+        Kokkos::parallel_for(
+            "morula::grid::count_buckets", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, n ),
+            KOKKOS_LAMBDA( const int i ) {
+                const int key = key_of( i );
+                cell_of( i ) = key;
+                Kokkos::atomic_add(
+                    &counters( layout.counter( key >> layout.shift, layout.stripe( i ) ) ), 1 );
+            } );
+    }
 }
 
-//! Pass 2: exclusive scan of v[0, m) in place; the caller's extra last entry (zero) receives the sum.
+/*!
+  Pass 2: exclusive scan of the counters in (bucket, stripe) order, in place, so that each counter
+  becomes the first slot of its stripe of its bucket; bucket_base(b) receives the start of bucket b and
+  bucket_base(num_buckets) the number of particles.
+*/
 template <class ExecutionSpace, class IndexView>
-void exclusive_scan_in_place( const ExecutionSpace& exec, const IndexView& v, int m )
+void scan_counters( const ExecutionSpace& exec, const BucketLayout& layout,
+                    const IndexView& counters, const IndexView& bucket_base )
 {
+    const int stripes = layout.stripes;
+    const int total = layout.num_counters();
     Kokkos::parallel_scan(
-        "morula::grid::scan_buckets", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, m ),
-        KOKKOS_LAMBDA( const int c, int& update, const bool final_pass ) {
-            const int count = v( c ); // read before the final pass overwrites it
+        "morula::grid::scan_buckets", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, total + 1 ),
+        KOKKOS_LAMBDA( const int t, int& update, const bool final_pass ) {
+            const int b = t / stripes;
+            const int c = t < total ? layout.counter( b, t % stripes ) : 0;
+            const int count = t < total ? counters( c ) : 0; // read before it is overwritten
             if ( final_pass )
-                v( c ) = update;
+            {
+                if ( t < total )
+                    counters( c ) = update;
+                if ( t % stripes == 0 )
+                    bucket_base( b ) = update;
+            }
             update += count;
         } );
 }
 
-//! Pass 3: (cell key, particle) pairs into their bucket's segment, in arrival order.
+//! Pass 3: (cell key, particle) pairs into their bucket's segment, through the stripe cursors
+//! (atomically on GPUs, one stripe per CPU thread otherwise, as in pass 1).
 template <class ExecutionSpace, class IndexView, class PairView>
-void scatter_to_buckets( const ExecutionSpace& exec, int n, int shift, const IndexView& bucket_base,
-                         const IndexView& cursors, const IndexView& cell_of,
-                         const PairView& pairs )
+void scatter_to_buckets( const ExecutionSpace& exec, int n, const BucketLayout& layout,
+                         const IndexView& cursors, const IndexView& cell_of, const PairView& pairs )
 {
-    Kokkos::parallel_for(
-        "morula::grid::scatter_to_buckets", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, n ),
-        KOKKOS_LAMBDA( const int i ) {
-            const int key = cell_of( i );
-            const int b = key >> shift;
-            const int slot = bucket_base( b ) + Kokkos::atomic_fetch_add( &cursors( b ), 1 );
-            pairs( slot ) = ( std::uint64_t( key ) << 32 ) | std::uint64_t( std::uint32_t( i ) );
-        } );
+    if constexpr ( Kokkos::SpaceAccessibility<Kokkos::HostSpace,
+                                              typename ExecutionSpace::memory_space>::accessible )
+    {
+        Kokkos::parallel_for(
+            "morula::grid::scatter_to_buckets",
+            Kokkos::RangePolicy<ExecutionSpace>( exec, 0, layout.stripes ),
+            KOKKOS_LAMBDA( const int s ) {
+                const int end = ( s + 1 ) * layout.stripe_chunk < n ? ( s + 1 ) * layout.stripe_chunk
+                                                                    : n;
+                for ( int i = s * layout.stripe_chunk; i < end; ++i )
+                {
+                    const int key = cell_of( i );
+                    const int slot = cursors( layout.counter( key >> layout.shift, s ) )++;
+                    pairs( slot ) =
+                        ( std::uint64_t( key ) << 32 ) | std::uint64_t( std::uint32_t( i ) );
+                }
+            } );
+    }
+    else
+    {
+        Kokkos::parallel_for(
+            "morula::grid::scatter_to_buckets", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, n ),
+            KOKKOS_LAMBDA( const int i ) {
+                const int key = cell_of( i );
+                const int c = layout.counter( key >> layout.shift, layout.stripe( i ) );
+                const int slot = Kokkos::atomic_fetch_add( &cursors( c ), 1 );
+                pairs( slot ) =
+                    ( std::uint64_t( key ) << 32 ) | std::uint64_t( std::uint32_t( i ) );
+            } );
+    }
 }
 
 /*!
@@ -228,8 +323,13 @@ void sort_buckets( const ExecutionSpace& exec, const BucketLayout& layout, int n
     const int cap_pow2 = next_pow2( bucket_capacity );
     const std::size_t scratch = key_scratch::shmem_size( cap_pow2 ) +
                                 int_scratch::shmem_size( bucket_capacity ) +
-                                int_scratch::shmem_size( cpb + 1 );
-    policy_type policy( exec, layout.num_buckets, Kokkos::AUTO );
+                                int_scratch::shmem_size( cpb + 1 ) + int_scratch::shmem_size( 1 );
+    constexpr bool host_backend =
+        Kokkos::SpaceAccessibility<Kokkos::HostSpace,
+                                   typename ExecutionSpace::memory_space>::accessible;
+    // CPU teams of one thread: the bucket is sorted sequentially, with no barriers.
+    policy_type policy = host_backend ? policy_type( exec, layout.num_buckets, 1 )
+                                      : policy_type( exec, layout.num_buckets, Kokkos::AUTO );
     policy.set_scratch_size( 0, Kokkos::PerTeam( scratch ) );
     Kokkos::parallel_for(
         "morula::grid::sort_buckets", policy, KOKKOS_LAMBDA( const member_type& team ) {
@@ -248,23 +348,23 @@ void sort_buckets( const ExecutionSpace& exec, const BucketLayout& layout, int n
             key_scratch key( team.team_scratch( 0 ), cap_pow2 );
             int_scratch out( team.team_scratch( 0 ), bucket_capacity );
             int_scratch hist( team.team_scratch( 0 ), cpb + 1 );
+            int_scratch long_cell( team.team_scratch( 0 ), 1 );
 
-            // Load the pairs as (local cell, particle) and count each cell.
+            // Load the pairs as (local cell, particle) and count each cell; note a cell too long
+            // for the per-cell insertion sort (exactly one increment sees the threshold).
             Kokkos::parallel_for( Kokkos::TeamThreadRange( team, nc ),
                                   [&]( const int c ) { hist( c ) = 0; } );
+            Kokkos::single( Kokkos::PerTeam( team ), [&] { long_cell( 0 ) = 0; } );
             team.team_barrier();
             Kokkos::parallel_for( Kokkos::TeamThreadRange( team, m ), [&]( const int k ) {
                 const std::uint64_t e = pairs( base + k );
                 const int lc = static_cast<int>( e >> 32 ) - c0;
                 key( k ) = ( std::uint64_t( lc ) << 32 ) | ( e & 0xffffffffu );
-                Kokkos::atomic_add( &hist( lc ), 1 );
+                if ( Kokkos::atomic_fetch_add( &hist( lc ), 1 ) == thread_sort_max )
+                    long_cell( 0 ) = 1;
             } );
             team.team_barrier();
-            int longest = 0;
-            Kokkos::parallel_reduce(
-                Kokkos::TeamThreadRange( team, nc ),
-                [&]( const int c, int& mx ) { mx = hist( c ) > mx ? hist( c ) : mx; },
-                Kokkos::Max<int>( longest ) );
+            const bool longest_is_short = long_cell( 0 ) == 0;
             // Cell starts: exclusive scan of the counts, written out for the bucket's cells.
             Kokkos::parallel_scan( Kokkos::TeamThreadRange( team, nc ),
                                    [&]( const int c, int& update, const bool final_pass ) {
@@ -277,7 +377,7 @@ void sort_buckets( const ExecutionSpace& exec, const BucketLayout& layout, int n
                                        update += count;
                                    } );
             team.team_barrier();
-            if ( longest <= thread_sort_max )
+            if ( longest_is_short )
             {
                 // Counting sort: place by cell, then order each (short) cell by particle index.
                 Kokkos::parallel_for( Kokkos::TeamThreadRange( team, m ), [&]( const int k ) {

@@ -1,9 +1,11 @@
 /*!
   \file NeighborListFill.hpp
-  \brief Writing the CSR neighbour list: coalesced on GPUs through a staging buffer in team scratch.
+  \brief Writing the CSR neighbour list: on GPUs through team scratch memory, both ways.
 */
 #ifndef MORULA_GRID_DETAIL_NEIGHBORLISTFILL_HPP
 #define MORULA_GRID_DETAIL_NEIGHBORLISTFILL_HPP
+
+#include <morula/grid/detail/NeighborTile.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -12,15 +14,18 @@
 namespace morula::grid::detail
 {
 
-//! Entries of a team's staging buffer (32 KiB of scratch memory).
-constexpr int fill_staging_entries = 8192;
+//! Entries of a fill team's staging buffer (16 KiB), beside a 24 KiB tile of positions.
+constexpr int fill_staging_entries = 4096;
+constexpr int fill_tile_bytes = 24 * 1024;
 
 /*!
-  Writes every particle's neighbours at indices(offsets(i)) onwards. On a GPU the neighbours of
-  consecutive particles are adjacent in the list, but one thread per particle would store to as many
-  different places as the warp has threads; the team therefore collects its particles' lists in
-  scratch memory and copies the whole run out with consecutive threads on consecutive entries
-  (entries past the buffer's capacity, rare, are stored directly). CPU backends store directly.
+  Writes every particle's neighbours at indices(offsets(i)) onwards, in the order of
+  NeighborQuery::for_each_neighbor. On a GPU, with the data in cell order, a team takes a block of cells
+  (as for_each_particle does), reads candidates from a staged tile, collects the block's lists in a
+  staging buffer and copies the block's run of the list out with consecutive threads on consecutive
+  entries: one thread per particle would otherwise store to as many places as a warp has threads.
+  Entries beyond the buffer's capacity (dense blocks) are stored directly. CPU backends and other
+  layouts store directly.
 */
 template <class ExecutionSpace, class Query, class OffsetView, class IndexView, class Scalar>
 void fill_neighbor_list( const ExecutionSpace& exec, const Query& query, int n, Scalar radius,
@@ -30,7 +35,9 @@ void fill_neighbor_list( const ExecutionSpace& exec, const Query& query, int n, 
     constexpr bool host_backend =
         Kokkos::SpaceAccessibility<Kokkos::HostSpace,
                                    typename ExecutionSpace::memory_space>::accessible;
-    if constexpr ( host_backend )
+    const bool tiled = !host_backend && query.data_sorted() && query.row_major() &&
+                       !query.per_pair_minimum_image();
+    if ( !tiled )
     {
         Kokkos::parallel_for(
             "morula::grid::neighbor_fill", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, n ),
@@ -39,44 +46,62 @@ void fill_neighbor_list( const ExecutionSpace& exec, const Query& query, int n, 
                 query.for_each_neighbor( i, radius, [&]( const int j, Scalar, Scalar, Scalar,
                                                          Scalar ) { indices( k++ ) = j; } );
             } );
+        return;
     }
-    else
-    {
-        using policy_type = Kokkos::TeamPolicy<ExecutionSpace>;
-        using member_type = typename policy_type::member_type;
-        using scratch_view = Kokkos::View<int*, typename ExecutionSpace::scratch_memory_space,
-                                          Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
-        constexpr int particles_per_team = 128;
-        const int teams = ( n + particles_per_team - 1 ) / particles_per_team;
-        policy_type policy( exec, teams, particles_per_team );
-        policy.set_scratch_size(
-            0, Kokkos::PerTeam( scratch_view::shmem_size( fill_staging_entries ) ) );
-        Kokkos::parallel_for(
-            "morula::grid::neighbor_fill_staged", policy, KOKKOS_LAMBDA( const member_type& team ) {
-                const int first = team.league_rank() * particles_per_team;
-                const int last = first + particles_per_team < n ? first + particles_per_team : n;
-                const offset_type run_begin = offsets( first );
-                const offset_type run_end = offsets( last );
-                scratch_view staged( team.team_scratch( 0 ), fill_staging_entries );
-                Kokkos::parallel_for( Kokkos::TeamThreadRange( team, first, last ), [&]( const int i ) {
-                    offset_type k = offsets( i ) - run_begin;
-                    query.for_each_neighbor( i, radius, [&]( const int j, Scalar, Scalar, Scalar,
-                                                             Scalar ) {
-                        if ( k < fill_staging_entries )
-                            staged( static_cast<int>( k ) ) = j;
-                        else
-                            indices( run_begin + k ) = j;
-                        ++k;
-                    } );
-                } );
-                team.team_barrier();
-                const offset_type staged_count = run_end - run_begin < fill_staging_entries
-                                                     ? run_end - run_begin
-                                                     : offset_type( fill_staging_entries );
-                Kokkos::parallel_for( Kokkos::TeamThreadRange( team, static_cast<int>( staged_count ) ),
-                                      [&]( const int k ) { indices( run_begin + k ) = staged( k ); } );
+    using scratch_space = typename ExecutionSpace::scratch_memory_space;
+    using tile_type = NeighborTile<Scalar, scratch_space, fill_tile_bytes>;
+    using staging_view =
+        Kokkos::View<int*, scratch_space, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+    using policy_type = Kokkos::TeamPolicy<ExecutionSpace>;
+    using member_type = typename policy_type::member_type;
+    const auto& g = query.geometry();
+    const TileLayout layout = choose_tiles( g, n );
+    policy_type policy( exec, layout.num_tiles, tile_team_size );
+    policy.set_scratch_size( 0, Kokkos::PerTeam( tile_type::scratch_bytes() +
+                                                 staging_view::shmem_size( fill_staging_entries ) ) );
+    const int nx = g.ncell[0];
+    const int ny = g.ncell[1];
+    const auto cell_offsets = query.cell_offsets();
+    const Scalar r2max = radius * radius;
+    Kokkos::parallel_for(
+        "morula::grid::neighbor_fill_tiled", policy, KOKKOS_LAMBDA( const member_type& team ) {
+            const int t = team.league_rank();
+            const int xb = t % layout.blocks_per_row;
+            const int row_index = t / layout.blocks_per_row;
+            const int x0 = xb * layout.width;
+            const int x1 = x0 + layout.width < nx ? x0 + layout.width : nx;
+            const int first = cell_offsets( nx * row_index + x0 );
+            const int last = cell_offsets( nx * row_index + x1 );
+            if ( first == last )
+                return;
+            const tile_type tile( team );
+            staging_view staged( team.team_scratch( 0 ), fill_staging_entries );
+            const bool in_tile = tile.load( team, query, x0, x1, row_index % ny, row_index / ny );
+            const offset_type run_begin = offsets( first );
+            const offset_type run_end = offsets( last );
+            Kokkos::parallel_for( Kokkos::TeamThreadRange( team, first, last ), [&]( const int i ) {
+                offset_type k = offsets( i ) - run_begin;
+                auto store = [&]( const int j, Scalar, Scalar, Scalar, Scalar ) {
+                    if ( k < fill_staging_entries )
+                        staged( static_cast<int>( k ) ) = j;
+                    else
+                        indices( run_begin + k ) = j;
+                    ++k;
+                };
+                if ( in_tile )
+                    query.template visit_stencil<false>( i, query.position( i, 0 ),
+                                                         query.position( i, 1 ),
+                                                         query.position( i, 2 ), r2max, tile, store );
+                else
+                    query.for_each_neighbor( i, radius, store );
             } );
-    }
+            team.team_barrier();
+            const int staged_count = run_end - run_begin < fill_staging_entries
+                                         ? static_cast<int>( run_end - run_begin )
+                                         : fill_staging_entries;
+            Kokkos::parallel_for( Kokkos::TeamThreadRange( team, staged_count ),
+                                  [&]( const int k ) { indices( run_begin + k ) = staged( k ); } );
+        } );
 }
 
 } // namespace morula::grid::detail
