@@ -112,7 +112,7 @@ constexpr int list_team_size = 128;
 */
 template <class ExecutionSpace, class MemorySpace, class Functor>
 void for_each_listed_particle( const ExecutionSpace& exec, const NeighborListView<MemorySpace>& list,
-                               int n, const Functor& f,
+                               int n, const Functor& f, bool stage_in_scratch = true,
                                const std::string& label = "morula::grid::for_each_listed_particle" )
 {
     using neighbors_type = ListedNeighbors<MemorySpace, ExecutionSpace>;
@@ -122,7 +122,7 @@ void for_each_listed_particle( const ExecutionSpace& exec, const NeighborListVie
     constexpr bool host_backend =
         Kokkos::SpaceAccessibility<Kokkos::HostSpace,
                                    typename ExecutionSpace::memory_space>::accessible;
-    if constexpr ( host_backend )
+    if ( host_backend || !stage_in_scratch )
     {
         Kokkos::parallel_for(
             label, Kokkos::RangePolicy<ExecutionSpace>( exec, 0, n ), KOKKOS_LAMBDA( const int i ) {
@@ -189,7 +189,8 @@ class NeighborList
       \throws core::InputError if cutoff <= 0, skin < 0 or cutoff + skin exceeds the grid's cutoff.
     */
     template <class ExecutionSpace, class Query>
-    void build( const ExecutionSpace& exec, const Query& query, Scalar cutoff, Scalar skin = 0 )
+    void build( const ExecutionSpace& exec, const Query& query, Scalar cutoff, Scalar skin = 0,
+                bool stage_in_scratch = true )
     {
         static_assert( Kokkos::SpaceAccessibility<ExecutionSpace, MemorySpace>::accessible,
                        "NeighborList::build: the execution space cannot access the list's memory" );
@@ -215,7 +216,7 @@ class NeighborList
         for_each_particle(
             exec, query,
             KOKKOS_LAMBDA( const int i, const neighbors_type& nb ) { offsets( i ) = nb.count(); },
-            radius, "morula::grid::neighbor_count" );
+            radius, stage_in_scratch, "morula::grid::neighbor_count" );
         offset_type total = 0;
         Kokkos::parallel_scan(
             "morula::grid::neighbor_scan", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, n + 1 ),
@@ -230,7 +231,7 @@ class NeighborList
             m_indices = index_view( Kokkos::view_alloc( Kokkos::WithoutInitializing,
                                                         "morula::grid::neighbor_indices" ),
                                     total + total / 8 );
-        detail::fill_neighbor_list( exec, query, n, radius, offsets, m_indices );
+        detail::fill_neighbor_list( exec, query, n, radius, offsets, m_indices, stage_in_scratch );
         m_num_particles = n;
         m_num_pairs = total;
         m_cutoff = cutoff;

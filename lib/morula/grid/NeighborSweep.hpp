@@ -93,10 +93,11 @@ using ParticleNeighbors =
   image) each thread queries global memory directly. The neighbours are the same either way.
 
   \param radius neighbour radius, at most the grid's cutoff (default: the cutoff)
+  \param stage_in_scratch allow the staged GPU path (false: every thread reads global memory)
 */
 template <class ExecutionSpace, class Query, class Functor>
 void for_each_particle( const ExecutionSpace& exec, const Query& query, const Functor& f,
-                        typename Query::scalar_type radius = -1,
+                        typename Query::scalar_type radius = -1, bool stage_in_scratch = true,
                         const std::string& label = "morula::grid::for_each_particle" )
 {
     using neighbors_type = ParticleNeighbors<Query, ExecutionSpace>;
@@ -111,8 +112,8 @@ void for_each_particle( const ExecutionSpace& exec, const Query& query, const Fu
     constexpr bool host_backend =
         Kokkos::SpaceAccessibility<Kokkos::HostSpace,
                                    typename ExecutionSpace::memory_space>::accessible;
-    const bool tiled = !host_backend && query.data_sorted() && query.row_major() &&
-                       !query.per_pair_minimum_image();
+    const bool tiled = stage_in_scratch && !host_backend && query.data_sorted() &&
+                       query.row_major() && !query.per_pair_minimum_image();
     if ( !tiled )
     {
         Kokkos::parallel_for(

@@ -29,14 +29,15 @@ constexpr int fill_tile_bytes = 24 * 1024;
 */
 template <class ExecutionSpace, class Query, class OffsetView, class IndexView, class Scalar>
 void fill_neighbor_list( const ExecutionSpace& exec, const Query& query, int n, Scalar radius,
-                         const OffsetView& offsets, const IndexView& indices )
+                         const OffsetView& offsets, const IndexView& indices,
+                         bool stage_in_scratch = true )
 {
     using offset_type = typename OffsetView::non_const_value_type;
     constexpr bool host_backend =
         Kokkos::SpaceAccessibility<Kokkos::HostSpace,
                                    typename ExecutionSpace::memory_space>::accessible;
-    const bool tiled = !host_backend && query.data_sorted() && query.row_major() &&
-                       !query.per_pair_minimum_image();
+    const bool tiled = stage_in_scratch && !host_backend && query.data_sorted() &&
+                       query.row_major() && !query.per_pair_minimum_image();
     if ( !tiled )
     {
         Kokkos::parallel_for(

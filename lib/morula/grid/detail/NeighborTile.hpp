@@ -99,46 +99,51 @@ struct NeighborTile
         const int nx = g.ncell[0];
         const int ny = g.ncell[1];
         const bool periodic_x = g.is_periodic( 0 );
+        // Each of the 27 runs is planned by its own thread (two offset loads each, in parallel);
+        // one thread then turns the lengths into starts.
+        Kokkos::parallel_for( Kokkos::TeamThreadRange( team, tile_pieces ), [&]( const int p ) {
+            const int oz = p / 9 - 1;
+            const int oy = ( p / 3 ) % 3 - 1;
+            const int kind = p % 3;
+            int nz, ny_;
+            Scalar s;
+            const bool exists =
+                q.neighbor_cell( 2, cz, oz, nz, s ) && q.neighbor_cell( 1, cy, oy, ny_, s );
+            const int row = nx * ( ny_ + ny * nz );
+            int begin = 0, end = 0;
+            if ( exists )
+            {
+                if ( kind == 1 )
+                {
+                    const int lo = x0 > 0 ? x0 - 1 : 0;
+                    const int hi = x1 < nx ? x1 : nx - 1;
+                    begin = offsets( row + lo );
+                    end = offsets( row + hi + 1 );
+                }
+                else if ( periodic_x && nx >= 3 && kind == 0 && x0 == 0 )
+                {
+                    begin = offsets( row + nx - 1 );
+                    end = offsets( row + nx );
+                }
+                else if ( periodic_x && nx >= 3 && kind == 2 && x1 == nx )
+                {
+                    begin = offsets( row );
+                    end = offsets( row + 1 );
+                }
+            }
+            run( 2 * p ) = begin;
+            run( 2 * p + 1 ) = end - begin; // length for now
+        } );
+        team.team_barrier();
         Kokkos::single( Kokkos::PerTeam( team ), [&] {
             int total = 0;
-            for ( int oz = -1; oz <= 1; ++oz )
-                for ( int oy = -1; oy <= 1; ++oy )
-                {
-                    const int piece = 3 * ( 3 * ( oz + 1 ) + ( oy + 1 ) );
-                    int nz, ny_;
-                    Scalar s;
-                    const bool exists = q.neighbor_cell( 2, cz, oz, nz, s ) &&
-                                        q.neighbor_cell( 1, cy, oy, ny_, s );
-                    const int row = nx * ( ny_ + ny * nz );
-                    for ( int kind = 0; kind < 3; ++kind )
-                    {
-                        int begin = 0, end = 0;
-                        if ( exists )
-                        {
-                            if ( kind == 1 )
-                            {
-                                const int lo = x0 > 0 ? x0 - 1 : 0;
-                                const int hi = x1 < nx ? x1 : nx - 1;
-                                begin = offsets( row + lo );
-                                end = offsets( row + hi + 1 );
-                            }
-                            else if ( periodic_x && nx >= 3 && kind == 0 && x0 == 0 )
-                            {
-                                begin = offsets( row + nx - 1 );
-                                end = offsets( row + nx );
-                            }
-                            else if ( periodic_x && nx >= 3 && kind == 2 && x1 == nx )
-                            {
-                                begin = offsets( row );
-                                end = offsets( row + 1 );
-                            }
-                        }
-                        run( 2 * ( piece + kind ) ) = begin;
-                        run( 2 * ( piece + kind ) + 1 ) = total;
-                        delta( piece + kind ) = total - begin;
-                        total += end - begin;
-                    }
-                }
+            for ( int p = 0; p < tile_pieces; ++p )
+            {
+                const int length = run( 2 * p + 1 );
+                run( 2 * p + 1 ) = total;
+                delta( p ) = total - run( 2 * p );
+                total += length;
+            }
             run( 2 * tile_pieces ) = total;
         } );
         team.team_barrier();
@@ -148,10 +153,17 @@ struct NeighborTile
         // Copy: entry t of the tile belongs to the last run starting at or before it.
         const auto& xg = q;
         Kokkos::parallel_for( Kokkos::TeamThreadRange( team, total ), [&]( const int t ) {
-            int r = 0;
-            while ( r + 1 < tile_pieces && run( 2 * ( r + 1 ) + 1 ) <= t )
-                ++r;
-            const int slot = t - delta( r );
+            // Binary search for the last run starting at or before t (empty runs share starts).
+            int lo = 0, hi = tile_pieces; // start(lo) <= t < start(hi); start(27) is the total
+            while ( hi - lo > 1 )
+            {
+                const int mid = ( lo + hi ) / 2;
+                if ( run( 2 * mid + 1 ) <= t )
+                    lo = mid;
+                else
+                    hi = mid;
+            }
+            const int slot = t - delta( lo );
             x( t ) = xg.position( slot, 0 );
             y( t ) = xg.position( slot, 1 );
             z( t ) = xg.position( slot, 2 );
