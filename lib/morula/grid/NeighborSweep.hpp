@@ -33,9 +33,17 @@ class BasicParticleNeighbors
     using tile_type =
         detail::NeighborTile<scalar_type, typename ExecutionSpace::scratch_memory_space>;
 
-    KOKKOS_INLINE_FUNCTION BasicParticleNeighbors( const Query& q, const tile_type* tile, int i,
+    //! Neighbours read through the query (global memory).
+    KOKKOS_INLINE_FUNCTION BasicParticleNeighbors( const Query& q, int i, scalar_type radius )
+        : m_q( q ), m_i( i ), m_radius( radius )
+    {
+    }
+
+    //! Neighbours read from a staged tile (held by value: a pointer to a local object would send
+    //! the tile's handles, and every candidate load through them, to local memory).
+    KOKKOS_INLINE_FUNCTION BasicParticleNeighbors( const Query& q, const tile_type& tile, int i,
                                                    scalar_type radius )
-        : m_q( q ), m_tile( tile ), m_i( i ), m_radius( radius )
+        : m_q( q ), m_tile( tile ), m_staged( true ), m_i( i ), m_radius( radius )
     {
     }
 
@@ -45,10 +53,10 @@ class BasicParticleNeighbors
     template <class F>
     KOKKOS_INLINE_FUNCTION void for_each( F&& f ) const
     {
-        if ( m_tile )
+        if ( m_staged )
             m_q.template visit_stencil<false>( m_i, m_q.position( m_i, 0 ), m_q.position( m_i, 1 ),
-                                               m_q.position( m_i, 2 ), m_radius * m_radius,
-                                               *m_tile, f );
+                                               m_q.position( m_i, 2 ), m_radius * m_radius, m_tile,
+                                               f );
         else
             m_q.for_each_neighbor( m_i, m_radius, f );
     }
@@ -62,7 +70,8 @@ class BasicParticleNeighbors
 
   private:
     const Query& m_q;
-    const tile_type* m_tile;
+    tile_type m_tile;
+    bool m_staged = false;
     int m_i;
     scalar_type m_radius;
 };
@@ -118,7 +127,7 @@ void for_each_particle( const ExecutionSpace& exec, const Query& query, const Fu
     {
         Kokkos::parallel_for(
             label, Kokkos::RangePolicy<ExecutionSpace>( exec, 0, n ), KOKKOS_LAMBDA( const int i ) {
-                const neighbors_type nb( query, nullptr, i, radius );
+                const neighbors_type nb( query, i, radius );
                 f( i, nb );
             } );
         return;
@@ -148,10 +157,16 @@ void for_each_particle( const ExecutionSpace& exec, const Query& query, const Fu
                 return;
             const tile_type tile( team );
             const bool staged = tile.load( team, query, x0, x1, cy, cz );
-            Kokkos::parallel_for( Kokkos::TeamThreadRange( team, begin, end ), [&]( const int i ) {
-                const neighbors_type nb( query, staged ? &tile : nullptr, i, radius );
-                f( i, nb );
-            } );
+            if ( staged )
+                Kokkos::parallel_for( Kokkos::TeamThreadRange( team, begin, end ), [&]( const int i ) {
+                    const neighbors_type nb( query, tile, i, radius );
+                    f( i, nb );
+                } );
+            else
+                Kokkos::parallel_for( Kokkos::TeamThreadRange( team, begin, end ), [&]( const int i ) {
+                    const neighbors_type nb( query, i, radius );
+                    f( i, nb );
+                } );
         } );
 }
 

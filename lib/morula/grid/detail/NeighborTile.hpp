@@ -76,6 +76,8 @@ struct NeighborTile
                int_scratch::shmem_size( 2 * tile_pieces + 1 );
     }
 
+    NeighborTile() = default;
+
     template <class Member>
     KOKKOS_INLINE_FUNCTION explicit NeighborTile( const Member& team )
         : x( team.team_scratch( 0 ), capacity() )
