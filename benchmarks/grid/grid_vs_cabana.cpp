@@ -239,18 +239,11 @@ nlohmann::json run_case( const ExecutionSpace& exec, const Settings& set, const 
     Kokkos::View<int*, memory_space> m_count( "m_count", n );
     Kokkos::View<int*, memory_space> c_count( "c_count", n );
     using neighbors_type = morula::grid::ParticleNeighbors<decltype( sorted_query ), ExecutionSpace>;
-    auto morula_sweep = [&]( bool staged ) {
-        return time_phase( exec, set.warmup, set.runs, [&] {
-            morula::grid::for_each_particle(
-                exec, sorted_query,
-                KOKKOS_LAMBDA( const int i, const neighbors_type& nb ) { m_count( i ) = nb.count(); },
-                -1, staged );
-        } );
-    };
-    const Stats m_sweep_global = morula_sweep( false );
-    const Stats m_sweep_staged = morula_sweep( true );
-    const bool sweep_staged_faster = m_sweep_staged.median() < m_sweep_global.median();
-    const Stats& m_sweep = sweep_staged_faster ? m_sweep_staged : m_sweep_global;
+    const Stats m_sweep = time_phase( exec, set.warmup, set.runs, [&] {
+        morula::grid::for_each_particle(
+            exec, sorted_query,
+            KOKKOS_LAMBDA( const int i, const neighbors_type& nb ) { m_count( i ) = nb.count(); } );
+    } );
     const CabanaScalar rc2 = c_cutoff * c_cutoff;
     auto c_count_op = KOKKOS_LAMBDA( const int i, const int j )
     {
@@ -299,51 +292,29 @@ nlohmann::json run_case( const ExecutionSpace& exec, const Settings& set, const 
     const double candidates =
         morula::bench::stencil_candidates( off, g.ncell[0], g.ncell[1], g.ncell[2] );
     report( "sweep through grid", m_sweep, c_sweep );
-    std::printf( "    %-26s morula %9.3f ms global reads, %9.3f ms staged in scratch\n", "",
-                 1e3 * m_sweep_global.median(), 1e3 * m_sweep_staged.median() );
     std::printf( "    %-26s cabana %9.3f ms (its benchmark op: atomic per candidate, no distance)\n",
                  "", 1e3 * c_sweep_anchor.median() );
     result["sweep"] = both( m_sweep, c_sweep );
-    result["sweep"]["morula_global_reads"] = m_sweep_global.to_json();
-    result["sweep"]["morula_staged"] = m_sweep_staged.to_json();
     result["sweep"]["candidate_pairs"] = candidates;
     result["sweep"]["morula_candidate_pairs_per_s"] = candidates / m_sweep.median();
     result["sweep_cabana_benchmark_op"] = c_sweep_anchor.to_json();
 
     // --- 4. CSR / Verlet list build -----------------------------------------------------------------
     morula::grid::NeighborList<MorulaScalar, memory_space> list;
-    const Stats m_list_global = time_phase(
-        exec, set.warmup, set.runs, [&] { list.build( exec, sorted_query, cutoff, 0, false ); } );
-    const Stats m_list_staged = time_phase(
-        exec, set.warmup, set.runs, [&] { list.build( exec, sorted_query, cutoff, 0, true ); } );
-    const Stats& m_list =
-        m_list_staged.median() < m_list_global.median() ? m_list_staged : m_list_global;
-    std::printf( "    %-26s morula %9.3f ms global reads, %9.3f ms staged in scratch\n",
-                 "neighbour list build", 1e3 * m_list_global.median(),
-                 1e3 * m_list_staged.median() );
+    const Stats m_list = time_phase( exec, set.warmup, set.runs,
+                                     [&] { list.build( exec, sorted_query, cutoff ); } );
     if ( list.num_pairs() != pairs )
         throw std::runtime_error( "case " + spec.name + ": the CSR list holds " +
                                   std::to_string( list.num_pairs() ) + " pairs, expected " +
                                   std::to_string( pairs ) );
     Kokkos::View<int*, memory_space> m_sum( "m_sum", n );
     using listed_type = morula::grid::ListedNeighbors<memory_space, ExecutionSpace>;
-    auto morula_list_sweep = [&]( bool staged ) {
-        return time_phase( exec, set.warmup, set.runs, [&] {
-            morula::grid::for_each_listed_particle(
-                exec, list.view(), n,
-                KOKKOS_LAMBDA( const int i, const listed_type& nb ) {
-                    nb.for_each( [&]( const int j ) { Kokkos::atomic_add( &m_sum( i ), j ); } );
-                },
-                staged );
-        } );
-    };
-    const Stats m_iter_global = morula_list_sweep( false );
-    const Stats m_iter_staged = morula_list_sweep( true );
-    const Stats& m_iter =
-        m_iter_staged.median() < m_iter_global.median() ? m_iter_staged : m_iter_global;
-    std::printf( "    %-26s morula %9.3f ms global reads, %9.3f ms staged in scratch\n",
-                 "sweep over the list", 1e3 * m_iter_global.median(),
-                 1e3 * m_iter_staged.median() );
+    const Stats m_iter = time_phase( exec, set.warmup, set.runs, [&] {
+        morula::grid::for_each_listed_particle(
+            exec, list.view(), n, KOKKOS_LAMBDA( const int i, const listed_type& nb ) {
+                nb.for_each( [&]( const int j ) { Kokkos::atomic_add( &m_sum( i ), j ); } );
+            } );
+    } );
     // Morula with the sum kept in a register (the usual way to write such a kernel).
     const Stats m_iter_reg = time_phase( exec, set.warmup, set.runs, [&] {
         morula::grid::for_each_listed_particle(
@@ -352,8 +323,7 @@ nlohmann::json run_case( const ExecutionSpace& exec, const Settings& set, const 
                 int s = 0;
                 nb.for_each( [&]( const int j ) { s += j; } );
                 m_sum( i ) = s;
-            },
-            m_iter_staged.median() < m_iter_global.median() );
+            } );
     } );
     if constexpr ( std::is_same<CabanaScalar, double>::value )
     {
@@ -374,8 +344,6 @@ nlohmann::json run_case( const ExecutionSpace& exec, const Settings& set, const 
                                       std::to_string( pairs ) );
         report( "neighbour list build", m_list, c_list );
         result["list_build"] = both( m_list, c_list );
-        result["list_build"]["morula_global_reads"] = m_list_global.to_json();
-        result["list_build"]["morula_staged"] = m_list_staged.to_json();
 
         // --- 5. sweep over the list: Cabana's benchmark op (atomic add of j) for both ------------
         Kokkos::View<int*, memory_space> c_sum( "c_sum", n );
@@ -389,8 +357,6 @@ nlohmann::json run_case( const ExecutionSpace& exec, const Settings& set, const 
         } );
         report( "sweep over the list", m_iter, c_iter );
         result["list_sweep"] = both( m_iter, c_iter );
-        result["list_sweep"]["morula_global_reads"] = m_iter_global.to_json();
-        result["list_sweep"]["morula_staged"] = m_iter_staged.to_json();
     }
     else
     {

@@ -207,7 +207,7 @@ NeighborSets<Scalar> query_sets( const Query& query, int n, Scalar radius, int s
     return collect<Scalar>( count, idx, r2, n, stride, "grid query" );
 }
 
-//! Neighbour sets of every particle as visited by for_each_particle (staged tiles on GPUs).
+//! Neighbour sets of every particle as visited by for_each_particle.
 template <class Scalar, class Query>
 NeighborSets<Scalar> sweep_sets( const Query& query, int n, Scalar radius, int stride )
 {

@@ -36,7 +36,7 @@ NeighborSets<Scalar> list_sets( const NeighborList<Scalar, TEST_MEMSPACE>& list,
     return sets;
 }
 
-//! The list as visited by for_each_listed_particle (staged runs on GPUs), per particle in order.
+//! The list as visited by for_each_listed_particle, per particle in order.
 template <class Scalar>
 std::vector<std::vector<int>> listed_in_order( const NeighborList<Scalar, TEST_MEMSPACE>& list,
                                                int n, int stride )
@@ -112,7 +112,7 @@ void list_equals_brute_force( const Box<Scalar>& box, unsigned seed )
     expect_same_sets( without_distances( expected ), list_sets( list, n ), "CSR list" );
     expect_listed_visit( list, n );
 
-    // Built from data in cell order (the staged GPU paths of the count and the fill).
+    // Built from data in cell order (queries without indirection).
     morula::core::Particles<Scalar, TEST_MEMSPACE> sorted( "sorted", n );
     Kokkos::deep_copy( Kokkos::subview( sorted.positions(), std::make_pair( 0, n ), Kokkos::ALL ),
                        Kokkos::subview( x, std::make_pair( 0, n ), Kokkos::ALL ) );

@@ -156,7 +156,7 @@ void check_against_brute_force( const Box<Scalar>& box, const Points<Scalar>& po
     const auto expected_sorted = brute_force( box, particles.positions(), n, radii[0], max_count );
     expect_same_sets( expected_sorted, query_sets( sorted_query, n, radii[0], max_count + 1 ),
                       what + ", permuted data" );
-    // Sorted data: on GPUs for_each_particle stages tiles in scratch memory.
+    // Sorted data through for_each_particle.
     for ( const Scalar radius : radii )
     {
         const auto expected_r = brute_force( box, particles.positions(), n, radius, max_count );

@@ -53,21 +53,14 @@ struct NeighborListView
 
 /*!
   \brief The listed neighbours of one particle, handed to the function of
-  for_each_listed_particle(): read from a team's staged copy of the list where there is one.
+  for_each_listed_particle().
 */
 template <class MemorySpace, class ExecutionSpace>
 class ListedNeighbors
 {
   public:
-    using offset_type = std::int64_t;
-    using staged_view = Kokkos::View<const int*, typename ExecutionSpace::scratch_memory_space,
-                                     Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
-
-    KOKKOS_INLINE_FUNCTION ListedNeighbors( const NeighborListView<MemorySpace>& list, int i,
-                                            const staged_view& staged, offset_type staged_begin,
-                                            offset_type staged_end )
-        : m_list( list ), m_i( i ), m_staged( staged ), m_staged_begin( staged_begin ),
-          m_staged_end( staged_end )
+    KOKKOS_INLINE_FUNCTION ListedNeighbors( const NeighborListView<MemorySpace>& list, int i )
+        : m_list( list ), m_i( i )
     {
     }
 
@@ -78,89 +71,30 @@ class ListedNeighbors
     template <class F>
     KOKKOS_INLINE_FUNCTION void for_each( F&& f ) const
     {
-        const offset_type b = m_list.begin( m_i );
-        const offset_type e = m_list.end( m_i );
-        for ( offset_type k = b; k < e; ++k )
-            f( k >= m_staged_begin && k < m_staged_end
-                   ? m_staged( static_cast<int>( k - m_staged_begin ) )
-                   : m_list.indices( k ) );
+        m_list.for_each( m_i, f );
     }
 
   private:
-    NeighborListView<MemorySpace> m_list;
+    const NeighborListView<MemorySpace>& m_list;
     int m_i;
-    staged_view m_staged;
-    offset_type m_staged_begin;
-    offset_type m_staged_end;
 };
-
-namespace detail
-{
-//! Entries of a team's staged copy of the list (32 KiB).
-constexpr int list_staging_entries = 8192;
-constexpr int list_team_size = 128;
-} // namespace detail
 
 /*!
   \brief Runs f(i, neighbours) for every particle i < n of a neighbour list, in parallel, one thread per
   particle, where `neighbours` is a ListedNeighbors<MemorySpace, ExecutionSpace> (call
   `neighbours.for_each([&](int j) { ... })`).
-
-  On GPUs a team of threads takes consecutive particles, whose lists are one contiguous run of the
-  CSR array, and copies that run to scratch memory with coalesced loads before its threads walk their
-  lists (one thread per particle would otherwise load from as many places as a warp has threads).
 */
 template <class ExecutionSpace, class MemorySpace, class Functor>
 void for_each_listed_particle( const ExecutionSpace& exec, const NeighborListView<MemorySpace>& list,
-                               int n, const Functor& f, bool stage_in_scratch = true,
+                               int n, const Functor& f,
                                const std::string& label = "morula::grid::for_each_listed_particle" )
 {
     using neighbors_type = ListedNeighbors<MemorySpace, ExecutionSpace>;
-    using offset_type = typename neighbors_type::offset_type;
-    using scratch_view = Kokkos::View<int*, typename ExecutionSpace::scratch_memory_space,
-                                      Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
-    constexpr bool host_backend =
-        Kokkos::SpaceAccessibility<Kokkos::HostSpace,
-                                   typename ExecutionSpace::memory_space>::accessible;
-    if ( host_backend || !stage_in_scratch )
-    {
-        Kokkos::parallel_for(
-            label, Kokkos::RangePolicy<ExecutionSpace>( exec, 0, n ), KOKKOS_LAMBDA( const int i ) {
-                const neighbors_type nb( list, i, typename neighbors_type::staged_view(), 0, 0 );
-                f( i, nb );
-            } );
-    }
-    else
-    {
-        using policy_type = Kokkos::TeamPolicy<ExecutionSpace>;
-        using member_type = typename policy_type::member_type;
-        constexpr int per_team = detail::list_team_size;
-        policy_type policy( exec, ( n + per_team - 1 ) / per_team, per_team );
-        policy.set_scratch_size(
-            0, Kokkos::PerTeam( scratch_view::shmem_size( detail::list_staging_entries ) ) );
-        Kokkos::parallel_for(
-            label, policy, KOKKOS_LAMBDA( const member_type& team ) {
-                const int first = team.league_rank() * per_team;
-                const int last = first + per_team < n ? first + per_team : n;
-                const offset_type run_begin = list.begin( first );
-                const offset_type run_end = list.begin( last );
-                const offset_type staged_end =
-                    run_end - run_begin < detail::list_staging_entries
-                        ? run_end
-                        : run_begin + detail::list_staging_entries;
-                scratch_view staged( team.team_scratch( 0 ), detail::list_staging_entries );
-                Kokkos::parallel_for(
-                    Kokkos::TeamThreadRange( team, static_cast<int>( staged_end - run_begin ) ),
-                    [&]( const int k ) { staged( k ) = list.indices( run_begin + k ); } );
-                team.team_barrier();
-                Kokkos::parallel_for( Kokkos::TeamThreadRange( team, first, last ),
-                                      [&]( const int i ) {
-                                          const neighbors_type nb( list, i, staged, run_begin,
-                                                                   staged_end );
-                                          f( i, nb );
-                                      } );
-            } );
-    }
+    Kokkos::parallel_for(
+        label, Kokkos::RangePolicy<ExecutionSpace>( exec, 0, n ), KOKKOS_LAMBDA( const int i ) {
+            const neighbors_type nb( list, i );
+            f( i, nb );
+        } );
 }
 
 /*!
@@ -189,8 +123,7 @@ class NeighborList
       \throws core::InputError if cutoff <= 0, skin < 0 or cutoff + skin exceeds the grid's cutoff.
     */
     template <class ExecutionSpace, class Query>
-    void build( const ExecutionSpace& exec, const Query& query, Scalar cutoff, Scalar skin = 0,
-                bool stage_in_scratch = true )
+    void build( const ExecutionSpace& exec, const Query& query, Scalar cutoff, Scalar skin = 0 )
     {
         static_assert( Kokkos::SpaceAccessibility<ExecutionSpace, MemorySpace>::accessible,
                        "NeighborList::build: the execution space cannot access the list's memory" );
@@ -216,7 +149,7 @@ class NeighborList
         for_each_particle(
             exec, query,
             KOKKOS_LAMBDA( const int i, const neighbors_type& nb ) { offsets( i ) = nb.count(); },
-            radius, stage_in_scratch, "morula::grid::neighbor_count" );
+            radius, "morula::grid::neighbor_count" );
         offset_type total = 0;
         Kokkos::parallel_scan(
             "morula::grid::neighbor_scan", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, n + 1 ),
@@ -231,7 +164,7 @@ class NeighborList
             m_indices = index_view( Kokkos::view_alloc( Kokkos::WithoutInitializing,
                                                         "morula::grid::neighbor_indices" ),
                                     total + total / 8 );
-        detail::fill_neighbor_list( exec, query, n, radius, offsets, m_indices, stage_in_scratch );
+        detail::fill_neighbor_list( exec, query, n, radius, offsets, m_indices );
         m_num_particles = n;
         m_num_pairs = total;
         m_cutoff = cutoff;

@@ -58,11 +58,10 @@ constexpr int bucket_target = 1024;
 constexpr int max_cells_per_bucket = 2048;
 
 /*!
-  How cell keys are grouped into buckets (bucket = key >> shift), and how each bucket's counter is
-  split into `stripes` counters so that concurrent increments rarely meet on one address: on GPUs
-  particle i uses stripe i % stripes (consecutive threads of a warp, which in nearly sorted input share
-  a bucket, then hit different counters); on CPUs stripe i / chunk (each thread's contiguous block of
-  particles has counters of its own, so no cache line bounces between cores).
+  How cell keys are grouped into buckets (bucket = key >> shift), and, on CPUs, how each bucket's
+  counter is split into one counter per thread (stripe i / chunk: each thread's contiguous block of
+  particles has counters of its own, so no cache line bounces between cores and no increment needs an
+  atomic). GPUs use one counter per bucket and aggregate increments per team instead.
 */
 struct BucketLayout
 {
@@ -96,12 +95,38 @@ inline BucketLayout choose_buckets( int ncells, int n, bool host_backend, int co
         b.stripes = concurrency > 1 ? concurrency : 1;
         b.stripe_chunk = n / b.stripes + 1;
     }
-    else
-    {
-        b.stripes = 16;
-        b.stripe_chunk = 1;
-    }
     return b;
+}
+
+//! GPU count and scatter work in team tiles of consecutive particles; a tile's buckets are gathered
+//! in a hash table in scratch memory so that a bucket met many times in a tile (nearly sorted input)
+//! costs one global atomic instead of one per particle.
+constexpr int aggregate_team_size = 256;
+constexpr int aggregate_tile = 2048;
+constexpr int aggregate_hash_size = 4096; // load factor at most 1/2
+constexpr int aggregate_hash_bits = 12;
+static_assert( aggregate_tile <= 2048 && aggregate_hash_size == 1 << aggregate_hash_bits,
+               "scatter_to_buckets packs (hash slot << 11 | rank in tile) into one int" );
+
+//! Slot of bucket b in a team's hash table (inserting it if absent); linear probing.
+template <class IntScratch>
+KOKKOS_INLINE_FUNCTION int aggregate_slot( const IntScratch& keys, int b )
+{
+    int h = static_cast<int>( ( static_cast<std::uint32_t>( b ) * 2654435761u ) >>
+                              ( 32 - aggregate_hash_bits ) );
+    while ( true )
+    {
+        const int k = keys( h );
+        if ( k == b )
+            return h;
+        if ( k == -1 )
+        {
+            const int old = Kokkos::atomic_compare_exchange( &keys( h ), -1, b );
+            if ( old == -1 || old == b )
+                return h;
+        }
+        h = ( h + 1 ) & ( aggregate_hash_size - 1 );
+    }
 }
 
 //! Reallocates v (without initialising) when it holds fewer than n entries; 1/8 headroom.
@@ -224,13 +249,38 @@ void count_buckets( const ExecutionSpace& exec, const GridGeometry<Scalar>& g,
     }
     else
     {
+        using policy_type = Kokkos::TeamPolicy<ExecutionSpace>;
+        using member_type = typename policy_type::member_type;
+        using int_scratch = Kokkos::View<int*, typename ExecutionSpace::scratch_memory_space,
+                                         Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+        policy_type policy( exec, ( n + aggregate_tile - 1 ) / aggregate_tile,
+                            aggregate_team_size );
+        policy.set_scratch_size(
+            0, Kokkos::PerTeam( 2 * int_scratch::shmem_size( aggregate_hash_size ) ) );
+        const int shift = layout.shift;
         Kokkos::parallel_for(
-            "morula::grid::count_buckets", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, n ),
-            KOKKOS_LAMBDA( const int i ) {
-                const int key = key_of( i );
-                cell_of( i ) = key;
-                Kokkos::atomic_add(
-                    &counters( layout.counter( key >> layout.shift, layout.stripe( i ) ) ), 1 );
+            "morula::grid::count_buckets", policy, KOKKOS_LAMBDA( const member_type& team ) {
+                int_scratch keys( team.team_scratch( 0 ), aggregate_hash_size );
+                int_scratch counts( team.team_scratch( 0 ), aggregate_hash_size );
+                Kokkos::parallel_for( Kokkos::TeamThreadRange( team, aggregate_hash_size ),
+                                      [&]( const int h ) {
+                                          keys( h ) = -1;
+                                          counts( h ) = 0;
+                                      } );
+                team.team_barrier();
+                const int first = team.league_rank() * aggregate_tile;
+                const int last = first + aggregate_tile < n ? first + aggregate_tile : n;
+                Kokkos::parallel_for( Kokkos::TeamThreadRange( team, first, last ), [&]( const int i ) {
+                    const int key = key_of( i );
+                    cell_of( i ) = key;
+                    Kokkos::atomic_add( &counts( aggregate_slot( keys, key >> shift ) ), 1 );
+                } );
+                team.team_barrier();
+                Kokkos::parallel_for( Kokkos::TeamThreadRange( team, aggregate_hash_size ),
+                                      [&]( const int h ) {
+                                          if ( keys( h ) >= 0 )
+                                              Kokkos::atomic_add( &counters( keys( h ) ), counts( h ) );
+                                      } );
             } );
     }
 }
@@ -289,14 +339,49 @@ void scatter_to_buckets( const ExecutionSpace& exec, int n, const BucketLayout& 
     }
     else
     {
+        // Per tile: each particle takes a rank among the tile's particles of its bucket (scratch
+        // atomics), one thread per bucket reserves the bucket's run in global memory, then each
+        // particle writes to run start + rank; a tile's particles of one bucket land contiguously.
+        using policy_type = Kokkos::TeamPolicy<ExecutionSpace>;
+        using member_type = typename policy_type::member_type;
+        using int_scratch = Kokkos::View<int*, typename ExecutionSpace::scratch_memory_space,
+                                         Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+        policy_type policy( exec, ( n + aggregate_tile - 1 ) / aggregate_tile,
+                            aggregate_team_size );
+        policy.set_scratch_size( 0, Kokkos::PerTeam( 2 * int_scratch::shmem_size( aggregate_hash_size ) +
+                                                     int_scratch::shmem_size( aggregate_tile ) ) );
+        const int shift = layout.shift;
         Kokkos::parallel_for(
-            "morula::grid::scatter_to_buckets", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, n ),
-            KOKKOS_LAMBDA( const int i ) {
-                const int key = cell_of( i );
-                const int c = layout.counter( key >> layout.shift, layout.stripe( i ) );
-                const int slot = Kokkos::atomic_fetch_add( &cursors( c ), 1 );
-                pairs( slot ) =
-                    ( std::uint64_t( key ) << 32 ) | std::uint64_t( std::uint32_t( i ) );
+            "morula::grid::scatter_to_buckets", policy, KOKKOS_LAMBDA( const member_type& team ) {
+                int_scratch keys( team.team_scratch( 0 ), aggregate_hash_size );
+                int_scratch counts( team.team_scratch( 0 ), aggregate_hash_size );
+                int_scratch placed( team.team_scratch( 0 ), aggregate_tile ); // slot << 11 | rank
+                Kokkos::parallel_for( Kokkos::TeamThreadRange( team, aggregate_hash_size ),
+                                      [&]( const int h ) {
+                                          keys( h ) = -1;
+                                          counts( h ) = 0;
+                                      } );
+                team.team_barrier();
+                const int first = team.league_rank() * aggregate_tile;
+                const int last = first + aggregate_tile < n ? first + aggregate_tile : n;
+                Kokkos::parallel_for( Kokkos::TeamThreadRange( team, first, last ), [&]( const int i ) {
+                    const int h = aggregate_slot( keys, cell_of( i ) >> shift );
+                    placed( i - first ) = ( h << 11 ) | Kokkos::atomic_fetch_add( &counts( h ), 1 );
+                } );
+                team.team_barrier();
+                Kokkos::parallel_for( Kokkos::TeamThreadRange( team, aggregate_hash_size ),
+                                      [&]( const int h ) {
+                                          if ( keys( h ) >= 0 )
+                                              counts( h ) = Kokkos::atomic_fetch_add(
+                                                  &cursors( keys( h ) ), counts( h ) );
+                                      } );
+                team.team_barrier();
+                Kokkos::parallel_for( Kokkos::TeamThreadRange( team, first, last ), [&]( const int i ) {
+                    const int p = placed( i - first );
+                    const int key = cell_of( i );
+                    pairs( counts( p >> 11 ) + ( p & 2047 ) ) =
+                        ( std::uint64_t( key ) << 32 ) | std::uint64_t( std::uint32_t( i ) );
+                } );
             } );
     }
 }
