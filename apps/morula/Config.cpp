@@ -79,4 +79,12 @@ std::string Config::choice( const std::string& key, const std::set<std::string>&
     return v.get<std::string>();
 }
 
+std::string Config::text( const std::string& key ) const
+{
+    const auto& v = m_json.at( key );
+    if ( !v.is_string() || v.get<std::string>().empty() )
+        throw InputError( where( key ) + " must be a non-empty string, got " + v.dump() );
+    return v.get<std::string>();
+}
+
 } // namespace morula::app

@@ -22,6 +22,7 @@ class Config
     double number( const std::string& key, double min, double max ) const;
     long integer( const std::string& key, long min, long max ) const;
     std::string choice( const std::string& key, const std::set<std::string>& allowed ) const;
+    std::string text( const std::string& key ) const;
 
   private:
     std::string where( const std::string& key ) const;

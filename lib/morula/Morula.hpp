@@ -20,4 +20,13 @@
 #include <morula/grid/NeighborSweep.hpp>
 #include <morula/grid/UniformGrid.hpp>
 
+#include <morula/io/AgentSnapshots.hpp>
+
+#include <morula/mechanics/GrowthDivision.hpp>
+#include <morula/mechanics/Initializers.hpp>
+#include <morula/mechanics/Proliferation.hpp>
+#include <morula/mechanics/SphereAgents.hpp>
+#include <morula/mechanics/SphereForce.hpp>
+#include <morula/mechanics/SphereMechanics.hpp>
+
 #endif

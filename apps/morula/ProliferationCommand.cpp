@@ -1,0 +1,234 @@
+#include "ProliferationCommand.hpp"
+#include "Config.hpp"
+
+#include <morula/Morula.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace morula::app
+{
+namespace
+{
+// Every key of the configuration file, with BioDynaMo's values as defaults.
+struct ProliferationSettings
+{
+    std::string scenario = "division"; // division (benchmark A) or static (benchmark B)
+    std::string precision = "double";
+    long cells_per_axis = 64;  // division: a cube of cells_per_axis^3 cells ...
+    double spacing = 20;       // ... this far apart
+    long agents = 2000000;     // static: this many agents at random positions ...
+    double neighbors = 27;     // ... with this many within interaction distance on average
+    double diameter = 30;
+    double adherence = 0.4;
+    double mass = 1;
+    double division_diameter = 30.05;
+    double growth_rate = 5000;
+    double time_step = 0.01;
+    double max_displacement = 3;
+    double repulsion = 2;
+    double attraction = 1;
+    double radius_extension = 1.5;
+    long sort_every = 1;
+    std::string ordering = "morton";
+    long steps = 10;
+    long seed = 1;
+    std::string output;          // JSON with counts and timings
+    std::string snapshots;       // HDF5 + XDMF prefix
+    long snapshot_every = 0;     // 0: first and last step only
+};
+
+void read_config( const std::string& path, ProliferationSettings& s )
+{
+    const auto c = Config::from_file(
+        path, { "scenario", "precision", "cells_per_axis", "spacing", "agents", "neighbors",
+                "diameter", "adherence", "mass", "division_diameter", "growth_rate", "time_step",
+                "max_displacement", "repulsion", "attraction", "radius_extension", "sort_every",
+                "ordering", "steps", "seed", "output", "snapshots", "snapshot_every" } );
+    const double big = 1e300;
+    if ( c.has( "scenario" ) ) s.scenario = c.choice( "scenario", { "division", "static" } );
+    if ( c.has( "precision" ) ) s.precision = c.choice( "precision", { "float", "double" } );
+    if ( c.has( "cells_per_axis" ) ) s.cells_per_axis = c.integer( "cells_per_axis", 1, 1000 );
+    if ( c.has( "spacing" ) ) s.spacing = c.number( "spacing", 1e-300, big );
+    if ( c.has( "agents" ) ) s.agents = c.integer( "agents", 1, 500000000 );
+    if ( c.has( "neighbors" ) ) s.neighbors = c.number( "neighbors", 1e-3, 1e4 );
+    if ( c.has( "diameter" ) ) s.diameter = c.number( "diameter", 1e-300, big );
+    if ( c.has( "adherence" ) ) s.adherence = c.number( "adherence", 0, big );
+    if ( c.has( "mass" ) ) s.mass = c.number( "mass", 1e-300, big );
+    if ( c.has( "division_diameter" ) ) s.division_diameter = c.number( "division_diameter", 1e-300, big );
+    if ( c.has( "growth_rate" ) ) s.growth_rate = c.number( "growth_rate", 0, big );
+    if ( c.has( "time_step" ) ) s.time_step = c.number( "time_step", 1e-300, big );
+    if ( c.has( "max_displacement" ) ) s.max_displacement = c.number( "max_displacement", 0, big );
+    if ( c.has( "repulsion" ) ) s.repulsion = c.number( "repulsion", 0, big );
+    if ( c.has( "attraction" ) ) s.attraction = c.number( "attraction", 0, big );
+    if ( c.has( "radius_extension" ) ) s.radius_extension = c.number( "radius_extension", 0, big );
+    if ( c.has( "sort_every" ) ) s.sort_every = c.integer( "sort_every", 0, 1000000 );
+    if ( c.has( "ordering" ) ) s.ordering = c.choice( "ordering", { "morton", "row-major" } );
+    if ( c.has( "steps" ) ) s.steps = c.integer( "steps", 0, 100000000 );
+    if ( c.has( "seed" ) ) s.seed = c.integer( "seed", 0, 9007199254740991L );
+    if ( c.has( "output" ) ) s.output = c.text( "output" );
+    if ( c.has( "snapshots" ) ) s.snapshots = c.text( "snapshots" );
+    if ( c.has( "snapshot_every" ) ) s.snapshot_every = c.integer( "snapshot_every", 0, 100000000 );
+}
+
+template <class Scalar>
+int run_proliferation( const ProliferationSettings& s )
+{
+    using exec = Kokkos::DefaultExecutionSpace;
+    using mem = exec::memory_space;
+    exec space;
+    mechanics::AgentProperties<Scalar> props;
+    props.diameter = Scalar( s.diameter );
+    props.adherence = Scalar( s.adherence );
+    props.mass = Scalar( s.mass );
+    mechanics::MechanicsParameters<Scalar> mp;
+    mp.force.repulsion = Scalar( s.repulsion );
+    mp.force.attraction = Scalar( s.attraction );
+    mp.force.radius_extension = Scalar( s.radius_extension );
+    mp.time_step = Scalar( s.time_step );
+    mp.max_displacement = Scalar( s.max_displacement );
+    mp.sort_every = static_cast<int>( s.sort_every );
+    mp.ordering = s.ordering == "morton" ? grid::CellOrdering::morton : grid::CellOrdering::row_major;
+
+    const bool division = s.scenario == "division";
+    core::Box<Scalar> box;
+    std::optional<mechanics::GrowthParameters<Scalar>> growth;
+    mechanics::SphereAgents<Scalar, mem> agents;
+    if ( division )
+    {
+        const Scalar extent = Scalar( s.spacing * ( s.cells_per_axis - 1 ) );
+        box = core::Box<Scalar>( { 0, 0, 0 }, { extent, extent, extent }, core::Boundary::open );
+        agents = mechanics::lattice_agents<Scalar, mem>( space, static_cast<int>( s.cells_per_axis ),
+                                                         Scalar( s.spacing ), props );
+        mechanics::GrowthParameters<Scalar> gp;
+        gp.division_diameter = Scalar( s.division_diameter );
+        gp.growth_rate = Scalar( s.growth_rate );
+        gp.time_step = Scalar( s.time_step );
+        gp.seed = static_cast<std::uint64_t>( s.seed );
+        growth = gp;
+    }
+    else
+    {
+        // Agents locked in place (benchmark B): the box sets the mean number of interacting neighbours.
+        mp.max_displacement = 0;
+        const double edge = mechanics::box_edge_for_neighbors(
+            s.agents, s.neighbors, s.diameter + 2 * s.radius_extension );
+        box = core::Box<Scalar>::cube( Scalar( edge ), core::Boundary::periodic );
+        agents = mechanics::random_agents<Scalar, mem>( space, static_cast<int>( s.agents ), box,
+                                                        props, static_cast<std::uint64_t>( s.seed ) );
+    }
+    std::printf( "%s\n", core::build_summary().c_str() );
+    std::printf( "proliferation (%s, %s): %zu agents, %ld steps, sort every %ld (%s)\n",
+                 s.scenario.c_str(), s.precision.c_str(), agents.size(), s.steps, s.sort_every,
+                 s.ordering.c_str() );
+    mechanics::Proliferation<Scalar, mem> model( std::move( agents ), box, mp, growth );
+
+    std::unique_ptr<io::AgentSnapshotWriter> writer;
+    auto snapshot = [&]( long long step ) {
+        const auto& a = model.agents();
+        writer->write_views( step, double( step ) * s.time_step, a.positions(), a.diameters(),
+                             a.ids(), a.size() );
+    };
+    if ( !s.snapshots.empty() )
+    {
+        writer = std::make_unique<io::AgentSnapshotWriter>( s.snapshots );
+        snapshot( 0 );
+    }
+
+    nlohmann::json steps = nlohmann::json::array();
+    long long divisions = 0, interactions = 0;
+    for ( long step = 0; step < s.steps; ++step )
+    {
+        const mechanics::OperationTimes before = model.times();
+        const auto r = model.step( space, true, true );
+        const auto& t = model.times();
+        divisions += r.divisions;
+        interactions = r.interactions;
+        std::printf( "step %4ld: %9zu agents, %7d divisions, %.2f neighbours/agent | ms: division "
+                     "%.3f, grid %.3f, sort %.3f, forces %.3f, move %.3f\n",
+                     step, model.agents().size(), r.divisions,
+                     double( r.interactions ) / double( model.agents().size() ),
+                     1e3 * ( t.division - before.division ), 1e3 * ( t.grid_build - before.grid_build ),
+                     1e3 * ( t.sort - before.sort ), 1e3 * ( t.forces - before.forces ),
+                     1e3 * ( t.displacement - before.displacement ) );
+        steps.push_back( { { "step", step },
+                           { "agents", model.agents().size() },
+                           { "divisions", r.divisions },
+                           { "interacting_pairs", r.interactions },
+                           { "sorted", r.sorted },
+                           { "division_s", t.division - before.division },
+                           { "grid_build_s", t.grid_build - before.grid_build },
+                           { "sort_s", t.sort - before.sort },
+                           { "forces_s", t.forces - before.forces },
+                           { "displacement_s", t.displacement - before.displacement } } );
+        if ( writer && ( ( s.snapshot_every > 0 && ( step + 1 ) % s.snapshot_every == 0 ) ||
+                         step + 1 == s.steps ) )
+            snapshot( step + 1 );
+    }
+    const auto& t = model.times();
+    std::printf( "total: %zu agents (%lld divisions), %.3f ms per step (division %.3f, grid %.3f, "
+                 "sort %.3f, forces %.3f, move %.3f; timed with a fence per operation)\n",
+                 model.agents().size(), divisions, s.steps ? 1e3 * t.total() / s.steps : 0.0,
+                 s.steps ? 1e3 * t.division / s.steps : 0.0, s.steps ? 1e3 * t.grid_build / s.steps : 0.0,
+                 s.steps ? 1e3 * t.sort / s.steps : 0.0, s.steps ? 1e3 * t.forces / s.steps : 0.0,
+                 s.steps ? 1e3 * t.displacement / s.steps : 0.0 );
+    if ( writer )
+        std::printf( "snapshots: %s\n", writer->xdmf_path().c_str() );
+    if ( !s.output.empty() )
+    {
+        std::ofstream out( s.output );
+        if ( !out )
+            throw core::InputError( "cannot write the output file '" + s.output + "'" );
+        out << nlohmann::json{ { "scenario", s.scenario },
+                               { "precision", s.precision },
+                               { "build", core::build_summary() },
+                               { "final_agents", model.agents().size() },
+                               { "divisions", divisions },
+                               { "last_interacting_pairs", interactions },
+                               { "steps", steps } }
+                   .dump( 1 )
+            << "\n";
+    }
+    return 0;
+}
+} // namespace
+
+void add_proliferation_command( CLI::App& app )
+{
+    auto config = std::make_shared<std::string>();
+    auto overrides = std::make_shared<ProliferationSettings>();
+    CLI::App* cmd = app.add_subcommand(
+        "proliferation",
+        "Sphere cells that grow, divide and push each other (seed 004's benchmarks A and B)" );
+    cmd->add_option( "--config", *config, "JSON file; keys as in docs/models/proliferation.md" );
+    cmd->add_option( "--scenario", overrides->scenario, "division (benchmark A) or static (B)" )
+        ->check( CLI::IsMember( { "division", "static" } ) );
+    cmd->add_option( "--precision", overrides->precision, "float or double" )
+        ->check( CLI::IsMember( { "float", "double" } ) );
+    cmd->add_option( "--steps", overrides->steps, "Number of steps" )->check( CLI::Range( 0L, 100000000L ) );
+    cmd->add_option( "--output", overrides->output, "JSON file for counts and timings" );
+    cmd->callback( [config, overrides, cmd] {
+        ProliferationSettings s;
+        if ( !config->empty() )
+            read_config( *config, s );
+        // Flags given on the command line win over the file.
+        if ( cmd->count( "--scenario" ) ) s.scenario = overrides->scenario;
+        if ( cmd->count( "--precision" ) ) s.precision = overrides->precision;
+        if ( cmd->count( "--steps" ) ) s.steps = overrides->steps;
+        if ( cmd->count( "--output" ) ) s.output = overrides->output;
+        if ( s.precision == "float" )
+            run_proliferation<float>( s );
+        else
+            run_proliferation<double>( s );
+    } );
+}
+
+} // namespace morula::app

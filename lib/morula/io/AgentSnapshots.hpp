@@ -1,0 +1,74 @@
+/*!
+  \file AgentSnapshots.hpp
+  \brief HDF5 snapshots of agents (positions, diameters, ids) with an XDMF index for ParaView.
+*/
+#ifndef MORULA_IO_AGENTSNAPSHOTS_HPP
+#define MORULA_IO_AGENTSNAPSHOTS_HPP
+
+#include <Kokkos_Core.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace morula::io
+{
+
+//! Whether this Morula was built with HDF5 (snapshots need it).
+bool hdf5_available();
+
+/*!
+  \brief Writes one HDF5 file per snapshot (`<prefix>_<step>.h5`: /positions n x 3, /diameter, /id,
+  all double or int64) and keeps `<prefix>.xmf`, an XDMF temporal collection of them that ParaView
+  opens as a point cloud with the diameter and id as point data (render with a sphere glyph scaled by
+  the diameter). The XDMF file is rewritten after every snapshot, so an interrupted run stays readable.
+  \throws core::InputError if HDF5 is not available or a file cannot be written (the message names it)
+*/
+class AgentSnapshotWriter
+{
+  public:
+    explicit AgentSnapshotWriter( std::string prefix );
+
+    //! Writes a snapshot from host arrays: xyz holds x, y, z of agent 0, then of agent 1, ...
+    void write( long long step, double time, const std::vector<double>& xyz,
+                const std::vector<double>& diameter, const std::vector<std::int64_t>& id );
+
+    //! Copies the first n agents of device Views to the host and writes them.
+    template <class PositionView, class ScalarView, class IdView>
+    void write_views( long long step, double time, const PositionView& x, const ScalarView& d,
+                      const IdView& ids, std::size_t n )
+    {
+        auto hx = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), x );
+        auto hd = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), d );
+        auto hi = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), ids );
+        std::vector<double> xyz( 3 * n ), dia( n );
+        std::vector<std::int64_t> id( n );
+        for ( std::size_t i = 0; i < n; ++i )
+        {
+            for ( int c = 0; c < 3; ++c )
+                xyz[3 * i + c] = static_cast<double>( hx( i, c ) );
+            dia[i] = static_cast<double>( hd( i ) );
+            id[i] = static_cast<std::int64_t>( hi( i ) );
+        }
+        write( step, time, xyz, dia, id );
+    }
+
+    const std::string& xdmf_path() const { return m_xdmf; }
+
+  private:
+    struct Entry
+    {
+        std::string file;
+        double time;
+        std::size_t n;
+    };
+    void write_xdmf() const;
+
+    std::string m_prefix;
+    std::string m_xdmf;
+    std::vector<Entry> m_entries;
+};
+
+} // namespace morula::io
+
+#endif

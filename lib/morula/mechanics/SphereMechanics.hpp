@@ -1,0 +1,222 @@
+/*!
+  \file SphereMechanics.hpp
+  \brief The mechanical interaction operation of BioDynaMo on the sorted uniform grid: collision
+  forces between overlapping spheres, the adherence threshold, the bounded displacement, and the
+  periodic re-sort of agents in Z-order.
+*/
+#ifndef MORULA_MECHANICS_SPHEREMECHANICS_HPP
+#define MORULA_MECHANICS_SPHEREMECHANICS_HPP
+
+#include <morula/core/Box.hpp>
+#include <morula/core/Error.hpp>
+#include <morula/core/KokkosCompat.hpp>
+#include <morula/grid/NeighborSweep.hpp>
+#include <morula/grid/UniformGrid.hpp>
+#include <morula/mechanics/SphereAgents.hpp>
+#include <morula/mechanics/SphereForce.hpp>
+#include <morula/mechanics/detail/MechanicsKernels.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <cmath>
+#include <memory>
+#include <string>
+
+namespace morula::mechanics
+{
+
+//! Parameters of the mechanical interaction operation (BioDynaMo's defaults).
+template <class Scalar>
+struct MechanicsParameters
+{
+    ForceParameters<Scalar> force;
+    Scalar time_step = Scalar( 0.01 );  //!< BioDynaMo's simulation_time_step
+    Scalar max_displacement = Scalar( 3 ); //!< bound on one step's displacement (0 locks agents)
+    //! Re-sort the agents by cell every this many grid updates (0: never; the grid is then read
+    //! through its permutation).
+    int sort_every = 1;
+    //! Cell order of the grid and therefore of the sorted agents: Z-order by default, as in seed 004.
+    grid::CellOrdering ordering = grid::CellOrdering::morton;
+
+    //! Throws core::InputError naming the first parameter out of range.
+    void validate( const std::string& where ) const
+    {
+        auto require = [&]( bool ok, const char* name, Scalar v, const char* expected ) {
+            if ( !ok )
+                throw core::InputError( core::detail::concat( where, ": ", name, " = ", v,
+                                                              " (expected ", expected, ")" ) );
+        };
+        auto finite = []( Scalar v ) { return std::isfinite( static_cast<double>( v ) ); };
+        require( finite( time_step ) && time_step > 0, "time_step", time_step, "a finite value > 0" );
+        require( finite( max_displacement ) && max_displacement >= 0, "max_displacement",
+                 max_displacement, "a finite value >= 0" );
+        require( finite( force.repulsion ) && force.repulsion >= 0, "repulsion", force.repulsion,
+                 "a finite value >= 0" );
+        require( finite( force.attraction ) && force.attraction >= 0, "attraction",
+                 force.attraction, "a finite value >= 0" );
+        require( finite( force.radius_extension ) && force.radius_extension >= 0,
+                 "radius_extension", force.radius_extension, "a finite value >= 0" );
+        if ( sort_every < 0 )
+            throw core::InputError( core::detail::concat( where, ": sort_every = ", sort_every,
+                                                          " (expected 0 for never, or k >= 1)" ) );
+    }
+};
+
+/*!
+  \brief Mechanical interaction of spherical agents through the sorted uniform grid.
+
+  Each step: update_grid() bins the agents (cells at least as wide as the largest interaction distance,
+  the largest diameter plus twice the radius extension, so every overlapping pair is found) and, every
+  sort_every updates, permutes all agent fields into the grid's cell order; compute_displacements()
+  sums the forces of equation (1) over every overlapping neighbour and turns them into the step's
+  displacement as BioDynaMo does (a cell moves only if the force exceeds its adherence; the move is
+  force x time_step / mass, bounded by max_displacement); apply_displacements() moves the agents.
+  All forces of a step are computed from the same positions (a Jacobi update), so results do not
+  depend on the order of the agents in memory.
+
+  Open axes of the box follow the agents: the grid's box is their bounding box, widened when they
+  leave it. Periodic axes wrap positions; closed axes are walls, on which a displacement stops.
+*/
+template <class Scalar, class MemorySpace>
+class SphereMechanics
+{
+  public:
+    using scalar_type = Scalar;
+    using memory_space = MemorySpace;
+    using agents_type = SphereAgents<Scalar, MemorySpace>;
+    using grid_type = grid::UniformGrid<Scalar, MemorySpace>;
+    using vector_view = Kokkos::View<Scalar* [3], Kokkos::LayoutLeft, MemorySpace>;
+
+    SphereMechanics( const core::Box<Scalar>& box, const MechanicsParameters<Scalar>& params )
+        : m_box( box )
+        , m_params( params )
+    {
+        box.validate( "SphereMechanics" );
+        params.validate( "SphereMechanics" );
+    }
+
+    const MechanicsParameters<Scalar>& parameters() const { return m_params; }
+    const core::Box<Scalar>& box() const { return m_box; }
+    const grid_type& grid() const { return *m_grid; }
+
+    /*!
+      \brief Builds the grid over the agents and, every sort_every calls, sorts them into cell order
+      (build_grid() then, when due, sort_agents()).
+      \return whether the agents were permuted (views fetched before are then stale).
+    */
+    template <class ExecutionSpace>
+    bool update_grid( const ExecutionSpace& exec, agents_type& agents )
+    {
+        const bool due = sort_due();
+        build_grid( exec, agents );
+        if ( due )
+            sort_agents( exec, agents );
+        return due;
+    }
+
+    //! Whether the next update_grid() sorts the agents (the first one does, then every sort_every-th).
+    bool sort_due() const
+    {
+        return m_params.sort_every > 0 && m_builds % m_params.sort_every == 0;
+    }
+
+    //! Bins the agents in the grid (cells wide enough for the largest interaction distance).
+    template <class ExecutionSpace>
+    void build_grid( const ExecutionSpace& exec, const agents_type& agents )
+    {
+        compat::ScopedRegion region( "morula::mechanics::SphereMechanics::build_grid" );
+        const int n = static_cast<int>( agents.size() );
+        const detail::AgentExtent<Scalar> extent =
+            detail::agent_extent( exec, agents.positions(), agents.diameters(), n, m_box );
+        const Scalar cutoff = extent.max_diameter + 2 * m_params.force.radius_extension;
+        ensure_grid( extent, cutoff > 0 ? cutoff : Scalar( 1 ) );
+        m_grid->build( exec, agents.positions(), n );
+        ++m_builds;
+    }
+
+    //! Permutes every agent field into the order of the last build_grid() (Z-order by default).
+    template <class ExecutionSpace>
+    void sort_agents( const ExecutionSpace& exec, agents_type& agents )
+    {
+        compat::ScopedRegion region( "morula::mechanics::SphereMechanics::sort_agents" );
+        m_grid->permute( exec, agents );
+    }
+
+    /*!
+      \brief Forces and displacements of all agents from the current positions (call update_grid()
+      first, after any change of positions or diameters).
+      \return the number of interacting pairs (each counted once per side) if count_interactions.
+    */
+    template <class ExecutionSpace>
+    long long compute_displacements( const ExecutionSpace& exec, const agents_type& agents,
+                                     bool count_interactions = false )
+    {
+        compat::ScopedRegion region( "morula::mechanics::SphereMechanics::compute_displacements" );
+        const int n = static_cast<int>( agents.size() );
+        if ( !m_grid || m_grid->num_particles() != n )
+            throw core::InputError( core::detail::concat(
+                "SphereMechanics::compute_displacements: the grid holds ",
+                m_grid ? m_grid->num_particles() : 0, " agents but there are ", n,
+                "; call update_grid() after adding or removing agents" ) );
+        detail::ensure_rows( m_force, n, "morula::mechanics::force" );
+        detail::ensure_rows( m_displacement, n, "morula::mechanics::displacement" );
+        return detail::compute_displacements( exec, m_grid->query( agents.positions() ), agents,
+                                              m_params, m_force, m_displacement,
+                                              count_interactions );
+    }
+
+    //! Adds the displacements to the positions (wrapping periodic axes, stopping at closed walls).
+    template <class ExecutionSpace>
+    void apply_displacements( const ExecutionSpace& exec, const agents_type& agents ) const
+    {
+        detail::apply_displacements( exec, agents.positions(), m_displacement,
+                                     static_cast<int>( agents.size() ), m_box );
+    }
+
+    //! Net collision force on every agent of the last compute_displacements() (first size() rows).
+    const vector_view& forces() const { return m_force; }
+    //! Displacement of every agent of the last compute_displacements() (first size() rows).
+    const vector_view& displacements() const { return m_displacement; }
+
+  private:
+    // A new grid only when the cells must widen (larger agents) or an open axis must grow, with
+    // slack so that growing agents do not rebuild the grid's arrays every step.
+    void ensure_grid( const detail::AgentExtent<Scalar>& extent, Scalar cutoff )
+    {
+        core::Box<Scalar> box = m_grid ? m_grid->geometry().box : m_box;
+        bool rebuild = !m_grid || cutoff > m_grid->geometry().cutoff;
+        for ( int d = 0; d < 3; ++d )
+        {
+            if ( m_box.boundary[d] != core::Boundary::open || !( extent.hi[d] >= extent.lo[d] ) )
+                continue;
+            const bool outside = extent.lo[d] < box.lo[d] || extent.hi[d] >= box.hi[d];
+            if ( !m_grid || outside )
+            {
+                const Scalar lo = extent.lo[d] < m_box.lo[d] ? extent.lo[d] : m_box.lo[d];
+                const Scalar hi = extent.hi[d] > m_box.hi[d] ? extent.hi[d] : m_box.hi[d];
+                const Scalar slack = Scalar( 0.125 ) * ( hi - lo ) + cutoff;
+                box.lo[d] = lo - slack;
+                box.hi[d] = hi + slack;
+                rebuild = true;
+            }
+        }
+        if ( rebuild )
+        {
+            grid::GridOptions options;
+            options.ordering = m_params.ordering;
+            const Scalar grid_cutoff = m_grid ? Scalar( 1.125 ) * cutoff : cutoff;
+            m_grid = std::make_unique<grid_type>( box, grid_cutoff, options );
+        }
+    }
+
+    core::Box<Scalar> m_box;
+    MechanicsParameters<Scalar> m_params;
+    std::unique_ptr<grid_type> m_grid;
+    vector_view m_force;
+    vector_view m_displacement;
+    long long m_builds = 0;
+};
+
+} // namespace morula::mechanics
+
+#endif

@@ -1,0 +1,256 @@
+/*!
+  \file MechanicsKernels.hpp
+  \brief Kernels behind SphereMechanics (implementation detail).
+*/
+#ifndef MORULA_MECHANICS_DETAIL_MECHANICSKERNELS_HPP
+#define MORULA_MECHANICS_DETAIL_MECHANICSKERNELS_HPP
+
+#include <morula/core/Box.hpp>
+#include <morula/core/Error.hpp>
+#include <morula/core/KokkosCompat.hpp>
+#include <morula/grid/NeighborSweep.hpp>
+#include <morula/mechanics/SphereAgents.hpp>
+#include <morula/mechanics/SphereForce.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <climits>
+#include <cstdint>
+#include <limits>
+#include <string>
+
+namespace morula::mechanics
+{
+template <class Scalar>
+struct MechanicsParameters;
+
+namespace detail
+{
+
+//! Largest diameter, and the bounding box of the positions along open axes (others left empty).
+template <class Scalar>
+struct AgentExtent
+{
+    Scalar max_diameter = 0;
+    Scalar lo[3] = { 0, 0, 0 };
+    Scalar hi[3] = { -1, -1, -1 };
+};
+
+template <class View>
+void ensure_rows( View& v, std::size_t n, const char* label )
+{
+    if ( v.extent( 0 ) < n )
+        v = View( Kokkos::view_alloc( Kokkos::WithoutInitializing, std::string( label ) ),
+                  n + n / 2 );
+}
+
+/*!
+  Largest diameter (a diameter that is not finite and positive is an InputError naming the agent) and,
+  for open axes, the positions' range.
+*/
+template <class ExecutionSpace, class PositionView, class DiameterView, class Scalar>
+AgentExtent<Scalar> agent_extent( const ExecutionSpace& exec, const PositionView& x,
+                                  const DiameterView& diameter, int n, const core::Box<Scalar>& box )
+{
+    AgentExtent<Scalar> e;
+    if ( n == 0 )
+        return e;
+    const Scalar inf = std::numeric_limits<Scalar>::infinity();
+    Scalar dmax = 0;
+    // A bad diameter (NaN, infinite, <= 0) reduces to +infinity, so one pass detects it.
+    Kokkos::parallel_reduce(
+        "morula::mechanics::max_diameter", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, n ),
+        KOKKOS_LAMBDA( const int i, Scalar& m ) {
+            const Scalar d = diameter( i );
+            const Scalar v = ( d > Scalar( 0 ) && d < inf ) ? d : inf;
+            m = v > m ? v : m;
+        },
+        Kokkos::Max<Scalar>( dmax ) );
+    if ( !( dmax < inf ) )
+    {
+        int first = INT_MAX;
+        Kokkos::parallel_reduce(
+            "morula::mechanics::first_bad_diameter",
+            Kokkos::RangePolicy<ExecutionSpace>( exec, 0, n ),
+            KOKKOS_LAMBDA( const int i, int& m ) {
+                const Scalar d = diameter( i );
+                if ( !( d > Scalar( 0 ) && d < inf ) && i < m )
+                    m = i;
+            },
+            Kokkos::Min<int>( first ) );
+        Scalar d{};
+        Kokkos::deep_copy( d, Kokkos::subview( diameter, first ) );
+        throw core::InputError( core::detail::concat( "SphereMechanics: agent ", first,
+                                                      " has diameter ", d,
+                                                      " (expected a finite value > 0)" ) );
+    }
+    e.max_diameter = dmax;
+    for ( int d = 0; d < 3; ++d )
+    {
+        if ( box.boundary[d] != core::Boundary::open )
+            continue;
+        using reducer = Kokkos::MinMax<Scalar>;
+        typename reducer::value_type range;
+        Kokkos::parallel_reduce(
+            "morula::mechanics::open_axis_range",
+            Kokkos::RangePolicy<ExecutionSpace>( exec, 0, n ),
+            KOKKOS_LAMBDA( const int i, typename reducer::value_type& r ) {
+                const Scalar v = x( i, d );
+                if ( v < r.min_val )
+                    r.min_val = v;
+                if ( v > r.max_val )
+                    r.max_val = v;
+            },
+            reducer( range ) );
+        e.lo[d] = range.min_val;
+        e.hi[d] = range.max_val;
+    }
+    return e;
+}
+
+//! Displacement of one agent from its net force, as BioDynaMo's mechanical operation computes it.
+template <class Scalar>
+KOKKOS_INLINE_FUNCTION void displacement_from_force( const Scalar f[3], Scalar adherence,
+                                                     Scalar mass, Scalar time_step,
+                                                     Scalar max_displacement, Scalar m[3] )
+{
+    m[0] = m[1] = m[2] = Scalar( 0 );
+    const Scalar norm = compat::sqrt( f[0] * f[0] + f[1] * f[1] + f[2] * f[2] );
+    if ( !( norm > adherence ) || !( norm > Scalar( 0 ) ) )
+        return; // the force does not break the cell's adherence
+    const Scalar mh = time_step / mass;
+    // A move longer than max_displacement keeps its direction and gets that length.
+    const Scalar scale = norm * mh > max_displacement ? max_displacement / norm : mh;
+    for ( int d = 0; d < 3; ++d )
+        m[d] = f[d] * scale;
+}
+
+/*!
+  Net collision force and displacement of every agent (one thread per agent, its neighbours through
+  the grid). Returns the number of overlapping (agent, neighbour) pairs if CountPairs.
+*/
+template <bool CountPairs, class ExecutionSpace, class Query, class Scalar, class MemorySpace,
+          class VectorView>
+long long compute_displacements_impl( const ExecutionSpace& exec, const Query& query,
+                                      const SphereAgents<Scalar, MemorySpace>& agents,
+                                      const MechanicsParameters<Scalar>& params,
+                                      const VectorView& force, const VectorView& displacement )
+{
+    using neighbors_type = grid::ParticleNeighbors<Query, ExecutionSpace>;
+    const auto diameter = agents.diameters();
+    const auto adherence = agents.adherence();
+    const auto density = agents.densities();
+    const auto id = agents.ids();
+    const ForceParameters<Scalar> fp = params.force;
+    const Scalar dt = params.time_step;
+    const Scalar max_move = params.max_displacement;
+    // BioDynaMo's threshold for centres "at the same location".
+    const Scalar coincident2 = Scalar( 1e-16 );
+    // Per-agent counts, summed afterwards: one 64-bit atomic per agent on a single counter was
+    // measured at seconds for 500K agents on an H100 (a compare-and-swap loop under contention).
+    Kokkos::View<int*, MemorySpace> overlap_count;
+    if ( CountPairs )
+        overlap_count = Kokkos::View<int*, MemorySpace>(
+            Kokkos::view_alloc( Kokkos::WithoutInitializing, "morula::mechanics::overlaps" ),
+            query.num_particles() );
+    grid::for_each_particle(
+        exec, query,
+        KOKKOS_LAMBDA( const int i, const neighbors_type& nb ) {
+            const Scalar di = diameter( i );
+            Scalar f[3] = { 0, 0, 0 };
+            int overlaps = 0;
+            int coincident = 0;
+            nb.for_each( [&]( const int j, const Scalar dx, const Scalar dy, const Scalar dz,
+                              const Scalar r2 ) {
+                if ( r2 > coincident2 )
+                {
+                    const Scalar k = sphere_force_factor( compat::sqrt( r2 ), di, diameter( j ), fp );
+                    f[0] += k * dx;
+                    f[1] += k * dy;
+                    f[2] += k * dz;
+                    if constexpr ( CountPairs )
+                        overlaps += k != Scalar( 0 ) ? 1 : 0;
+                }
+                else
+                    ++coincident;
+            } );
+            // Centres at the same point are rare: a second walk handles them, which keeps the hash
+            // and the trigonometry of coincident_direction out of the main loop's registers.
+            if ( coincident > 0 )
+                nb.for_each( [&]( const int j, const Scalar, const Scalar, const Scalar,
+                                  const Scalar r2 ) {
+                    if ( r2 > coincident2 )
+                        return;
+                    Scalar e[3];
+                    coincident_direction( id( i ), id( j ), e );
+                    const Scalar magnitude = coincident_force( di, diameter( j ), fp );
+                    f[0] += magnitude * e[0];
+                    f[1] += magnitude * e[1];
+                    f[2] += magnitude * e[2];
+                    if constexpr ( CountPairs )
+                        ++overlaps;
+                } );
+            Scalar m[3];
+            displacement_from_force( f, adherence( i ), density( i ) * sphere_volume( di ), dt,
+                                     max_move, m );
+            for ( int d = 0; d < 3; ++d )
+            {
+                force( i, d ) = f[d];
+                displacement( i, d ) = m[d];
+            }
+            // A plain if: nvcc does not let an extended lambda first-capture inside `if constexpr`.
+            if ( CountPairs )
+                overlap_count( i ) = overlaps;
+        },
+        query.cutoff(), "morula::mechanics::sphere_forces" );
+    long long total = 0;
+    if ( CountPairs )
+        Kokkos::parallel_reduce(
+            "morula::mechanics::sum_overlaps",
+            Kokkos::RangePolicy<ExecutionSpace>( exec, 0, query.num_particles() ),
+            KOKKOS_LAMBDA( const int i, long long& sum ) { sum += overlap_count( i ); }, total );
+    return total;
+}
+
+template <class ExecutionSpace, class Query, class Scalar, class MemorySpace, class VectorView>
+long long compute_displacements( const ExecutionSpace& exec, const Query& query,
+                                 const SphereAgents<Scalar, MemorySpace>& agents,
+                                 const MechanicsParameters<Scalar>& params, const VectorView& force,
+                                 const VectorView& displacement, bool count_pairs )
+{
+    if ( count_pairs )
+        return compute_displacements_impl<true>( exec, query, agents, params, force, displacement );
+    return compute_displacements_impl<false>( exec, query, agents, params, force, displacement );
+}
+
+//! x += m; periodic axes wrap into [lo, hi), closed axes stop at the walls, open axes are free.
+template <class ExecutionSpace, class PositionView, class VectorView, class Scalar>
+void apply_displacements( const ExecutionSpace& exec, const PositionView& x,
+                          const VectorView& displacement, int n, const core::Box<Scalar>& box )
+{
+    Kokkos::parallel_for(
+        "morula::mechanics::apply_displacements", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, n ),
+        KOKKOS_LAMBDA( const int i ) {
+            for ( int d = 0; d < 3; ++d )
+            {
+                Scalar v = x( i, d ) + displacement( i, d );
+                const Scalar lo = box.lo[d];
+                const Scalar hi = box.hi[d];
+                if ( box.boundary[d] == core::Boundary::periodic )
+                {
+                    const Scalar length = hi - lo;
+                    v -= length * compat::floor( ( v - lo ) / length );
+                    if ( !( v < hi ) ) // rounding of a position just below lo
+                        v = lo;
+                }
+                else if ( box.boundary[d] == core::Boundary::closed )
+                    v = v < lo ? lo : ( v > hi ? hi : v );
+                x( i, d ) = v;
+            }
+        } );
+}
+
+} // namespace detail
+} // namespace morula::mechanics
+
+#endif

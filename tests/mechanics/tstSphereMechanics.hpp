@@ -1,0 +1,346 @@
+#include "MechanicsTestUtils.hpp"
+
+#include <morula/core/Box.hpp>
+#include <morula/core/Error.hpp>
+#include <morula/mechanics/Initializers.hpp>
+#include <morula/mechanics/SphereMechanics.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace morula_test_mechanics
+{
+using morula::core::Boundary;
+using morula::core::Box;
+using morula::mechanics::AgentProperties;
+using morula::mechanics::MechanicsParameters;
+using morula::mechanics::SphereAgents;
+using morula::mechanics::SphereMechanics;
+
+template <class Scalar>
+using Agents = SphereAgents<Scalar, TEST_MEMSPACE>;
+
+// Equation (1) of seed 004 written out again, independently of the library, for the brute force.
+double paper_force_factor( double distance, double d1, double d2, double extension )
+{
+    const double r1 = 0.5 * d1 + extension, r2 = 0.5 * d2 + extension;
+    const double delta = r1 + r2 - distance;
+    if ( delta <= 0 )
+        return 0;
+    const double r = r1 * r2 / ( r1 + r2 );
+    return ( 2.0 * delta - 1.0 * std::sqrt( r * delta ) ) / distance;
+}
+
+template <class Scalar>
+std::vector<std::array<double, 3>> forces_of( SphereMechanics<Scalar, TEST_MEMSPACE>& m, int n )
+{
+    auto f = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), m.forces() );
+    std::vector<std::array<double, 3>> out( n );
+    for ( int i = 0; i < n; ++i )
+        out[i] = { double( f( i, 0 ) ), double( f( i, 1 ) ), double( f( i, 2 ) ) };
+    return out;
+}
+
+// Random agents of varied diameters in a periodic box: the device forces equal an O(N^2) minimum-image
+// brute force of equation (1), and they sum to zero (Newton's third law).
+template <class Scalar>
+void check_forces_against_brute_force( double tolerance )
+{
+    const int n = 400;
+    const double edge = 60;
+    std::mt19937 gen( 7 );
+    std::uniform_real_distribution<double> pos( 0, edge ), diam( 6, 12 );
+    std::vector<HostAgent<Scalar>> h( n );
+    for ( int i = 0; i < n; ++i )
+        h[i] = { { Scalar( pos( gen ) ), Scalar( pos( gen ) ), Scalar( pos( gen ) ) },
+                 Scalar( diam( gen ) ), Scalar( 0 ), Scalar( 1 ), 1000 + 3 * i };
+    for ( int sort_every : { 0, 1 } )
+    {
+        Agents<Scalar> agents = from_host<Scalar, TEST_MEMSPACE>( h );
+        MechanicsParameters<Scalar> p;
+        p.sort_every = sort_every;
+        SphereMechanics<Scalar, TEST_MEMSPACE> mech( Box<Scalar>::cube( Scalar( edge ), Boundary::periodic ), p );
+        mech.update_grid( TEST_EXECSPACE(), agents );
+        const long long pairs = mech.compute_displacements( TEST_EXECSPACE(), agents, true );
+        const auto f = forces_of( mech, n );
+        const auto now = to_host( agents ); // possibly permuted: match by id
+        auto ref_agents = by_id( h );
+
+        long long ref_pairs = 0;
+        double total[3] = { 0, 0, 0 }, magnitude = 0;
+        for ( int i = 0; i < n; ++i )
+        {
+            const auto& a = ref_agents.at( now[i].id );
+            double ref[3] = { 0, 0, 0 }, scale = 0;
+            for ( const auto& b : h )
+            {
+                if ( b.id == a.id )
+                    continue;
+                double d[3];
+                for ( int k = 0; k < 3; ++k )
+                {
+                    d[k] = double( a.x[k] ) - double( b.x[k] );
+                    d[k] -= edge * std::nearbyint( d[k] / edge );
+                }
+                const double dist = std::sqrt( d[0] * d[0] + d[1] * d[1] + d[2] * d[2] );
+                const double k = paper_force_factor( dist, a.diameter, b.diameter, 1.5 );
+                ref_pairs += k != 0 ? 1 : 0;
+                for ( int c = 0; c < 3; ++c )
+                {
+                    ref[c] += k * d[c];
+                    scale += std::abs( k * d[c] );
+                }
+            }
+            for ( int c = 0; c < 3; ++c )
+            {
+                EXPECT_NEAR( f[i][c], ref[c], tolerance * ( 1 + scale ) )
+                    << "agent id " << a.id << " component " << c << " sort_every " << sort_every;
+                total[c] += f[i][c];
+                magnitude += std::abs( f[i][c] );
+            }
+        }
+        EXPECT_EQ( pairs, ref_pairs );
+        EXPECT_GT( ref_pairs, 2 * n ); // the test must exercise many overlaps
+        for ( int c = 0; c < 3; ++c )
+            EXPECT_LE( std::abs( total[c] ), tolerance * magnitude ) << "net force component " << c;
+    }
+}
+
+TEST( TEST_CATEGORY, mechanics_forces_match_brute_force_double )
+{
+    check_forces_against_brute_force<double>( 1e-12 );
+}
+
+TEST( TEST_CATEGORY, mechanics_forces_match_brute_force_float )
+{
+    check_forces_against_brute_force<float>( 2e-5 );
+}
+
+// Runs `steps` mechanics steps and returns the agents on the host.
+template <class Scalar>
+std::vector<HostAgent<Scalar>> relax( Agents<Scalar>& agents, SphereMechanics<Scalar, TEST_MEMSPACE>& mech, int steps )
+{
+    for ( int s = 0; s < steps; ++s )
+    {
+        mech.update_grid( TEST_EXECSPACE(), agents );
+        mech.compute_displacements( TEST_EXECSPACE(), agents );
+        mech.apply_displacements( TEST_EXECSPACE(), agents );
+    }
+    return to_host( agents );
+}
+
+// Two overlapping spheres push apart and come to rest where equation (1) vanishes:
+// delta = r (gamma / kappa)^2, i.e. distance = r1 + r2 - r / 4 with the defaults.
+TEST( TEST_CATEGORY, mechanics_two_spheres_separate_to_rest_distance )
+{
+    const double volume = 3.14159265358979323846 / 6 * 1000; // diameter 10, mass 1
+    std::vector<HostAgent<double>> h = { { { 0, 0, 0 }, 10, 0, 1 / volume, 0 },
+                                         { { 5, 0, 0 }, 10, 0, 1 / volume, 1 } };
+    Agents<double> agents = from_host<double, TEST_MEMSPACE>( h );
+    MechanicsParameters<double> p;
+    p.time_step = 0.1;
+    SphereMechanics<double, TEST_MEMSPACE> mech( Box<double>( { -50, -50, -50 }, { 50, 50, 50 }, Boundary::open ), p );
+    const auto out = by_id( relax( agents, mech, 400 ) );
+    const double r1 = 6.5, r = r1 * r1 / ( 2 * r1 );
+    const double rest = 2 * r1 - r / 4;
+    EXPECT_NEAR( out.at( 1 ).x[0] - out.at( 0 ).x[0], rest, 1e-8 );
+    EXPECT_NEAR( 0.5 * ( out.at( 0 ).x[0] + out.at( 1 ).x[0] ), 2.5, 1e-12 ); // centre of mass kept
+    for ( int id : { 0, 1 } )
+    {
+        EXPECT_EQ( out.at( id ).x[1], 0.0 );
+        EXPECT_EQ( out.at( id ).x[2], 0.0 );
+    }
+}
+
+// The adherence threshold stops a pair as soon as the force no longer exceeds it, and the bound on the
+// displacement caps one step's move at max_displacement, keeping its direction.
+TEST( TEST_CATEGORY, mechanics_adherence_and_bounded_displacement )
+{
+    const double volume = 3.14159265358979323846 / 6 * 1000;
+    std::vector<HostAgent<double>> h = { { { 0, 0, 0 }, 10, 2.0, 1 / volume, 0 },
+                                         { { 3, 4, 0 }, 10, 2.0, 1 / volume, 1 } };
+    {
+        Agents<double> agents = from_host<double, TEST_MEMSPACE>( h );
+        MechanicsParameters<double> p;
+        p.time_step = 0.1;
+        p.max_displacement = 0.25;
+        SphereMechanics<double, TEST_MEMSPACE> mech( Box<double>( { -50, -50, -50 }, { 50, 50, 50 }, Boundary::open ), p );
+        mech.update_grid( TEST_EXECSPACE(), agents );
+        mech.compute_displacements( TEST_EXECSPACE(), agents );
+        auto m = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), mech.displacements() );
+        auto ids = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), agents.ids() );
+        for ( int i = 0; i < 2; ++i )
+        {
+            const double len = std::sqrt( m( i, 0 ) * m( i, 0 ) + m( i, 1 ) * m( i, 1 ) + m( i, 2 ) * m( i, 2 ) );
+            EXPECT_NEAR( len, 0.25, 1e-14 );
+            const double sign = ids( i ) == 0 ? -1 : 1; // pushed apart along (3, 4, 0) / 5
+            EXPECT_NEAR( m( i, 0 ), sign * 0.25 * 0.6, 1e-14 );
+            EXPECT_NEAR( m( i, 1 ), sign * 0.25 * 0.8, 1e-14 );
+        }
+    }
+    Agents<double> agents = from_host<double, TEST_MEMSPACE>( h );
+    MechanicsParameters<double> p;
+    p.time_step = 0.1;
+    SphereMechanics<double, TEST_MEMSPACE> mech( Box<double>( { -50, -50, -50 }, { 50, 50, 50 }, Boundary::open ), p );
+    relax( agents, mech, 200 );
+    mech.update_grid( TEST_EXECSPACE(), agents );
+    mech.compute_displacements( TEST_EXECSPACE(), agents );
+    const auto f = forces_of( mech, 2 );
+    auto m = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), mech.displacements() );
+    const double force = std::sqrt( f[0][0] * f[0][0] + f[0][1] * f[0][1] + f[0][2] * f[0][2] );
+    EXPECT_LE( force, 2.0 );     // stopped by the adherence ...
+    EXPECT_GT( force, 0.5 );     // ... before the force-free rest distance
+    EXPECT_EQ( m( 0, 0 ), 0.0 ); // and no longer moving
+    EXPECT_EQ( m( 1, 1 ), 0.0 );
+}
+
+// A compressed cubic lattice expands and relaxes: the forces fall by orders of magnitude, the centre
+// of mass stays, and the lattice stays cubic (same extent along x, y and z).
+TEST( TEST_CATEGORY, mechanics_compressed_lattice_relaxes )
+{
+    AgentProperties<double> props;
+    props.diameter = 10;
+    props.adherence = 0;
+    Agents<double> agents =
+        morula::mechanics::lattice_agents<double, TEST_MEMSPACE>( TEST_EXECSPACE(), 4, 8.0, props );
+    MechanicsParameters<double> p;
+    p.time_step = 0.02;
+    SphereMechanics<double, TEST_MEMSPACE> mech( Box<double>( { 0, 0, 0 }, { 24, 24, 24 }, Boundary::open ), p );
+    mech.update_grid( TEST_EXECSPACE(), agents );
+    mech.compute_displacements( TEST_EXECSPACE(), agents );
+    auto max_force = [&] {
+        double m = 0;
+        for ( const auto& f : forces_of( mech, 64 ) )
+            m = std::max( m, std::sqrt( f[0] * f[0] + f[1] * f[1] + f[2] * f[2] ) );
+        return m;
+    };
+    const double f0 = max_force();
+    EXPECT_GT( f0, 10.0 );
+    const auto out = relax( agents, mech, 1500 );
+    mech.update_grid( TEST_EXECSPACE(), agents );
+    mech.compute_displacements( TEST_EXECSPACE(), agents );
+    EXPECT_LT( max_force(), 1e-3 * f0 );
+    double com[3] = { 0, 0, 0 }, lo[3] = { 1e9, 1e9, 1e9 }, hi[3] = { -1e9, -1e9, -1e9 };
+    for ( const auto& a : out )
+        for ( int k = 0; k < 3; ++k )
+        {
+            com[k] += a.x[k] / 64;
+            lo[k] = std::min( lo[k], a.x[k] );
+            hi[k] = std::max( hi[k], a.x[k] );
+        }
+    for ( int k = 0; k < 3; ++k )
+    {
+        EXPECT_NEAR( com[k], 12.0, 1e-9 );
+        EXPECT_NEAR( hi[k] - lo[k], hi[0] - lo[0], 1e-9 );
+    }
+    EXPECT_GT( hi[0] - lo[0], 3 * 8.0 + 1.0 ); // expanded
+}
+
+// The same lattice steps in float and in double agree to float precision.
+TEST( TEST_CATEGORY, mechanics_float_and_double_agree )
+{
+    AgentProperties<double> pd;
+    AgentProperties<float> pf;
+    auto ad = morula::mechanics::lattice_agents<double, TEST_MEMSPACE>( TEST_EXECSPACE(), 3, 20.0, pd );
+    auto af = morula::mechanics::lattice_agents<float, TEST_MEMSPACE>( TEST_EXECSPACE(), 3, 20.0f, pf );
+    SphereMechanics<double, TEST_MEMSPACE> md( Box<double>( { 0, 0, 0 }, { 40, 40, 40 }, Boundary::open ), {} );
+    SphereMechanics<float, TEST_MEMSPACE> mf( Box<float>( { 0, 0, 0 }, { 40, 40, 40 }, Boundary::open ), {} );
+    const auto hd = by_id( relax( ad, md, 5 ) );
+    const auto hf = by_id( relax( af, mf, 5 ) );
+    ASSERT_EQ( hd.size(), hf.size() );
+    double moved = 0;
+    for ( const auto& [id, a] : hd )
+        for ( int k = 0; k < 3; ++k )
+        {
+            EXPECT_NEAR( double( hf.at( id ).x[k] ), a.x[k], 2e-4 ) << "id " << id;
+            moved = std::max( moved, std::abs( a.x[k] - 20.0 * std::round( a.x[k] / 20.0 ) ) );
+        }
+    EXPECT_GT( moved, 0.1 ); // the agents did move
+}
+
+// Agents whose centres coincide push apart along a direction fixed by their ids, with equal and
+// opposite forces of the magnitude equation (1) gives at distance zero; the result does not depend
+// on which of them comes first in memory.
+TEST( TEST_CATEGORY, mechanics_coincident_centres_separate )
+{
+    const double volume = 3.14159265358979323846 / 6 * 1000;
+    for ( bool swapped : { false, true } )
+    {
+        std::vector<HostAgent<double>> h = { { { 5, 5, 5 }, 10, 0, 1 / volume, 17 },
+                                             { { 5, 5, 5 }, 10, 0, 1 / volume, 4 } };
+        if ( swapped )
+            std::swap( h[0], h[1] );
+        Agents<double> agents = from_host<double, TEST_MEMSPACE>( h );
+        SphereMechanics<double, TEST_MEMSPACE> mech( Box<double>( { 0, 0, 0 }, { 10, 10, 10 }, Boundary::open ), {} );
+        mech.update_grid( TEST_EXECSPACE(), agents );
+        EXPECT_EQ( mech.compute_displacements( TEST_EXECSPACE(), agents, true ), 2 );
+        const auto f = forces_of( mech, 2 );
+        const auto ids = to_host( agents );
+        const int a = ids[0].id == 4 ? 0 : 1; // the agent with id 4
+        const double r1 = 6.5, r = r1 / 2, expected = 2 * ( 2 * r1 ) - std::sqrt( r * 2 * r1 );
+        double norm = 0;
+        for ( int c = 0; c < 3; ++c )
+        {
+            EXPECT_NEAR( f[0][c] + f[1][c], 0.0, 1e-12 );
+            norm += f[a][c] * f[a][c];
+        }
+        EXPECT_NEAR( std::sqrt( norm ), expected, 1e-12 );
+        static double first_direction[3];
+        if ( !swapped )
+            for ( int c = 0; c < 3; ++c )
+                first_direction[c] = f[a][c];
+        else
+            for ( int c = 0; c < 3; ++c )
+                EXPECT_EQ( f[a][c], first_direction[c] ); // same direction for id 4 either way
+        mech.apply_displacements( TEST_EXECSPACE(), agents );
+        const auto moved = to_host( agents );
+        double d2 = 0;
+        for ( int c = 0; c < 3; ++c )
+            d2 += ( moved[0].x[c] - moved[1].x[c] ) * ( moved[0].x[c] - moved[1].x[c] );
+        EXPECT_GT( d2, 0.01 );
+    }
+}
+
+TEST( TEST_CATEGORY, mechanics_bad_input )
+{
+    std::vector<HostAgent<double>> h = { { { 0, 0, 0 }, 10, 0, 1, 0 },
+                                         { { 1, 0, 0 }, 10, 0, 1, 1 },
+                                         { { 2, 0, 0 }, std::nan( "" ), 0, 1, 2 } };
+    Agents<double> agents = from_host<double, TEST_MEMSPACE>( h );
+    SphereMechanics<double, TEST_MEMSPACE> mech( Box<double>::cube( 10, Boundary::periodic ), {} );
+    try
+    {
+        mech.update_grid( TEST_EXECSPACE(), agents );
+        FAIL() << "a NaN diameter was accepted";
+    }
+    catch ( const morula::core::InputError& e )
+    {
+        EXPECT_NE( std::string( e.what() ).find( "agent 2 has diameter" ), std::string::npos ) << e.what();
+    }
+    MechanicsParameters<double> p;
+    p.time_step = -1;
+    try
+    {
+        SphereMechanics<double, TEST_MEMSPACE> bad( Box<double>::cube( 10 ), p );
+        FAIL() << "a negative time step was accepted";
+    }
+    catch ( const morula::core::InputError& e )
+    {
+        EXPECT_NE( std::string( e.what() ).find( "time_step = -1" ), std::string::npos ) << e.what();
+    }
+    // A grid that no longer matches the agents is an error, not a wrong answer.
+    Agents<double> two = from_host<double, TEST_MEMSPACE>( { h[0], h[1] } );
+    mech.update_grid( TEST_EXECSPACE(), two );
+    two.resize( 1 );
+    EXPECT_THROW( mech.compute_displacements( TEST_EXECSPACE(), two ), morula::core::InputError );
+}
+
+} // namespace morula_test_mechanics
