@@ -119,17 +119,20 @@ TEST( TEST_CATEGORY, growth_division_conserves_volume_and_mass_centre )
 }
 
 // A small proliferation run (growth, division, grid, forces, displacement) gives the same agents,
-// compared by id, with and without sorting the agents in Z-order every step: sorting changes only
+// compared by id, with and without sorting the agents in Z-order (every step, every third step) or in
+// row-major cell order: sorting changes only
 // the memory order and the order of the force sums.
 TEST( TEST_CATEGORY, proliferation_same_with_and_without_zorder_sorting )
 {
     std::vector<std::map<std::int64_t, HostAgent<double>>> runs;
     std::vector<int> totals;
-    for ( int sort_every : { 0, 1, 3 } )
+    for ( int sort_every : { 0, 1, 3, -1 } )
     {
         auto agents = morula::mechanics::lattice_agents<double, TEST_MEMSPACE>( TEST_EXECSPACE(), 4, 20.0, {} );
         MechanicsParameters<double> mp;
-        mp.sort_every = sort_every;
+        mp.sort_every = sort_every < 0 ? 1 : sort_every;
+        if ( sort_every < 0 ) // sorted every step in row-major cell order instead of Z-order
+            mp.ordering = morula::grid::CellOrdering::row_major;
         SphereMechanics<double, TEST_MEMSPACE> mech( Box<double>( { 0, 0, 0 }, { 60, 60, 60 }, Boundary::open ), mp );
         GrowthDivision<double, TEST_MEMSPACE> growth( GrowthParameters<double>{} );
         int total = 0;

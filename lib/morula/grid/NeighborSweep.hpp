@@ -84,8 +84,10 @@ using ParticleNeighbors =
   registers and 21% occupancy against 64 and 50%; see docs/performance.md.)
 
   \param radius neighbour radius, at most the grid's cutoff (default: the cutoff)
+  \tparam LaunchBounds optional Kokkos::LaunchBounds<MaxThreads, MinBlocks> for kernels whose register
+  count would otherwise limit occupancy: `for_each_particle<Kokkos::LaunchBounds<256, 4>>(exec, q, f)`
 */
-template <class ExecutionSpace, class Query, class Functor>
+template <class LaunchBounds = Kokkos::LaunchBounds<>, class ExecutionSpace, class Query, class Functor>
 void for_each_particle( const ExecutionSpace& exec, const Query& query, const Functor& f,
                         typename Query::scalar_type radius = -1,
                         const std::string& label = "morula::grid::for_each_particle" )
@@ -98,7 +100,7 @@ void for_each_particle( const ExecutionSpace& exec, const Query& query, const Fu
                                                       " exceeds the grid's cutoff ",
                                                       query.cutoff() ) );
     Kokkos::parallel_for(
-        label, Kokkos::RangePolicy<ExecutionSpace>( exec, 0, query.num_particles() ),
+        label, Kokkos::RangePolicy<ExecutionSpace, LaunchBounds>( exec, 0, query.num_particles() ),
         KOKKOS_LAMBDA( const int i ) {
             const neighbors_type nb( query, i, radius );
             f( i, nb );

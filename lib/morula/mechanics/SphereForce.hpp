@@ -5,6 +5,7 @@
 #ifndef MORULA_MECHANICS_SPHEREFORCE_HPP
 #define MORULA_MECHANICS_SPHEREFORCE_HPP
 
+#include <morula/core/FastMath.hpp>
 #include <morula/core/HashedRng.hpp>
 #include <morula/core/KokkosCompat.hpp>
 
@@ -35,6 +36,25 @@ struct ForceParameters
 };
 
 /*!
+  \brief The force factor k such that the force on sphere a is k (p_a - p_b), from the squared distance
+  of the centres (> 0) and the two radii already extended by radius_extension. Zero when they do not
+  overlap. The inner-loop form: one reciprocal square root for the distance and its inverse, no
+  division by the distance (float on GPUs uses the hardware approximations of core/FastMath.hpp).
+*/
+template <class Scalar>
+KOKKOS_INLINE_FUNCTION Scalar overlap_force_factor( Scalar distance2, Scalar ra, Scalar rb,
+                                                    Scalar repulsion, Scalar attraction )
+{
+    const Scalar inv_distance = core::fast_rsqrt( distance2 );
+    const Scalar sum = ra + rb;
+    const Scalar delta = sum - distance2 * inv_distance;
+    if ( !( delta > Scalar( 0 ) ) )
+        return Scalar( 0 );
+    const Scalar r_delta = ra * rb * delta * core::fast_reciprocal( sum ); // r delta, r = ra rb / sum
+    return ( repulsion * delta - attraction * core::fast_sqrt_positive( r_delta ) ) * inv_distance;
+}
+
+/*!
   \brief The force factor k such that the force on sphere 1 is k (p1 - p2), for spheres of diameters
   d1 and d2 whose centres are `distance` apart (distance > 0). Zero when they do not overlap.
 */
@@ -42,14 +62,9 @@ template <class Scalar>
 KOKKOS_INLINE_FUNCTION Scalar sphere_force_factor( Scalar distance, Scalar d1, Scalar d2,
                                                    const ForceParameters<Scalar>& p )
 {
-    const Scalar r1 = Scalar( 0.5 ) * d1 + p.radius_extension;
-    const Scalar r2 = Scalar( 0.5 ) * d2 + p.radius_extension;
-    const Scalar delta = r1 + r2 - distance;
-    if ( !( delta > Scalar( 0 ) ) )
-        return Scalar( 0 );
-    const Scalar r = r1 * r2 / ( r1 + r2 );
-    const Scalar f = p.repulsion * delta - p.attraction * compat::sqrt( r * delta );
-    return f / distance;
+    return overlap_force_factor( distance * distance, Scalar( 0.5 ) * d1 + p.radius_extension,
+                                 Scalar( 0.5 ) * d2 + p.radius_extension, p.repulsion,
+                                 p.attraction );
 }
 
 /*!

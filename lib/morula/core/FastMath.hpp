@@ -1,0 +1,57 @@
+/*!
+  \file FastMath.hpp
+  \brief Reciprocal, square root and reciprocal square root for inner loops: the GPUs' hardware
+  approximations in float (about 2 ulp), the correctly rounded operations in double and on CPUs.
+
+  The IEEE-exact float division and square root of CUDA and HIP cost a dozen instructions and a
+  branch each; in a force loop where a warp's lanes diverge (some have an overlapping neighbour,
+  some not) that cost is paid by the whole warp. Use these only where a relative error of a few ulp
+  is acceptable.
+*/
+#ifndef MORULA_CORE_FASTMATH_HPP
+#define MORULA_CORE_FASTMATH_HPP
+
+#include <morula/core/KokkosCompat.hpp>
+
+#include <Kokkos_Core.hpp>
+
+namespace morula::core
+{
+
+KOKKOS_FORCEINLINE_FUNCTION float fast_rsqrt( float x )
+{
+#if defined( __CUDA_ARCH__ ) || defined( __HIP_DEVICE_COMPILE__ )
+    return rsqrtf( x );
+#else
+    return 1.0f / compat::sqrt( x );
+#endif
+}
+
+KOKKOS_FORCEINLINE_FUNCTION double fast_rsqrt( double x ) { return 1.0 / compat::sqrt( x ); }
+
+KOKKOS_FORCEINLINE_FUNCTION float fast_reciprocal( float x )
+{
+#if defined( __CUDA_ARCH__ ) || defined( __HIP_DEVICE_COMPILE__ )
+    return __fdividef( 1.0f, x );
+#else
+    return 1.0f / x;
+#endif
+}
+
+KOKKOS_FORCEINLINE_FUNCTION double fast_reciprocal( double x ) { return 1.0 / x; }
+
+//! Square root of x > 0 (x * rsqrt(x) on GPUs in float; x = 0 gives NaN there, so callers must exclude it).
+KOKKOS_FORCEINLINE_FUNCTION float fast_sqrt_positive( float x )
+{
+#if defined( __CUDA_ARCH__ ) || defined( __HIP_DEVICE_COMPILE__ )
+    return x * rsqrtf( x );
+#else
+    return compat::sqrt( x );
+#endif
+}
+
+KOKKOS_FORCEINLINE_FUNCTION double fast_sqrt_positive( double x ) { return compat::sqrt( x ); }
+
+} // namespace morula::core
+
+#endif
