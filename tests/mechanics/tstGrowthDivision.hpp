@@ -161,6 +161,14 @@ TEST( TEST_CATEGORY, proliferation_same_with_and_without_zorder_sorting )
     }
 }
 
+TEST( TEST_CATEGORY, growth_division_no_agents )
+{
+    SphereAgents<double, TEST_MEMSPACE> agents( "empty", 0 );
+    GrowthDivision<double, TEST_MEMSPACE> growth( GrowthParameters<double>{} );
+    EXPECT_EQ( growth.step( TEST_EXECSPACE(), agents, 0 ), 0 );
+    EXPECT_EQ( agents.size(), 0u );
+}
+
 TEST( TEST_CATEGORY, growth_division_bad_parameters )
 {
     GrowthParameters<double> gp;

@@ -309,6 +309,17 @@ TEST( TEST_CATEGORY, mechanics_coincident_centres_separate )
     }
 }
 
+// No agents at all is a valid state (a population that died out, a rank without agents).
+TEST( TEST_CATEGORY, mechanics_no_agents )
+{
+    Agents<double> agents( "empty", 0 );
+    SphereMechanics<double, TEST_MEMSPACE> mech( Box<double>( { 0, 0, 0 }, { 10, 10, 10 }, Boundary::open ), {} );
+    EXPECT_TRUE( mech.update_grid( TEST_EXECSPACE(), agents ) );
+    EXPECT_EQ( mech.compute_displacements( TEST_EXECSPACE(), agents, true ), 0 );
+    mech.apply_displacements( TEST_EXECSPACE(), agents );
+    EXPECT_EQ( agents.size(), 0u );
+}
+
 TEST( TEST_CATEGORY, mechanics_bad_input )
 {
     std::vector<HostAgent<double>> h = { { { 0, 0, 0 }, 10, 0, 1, 0 },
