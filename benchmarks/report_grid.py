@@ -11,6 +11,8 @@ Only the standard library is needed for tables; the plot needs matplotlib.
 import json
 import sys
 
+from report_common import load, machine_line, ms
+
 PHASES = [
     ("build", "build (random input)"),
     ("build_sorted_input", "build (sorted input)"),
@@ -21,19 +23,6 @@ PHASES = [
     ("list_sweep", "sweep over the list"),
 ]
 
-
-def load(paths):
-    return [json.load(open(p)) for p in paths]
-
-
-def ms(x):
-    return f"{1e3 * x:.3f}"
-
-
-def machine_line(r):
-    m = r["machine"]
-    return (f"{m['device']}, backend {m['backend']} (concurrency {m['concurrency']}), "
-            f"Kokkos {m['kokkos_version']}, {m['compiler']}, {m['date']}")
 
 
 def grid_table(results):

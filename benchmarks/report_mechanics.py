@@ -9,20 +9,8 @@ Only the standard library is needed.
 import json
 import sys
 
+from report_common import load, machine_line, ms
 
-def load(paths):
-    return [json.load(open(p)) for p in paths]
-
-
-def ms(x):
-    return f"{1e3 * x:.3f}"
-
-
-def machine_line(r):
-    m = r["machine"]
-    return (f"{m['device']}, backend {m['backend']} (concurrency {m['concurrency']}), "
-            f"Kokkos {m['kokkos_version']}, {m['compiler']}, {m['date']}; "
-            f"copy bandwidth {r['copy_bandwidth_bytes_per_s'] * 1e-9:.0f} GB/s")
 
 
 def tables(results):

@@ -336,6 +336,20 @@ TEST( TEST_CATEGORY, mechanics_bad_input )
     {
         EXPECT_NE( std::string( e.what() ).find( "agent 2 has diameter" ), std::string::npos ) << e.what();
     }
+    // A zero density (mass 0) is rejected the same way, naming the agent and the value.
+    h[2].diameter = 10;
+    h[1].density = 0;
+    Agents<double> zero_mass = from_host<double, TEST_MEMSPACE>( h );
+    try
+    {
+        mech.update_grid( TEST_EXECSPACE(), zero_mass );
+        FAIL() << "a zero density was accepted";
+    }
+    catch ( const morula::core::InputError& e )
+    {
+        EXPECT_NE( std::string( e.what() ).find( "agent 1 has density 0" ), std::string::npos ) << e.what();
+    }
+    h[1].density = 1;
     MechanicsParameters<double> p;
     p.time_step = -1;
     try

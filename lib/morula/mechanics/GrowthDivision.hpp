@@ -119,6 +119,7 @@ class GrowthDivision
     GrowthParameters<Scalar> m_params;
     Kokkos::View<std::int64_t*, MemorySpace> m_mother_ids;
     Kokkos::View<int*, MemorySpace> m_mother_slots;
+    Kokkos::View<std::int64_t*, MemorySpace> m_sorted_ids;
 };
 
 namespace detail
@@ -170,10 +171,11 @@ void grow_and_list_dividers( const ExecutionSpace& exec, const SphereAgents<Scal
 }
 
 // Appends the daughters: mother k of the id-sorted list gets daughter slot n + k and id next_id + k.
-template <class ExecutionSpace, class Scalar, class MemorySpace, class IdView, class SlotView>
+template <class ExecutionSpace, class Scalar, class MemorySpace, class SortedView, class IdView,
+          class SlotView>
 void divide( const ExecutionSpace& exec, const SphereAgents<Scalar, MemorySpace>& a, int n,
              int count, const GrowthParameters<Scalar>& p, std::uint32_t step,
-             const IdView& sorted_ids, const IdView& mother_ids, const SlotView& mother_slots )
+             const SortedView& sorted_ids, const IdView& mother_ids, const SlotView& mother_slots )
 {
     const auto x = a.positions();
     const auto diameter = a.diameters();
@@ -237,9 +239,11 @@ int GrowthDivision<Scalar, MemorySpace>::step( const ExecutionSpace& exec, agent
     detail::grow_and_list_dividers( exec, agents, m_params, m_mother_ids, m_mother_slots );
     if ( count == 0 )
         return 0;
-    Kokkos::View<std::int64_t*, MemorySpace> sorted(
-        Kokkos::view_alloc( Kokkos::WithoutInitializing, "morula::mechanics::sorted_mother_ids" ),
-        count );
+    if ( m_sorted_ids.extent( 0 ) < static_cast<std::size_t>( count ) )
+        m_sorted_ids = decltype( m_sorted_ids )(
+            Kokkos::view_alloc( Kokkos::WithoutInitializing, "morula::mechanics::sorted_mother_ids" ),
+            count + count / 2 );
+    const auto sorted = Kokkos::subview( m_sorted_ids, std::make_pair( 0, count ) );
     Kokkos::deep_copy( exec, sorted, Kokkos::subview( m_mother_ids, std::make_pair( 0, count ) ) );
     compat::sort( exec, sorted );
     agents.resize( static_cast<std::size_t>( n ) + count ); // grows the capacity, keeps every entry

@@ -127,7 +127,8 @@ class SphereMechanics
         compat::ScopedRegion region( "morula::mechanics::SphereMechanics::build_grid" );
         const int n = static_cast<int>( agents.size() );
         const detail::AgentExtent<Scalar> extent =
-            detail::agent_extent( exec, agents.positions(), agents.diameters(), n, m_box );
+            detail::agent_extent( exec, agents.positions(), agents.diameters(),
+                                  agents.densities(), n, m_box );
         const Scalar cutoff = extent.max_diameter + 2 * m_params.force.radius_extension;
         ensure_grid( extent, cutoff > 0 ? cutoff : Scalar( 1 ) );
         m_grid->build( exec, agents.positions(), n );
@@ -160,8 +161,10 @@ class SphereMechanics
                 "; call update_grid() after adding or removing agents" ) );
         detail::ensure_rows( m_force, n, "morula::mechanics::force" );
         detail::ensure_rows( m_displacement, n, "morula::mechanics::displacement" );
+        if ( count_interactions )
+            detail::ensure_rows( m_overlaps, n, "morula::mechanics::overlaps" );
         return detail::compute_displacements( exec, m_grid->query( agents.positions() ), agents,
-                                              m_params, m_force, m_displacement,
+                                              m_params, m_force, m_displacement, m_overlaps,
                                               count_interactions );
     }
 
@@ -214,6 +217,7 @@ class SphereMechanics
     std::unique_ptr<grid_type> m_grid;
     vector_view m_force;
     vector_view m_displacement;
+    Kokkos::View<int*, MemorySpace> m_overlaps; // per-agent interaction counts, when counted
     long long m_builds = 0;
 };
 

@@ -45,24 +45,28 @@ void ensure_rows( View& v, std::size_t n, const char* label )
 }
 
 /*!
-  Largest diameter (a diameter that is not finite and positive is an InputError naming the agent) and,
-  for open axes, the positions' range.
+  Largest diameter and, for open axes, the positions' range. A diameter or density that is not finite
+  and positive is an InputError naming the agent (the mass is density x volume, and a step divides by
+  it).
 */
 template <class ExecutionSpace, class PositionView, class DiameterView, class Scalar>
 AgentExtent<Scalar> agent_extent( const ExecutionSpace& exec, const PositionView& x,
-                                  const DiameterView& diameter, int n, const core::Box<Scalar>& box )
+                                  const DiameterView& diameter, const DiameterView& density, int n,
+                                  const core::Box<Scalar>& box )
 {
     AgentExtent<Scalar> e;
     if ( n == 0 )
         return e;
     const Scalar inf = std::numeric_limits<Scalar>::infinity();
+    auto valid = [inf]( Scalar v ) { return v > Scalar( 0 ) && v < inf; };
     Scalar dmax = 0;
-    // A bad diameter (NaN, infinite, <= 0) reduces to +infinity, so one pass detects it.
+    // A bad diameter or density reduces to +infinity, so one pass detects it.
     Kokkos::parallel_reduce(
         "morula::mechanics::max_diameter", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, n ),
         KOKKOS_LAMBDA( const int i, Scalar& m ) {
             const Scalar d = diameter( i );
-            const Scalar v = ( d > Scalar( 0 ) && d < inf ) ? d : inf;
+            const Scalar rho = density( i );
+            const Scalar v = ( d > Scalar( 0 ) && d < inf && rho > Scalar( 0 ) && rho < inf ) ? d : inf;
             m = v > m ? v : m;
         },
         Kokkos::Max<Scalar>( dmax ) );
@@ -70,19 +74,21 @@ AgentExtent<Scalar> agent_extent( const ExecutionSpace& exec, const PositionView
     {
         int first = INT_MAX;
         Kokkos::parallel_reduce(
-            "morula::mechanics::first_bad_diameter",
-            Kokkos::RangePolicy<ExecutionSpace>( exec, 0, n ),
+            "morula::mechanics::first_bad_agent", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, n ),
             KOKKOS_LAMBDA( const int i, int& m ) {
                 const Scalar d = diameter( i );
-                if ( !( d > Scalar( 0 ) && d < inf ) && i < m )
+                const Scalar rho = density( i );
+                const bool ok = d > Scalar( 0 ) && d < inf && rho > Scalar( 0 ) && rho < inf;
+                if ( !ok && i < m )
                     m = i;
             },
             Kokkos::Min<int>( first ) );
-        Scalar d{};
+        Scalar d{}, rho{};
         Kokkos::deep_copy( d, Kokkos::subview( diameter, first ) );
-        throw core::InputError( core::detail::concat( "SphereMechanics: agent ", first,
-                                                      " has diameter ", d,
-                                                      " (expected a finite value > 0)" ) );
+        Kokkos::deep_copy( rho, Kokkos::subview( density, first ) );
+        throw core::InputError( core::detail::concat(
+            "SphereMechanics: agent ", first, " has ", valid( d ) ? "density " : "diameter ",
+            valid( d ) ? rho : d, " (expected a finite value > 0)" ) );
     }
     e.max_diameter = dmax;
     for ( int d = 0; d < 3; ++d )
@@ -134,7 +140,8 @@ template <bool CountPairs, class ExecutionSpace, class Query, class Scalar, clas
 long long compute_displacements_impl( const ExecutionSpace& exec, const Query& query,
                                       const SphereAgents<Scalar, MemorySpace>& agents,
                                       const MechanicsParameters<Scalar>& params,
-                                      const VectorView& force, const VectorView& displacement )
+                                      const VectorView& force, const VectorView& displacement,
+                                      const Kokkos::View<int*, MemorySpace>& overlap_count )
 {
     using neighbors_type = grid::ParticleNeighbors<Query, ExecutionSpace>;
     const auto diameter = agents.diameters();
@@ -149,13 +156,9 @@ long long compute_displacements_impl( const ExecutionSpace& exec, const Query& q
     const Scalar max_move = params.max_displacement;
     // BioDynaMo's threshold for centres "at the same location".
     const Scalar coincident2 = Scalar( 1e-16 );
-    // Per-agent counts, summed afterwards: one 64-bit atomic per agent on a single counter was
-    // measured at seconds for 500K agents on an H100 (a compare-and-swap loop under contention).
-    Kokkos::View<int*, MemorySpace> overlap_count;
-    if ( CountPairs )
-        overlap_count = Kokkos::View<int*, MemorySpace>(
-            Kokkos::view_alloc( Kokkos::WithoutInitializing, "morula::mechanics::overlaps" ),
-            query.num_particles() );
+    // Per-agent counts (overlap_count, at least num_particles() entries when CountPairs), summed
+    // afterwards: one 64-bit atomic per agent on a single counter was measured at seconds for 500K
+    // agents on an H100 (a compare-and-swap loop under contention).
     // 256 x 4 threads per SM caps the kernel at 64 registers: 50% occupancy instead of 34% with
     // the 80 registers it takes unbounded (Nsight Compute, H100).
     grid::for_each_particle<Kokkos::LaunchBounds<256, 4>>(
@@ -223,11 +226,14 @@ template <class ExecutionSpace, class Query, class Scalar, class MemorySpace, cl
 long long compute_displacements( const ExecutionSpace& exec, const Query& query,
                                  const SphereAgents<Scalar, MemorySpace>& agents,
                                  const MechanicsParameters<Scalar>& params, const VectorView& force,
-                                 const VectorView& displacement, bool count_pairs )
+                                 const VectorView& displacement,
+                                 const Kokkos::View<int*, MemorySpace>& overlap_count, bool count_pairs )
 {
     if ( count_pairs )
-        return compute_displacements_impl<true>( exec, query, agents, params, force, displacement );
-    return compute_displacements_impl<false>( exec, query, agents, params, force, displacement );
+        return compute_displacements_impl<true>( exec, query, agents, params, force, displacement,
+                                                 overlap_count );
+    return compute_displacements_impl<false>( exec, query, agents, params, force, displacement,
+                                              overlap_count );
 }
 
 //! x += m; periodic axes wrap into [lo, hi), closed axes stop at the walls, open axes are free.
