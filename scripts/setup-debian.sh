@@ -7,7 +7,7 @@ packages=(
   cmake ninja-build g++ make pkg-config
   libtrilinos-kokkos-dev libtrilinos-kokkos-kernels-dev
   libhdf5-dev libgtest-dev libbenchmark-dev
-  libcli11-dev nlohmann-json3-dev libfmt-dev
+  libcli11-dev nlohmann-json3-dev libfmt-dev libcairo2-dev
 )
 missing=()
 for p in "${packages[@]}"; do

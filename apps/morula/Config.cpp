@@ -29,21 +29,27 @@ Config Config::from_file( const std::string& path, const std::set<std::string>& 
     }
     if ( !c.m_json.is_object() )
         throw InputError( "config '" + path + "': expected a JSON object {\"key\": value, ...}" );
-    for ( const auto& item : c.m_json.items() )
+    check_keys( c.m_json, known_keys, path, "" );
+    return c;
+}
+
+void Config::check_keys( const nlohmann::json& j, const std::set<std::string>& known_keys, const std::string& path,
+                         const std::string& prefix )
+{
+    for ( const auto& item : j.items() )
         if ( !known_keys.count( item.key() ) )
         {
             std::string list;
             for ( const auto& k : known_keys )
                 list += ( list.empty() ? "" : ", " ) + k;
-            throw InputError( "config '" + path + "': unknown key '" + item.key() +
+            throw InputError( "config '" + path + "': unknown key '" + prefix + item.key() +
                               "' (known keys: " + list + ")" );
         }
-    return c;
 }
 
 std::string Config::where( const std::string& key ) const
 {
-    return "config '" + m_path + "': key '" + key + "'";
+    return "config '" + m_path + "': key '" + m_prefix + key + "'";
 }
 
 double Config::number( const std::string& key, double min, double max ) const
@@ -85,6 +91,96 @@ std::string Config::text( const std::string& key ) const
     if ( !v.is_string() || v.get<std::string>().empty() )
         throw InputError( where( key ) + " must be a non-empty string, got " + v.dump() );
     return v.get<std::string>();
+}
+
+bool Config::flag( const std::string& key ) const
+{
+    const auto& v = m_json.at( key );
+    if ( !v.is_boolean() )
+        throw InputError( where( key ) + " must be true or false, got " + v.dump() );
+    return v.get<bool>();
+}
+
+std::vector<double> Config::numbers( const std::string& key, std::size_t count, double min, double max ) const
+{
+    const auto& v = m_json.at( key );
+    if ( !v.is_array() || ( count && v.size() != count ) || v.empty() )
+        throw InputError( concat( where( key ), " must be an array of ", count ? std::to_string( count ) : "some",
+                                  " numbers, got ", v.dump() ) );
+    std::vector<double> out;
+    for ( std::size_t i = 0; i < v.size(); ++i )
+    {
+        const auto& e = v[i];
+        const double x = e.is_number() ? e.get<double>() : std::nan( "" );
+        if ( !e.is_number() || !std::isfinite( x ) || x < min || x > max )
+            throw InputError( concat( where( key ), "[", i, "] = ", e.dump(), " must be a number in [", min, ", ", max,
+                                      "]" ) );
+        out.push_back( x );
+    }
+    return out;
+}
+
+std::vector<long> Config::integers( const std::string& key, std::size_t count, long min, long max ) const
+{
+    const auto& v = m_json.at( key );
+    if ( !v.is_array() || v.size() != count )
+        throw InputError( concat( where( key ), " must be an array of ", count, " integers, got ", v.dump() ) );
+    std::vector<long> out;
+    for ( std::size_t i = 0; i < count; ++i )
+    {
+        const auto& e = v[i];
+        if ( !e.is_number_integer() || e.get<long>() < min || e.get<long>() > max )
+            throw InputError( concat( where( key ), "[", i, "] = ", e.dump(), " must be an integer in [", min, ", ",
+                                      max, "]" ) );
+        out.push_back( e.get<long>() );
+    }
+    return out;
+}
+
+std::vector<std::string> Config::choices( const std::string& key, std::size_t count,
+                                          const std::set<std::string>& allowed ) const
+{
+    const auto& v = m_json.at( key );
+    std::string list;
+    for ( const auto& a : allowed )
+        list += ( list.empty() ? "'" : ", '" ) + a + "'";
+    auto one = [&]( const nlohmann::json& e, const std::string& at ) {
+        if ( !e.is_string() || !allowed.count( e.get<std::string>() ) )
+            throw InputError( where( key ) + at + " = " + e.dump() + " is not one of " + list );
+        return e.get<std::string>();
+    };
+    if ( v.is_string() )
+        return std::vector<std::string>( count, one( v, "" ) );
+    if ( !v.is_array() || v.size() != count )
+        throw InputError( concat( where( key ), " must be one of ", list, " or an array of ", count, " of them, got ",
+                                  v.dump() ) );
+    std::vector<std::string> out;
+    for ( std::size_t i = 0; i < count; ++i )
+        out.push_back( one( v[i], concat( "[", i, "]" ) ) );
+    return out;
+}
+
+std::vector<Config> Config::objects( const std::string& key, const std::set<std::string>& known_keys,
+                                     bool allow_empty ) const
+{
+    const auto& v = m_json.at( key );
+    if ( !v.is_array() || ( v.empty() && !allow_empty ) )
+        throw InputError( where( key ) + " must be a" + ( allow_empty ? "n" : " non-empty" ) +
+                          " array of objects, got " + v.dump() );
+    std::vector<Config> out;
+    for ( std::size_t i = 0; i < v.size(); ++i )
+    {
+        Config c;
+        c.m_path = m_path;
+        c.m_prefix = concat( m_prefix, key, "[", i, "]." );
+        if ( !v[i].is_object() )
+            throw InputError( concat( where( key ), "[", i, "] must be an object {\"key\": value, ...}, got ",
+                                      v[i].dump() ) );
+        c.m_json = v[i];
+        check_keys( c.m_json, known_keys, m_path, c.m_prefix );
+        out.push_back( std::move( c ) );
+    }
+    return out;
 }
 
 } // namespace morula::app

@@ -1,6 +1,7 @@
 // The `morula` command-line program. Each model is a subcommand (`morula <model> --help`); the
 // library does the work, this file only parses arguments and reports errors.
 #include "GridCommand.hpp"
+#include "LatticeCommand.hpp"
 #include "ProliferationCommand.hpp"
 
 #include <morula/core/BuildInfo.hpp>
@@ -21,6 +22,7 @@ int main( int argc, char* argv[] )
     app.allow_extras( false );
     morula::app::add_grid_command( app );
     morula::app::add_proliferation_command( app );
+    morula::app::add_lattice_command( app );
 
     // Kokkos reads its own flags (--kokkos-num-threads, --kokkos-device-id, ...) and removes them.
     Kokkos::ScopeGuard guard( argc, argv );

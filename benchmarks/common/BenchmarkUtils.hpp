@@ -82,6 +82,22 @@ Stats time_phase( const ExecutionSpace& exec, int warmup, int runs, Body&& body 
     return time_phase( exec, warmup, runs, [] {}, body );
 }
 
+// Copy bandwidth (read + write bytes per second) of a plain parallel copy of 2 x 1 GiB.
+template <class ExecutionSpace>
+double copy_bandwidth( const ExecutionSpace& exec, int runs )
+{
+    using mem = typename ExecutionSpace::memory_space;
+    const int n = 1 << 27;
+    Kokkos::View<double*, mem> a( "copy_a", n ), b( "copy_b", n );
+    Kokkos::deep_copy( exec, a, 1.0 );
+    const Stats s = time_phase( exec, 2, runs, [&] {
+        Kokkos::parallel_for(
+            "copy", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, n ),
+            KOKKOS_LAMBDA( const int i ) { b( i ) = a( i ); } );
+    } );
+    return 2.0 * 8.0 * n / s.median();
+}
+
 inline std::string cpu_model()
 {
     std::ifstream in( "/proc/cpuinfo" );

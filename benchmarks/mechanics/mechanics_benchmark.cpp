@@ -51,22 +51,6 @@ struct Settings
     std::string out;
 };
 
-// Copy bandwidth (read + write bytes per second) of a plain parallel copy of 2 x 1 GiB.
-template <class ExecutionSpace>
-double copy_bandwidth( const ExecutionSpace& exec, int runs )
-{
-    using mem = typename ExecutionSpace::memory_space;
-    const int n = 1 << 27;
-    Kokkos::View<double*, mem> a( "copy_a", n ), b( "copy_b", n );
-    Kokkos::deep_copy( exec, a, 1.0 );
-    const Stats s = time_phase( exec, 2, runs, [&] {
-        Kokkos::parallel_for(
-            "copy", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, n ),
-            KOKKOS_LAMBDA( const int i ) { b( i ) = a( i ); } );
-    } );
-    return 2.0 * 8.0 * n / s.median();
-}
-
 template <class Scalar, class ExecutionSpace>
 nlohmann::json benchmark_b( const ExecutionSpace& exec, const Settings& set, double neighbors,
                             const std::string& order, double bandwidth )
@@ -193,7 +177,7 @@ void run_all( const ExecutionSpace& exec, const Settings& set )
     std::printf( "%s\n%s on %s\n", morula::core::build_summary().c_str(), ExecutionSpace::name(),
                  ExecutionSpace::name() == std::string( "Cuda" ) ? morula::bench::device_name().c_str()
                                                                  : morula::bench::cpu_model().c_str() );
-    const double bandwidth = copy_bandwidth( exec, set.runs );
+    const double bandwidth = morula::bench::copy_bandwidth( exec, set.runs );
     std::printf( "copy bandwidth: %.0f GB/s\n", bandwidth * 1e-9 );
     nlohmann::json cases = nlohmann::json::array();
     auto each_scalar = [&]( auto&& f ) {

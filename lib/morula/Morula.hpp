@@ -21,6 +21,13 @@
 #include <morula/grid/UniformGrid.hpp>
 
 #include <morula/io/AgentSnapshots.hpp>
+#include <morula/io/LatticeSnapshots.hpp>
+
+#include <morula/lattice/DiffusionRules.hpp>
+#include <morula/lattice/Initializers.hpp>
+#include <morula/lattice/Lattice.hpp>
+#include <morula/lattice/LatticeDiffusion.hpp>
+#include <morula/lattice/SiteWord.hpp>
 
 #include <morula/mechanics/GrowthDivision.hpp>
 #include <morula/mechanics/Initializers.hpp>

@@ -5,9 +5,7 @@
 #include <cstdio>
 #include <fstream>
 
-#if MORULA_HAVE_HDF5
-#include <hdf5.h>
-#endif
+#include <morula/io/detail/Hdf5Handle.hpp>
 
 namespace morula::io
 {
@@ -25,29 +23,13 @@ AgentSnapshotWriter::AgentSnapshotWriter( std::string prefix )
 }
 
 #if MORULA_HAVE_HDF5
+using detail::Handle;
 namespace
 {
-// Closes an HDF5 handle when it goes out of scope.
-struct Handle
+void write_dataset( hid_t file, const char* name, hid_t type, int rank, const hsize_t* dims, const void* data,
+                    const std::string& path )
 {
-    hid_t id;
-    herr_t ( *close )( hid_t );
-    ~Handle()
-    {
-        if ( id >= 0 )
-            close( id );
-    }
-};
-
-void write_dataset( hid_t file, const char* name, hid_t type, int rank, const hsize_t* dims,
-                    const void* data, const std::string& path )
-{
-    Handle space{ H5Screate_simple( rank, dims, nullptr ), H5Sclose };
-    Handle set{ H5Dcreate2( file, name, type, space.id, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT ),
-                H5Dclose };
-    if ( space.id < 0 || set.id < 0 ||
-         ( dims[0] > 0 && H5Dwrite( set.id, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data ) < 0 ) )
-        throw core::InputError( "cannot write dataset '" + std::string( name ) + "' to " + path );
+    Handle set( detail::write_dataset( file, name, type, rank, dims, data, path ), H5Dclose );
 }
 } // namespace
 #endif
@@ -64,7 +46,7 @@ void AgentSnapshotWriter::write( long long step, double time, const std::vector<
     const std::string path = m_prefix + suffix;
 #if MORULA_HAVE_HDF5
     {
-        Handle file{ H5Fcreate( path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT ), H5Fclose };
+        Handle file( H5Fcreate( path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT ), H5Fclose );
         if ( file.id < 0 )
             throw core::InputError( "cannot create the snapshot file " + path );
         const hsize_t dims3[2] = { n, 3 };

@@ -1,0 +1,391 @@
+#include "LatticeCommand.hpp"
+#include "Config.hpp"
+#include "MsdPlot.hpp"
+
+#include <morula/Morula.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <array>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+namespace morula::app
+{
+namespace
+{
+using core::InputError;
+using core::detail::concat;
+namespace lat = morula::lattice;
+
+struct SpeciesSettings
+{
+    std::string name;
+    long count = 0;
+    std::array<lat::MoveProbabilities, 3> p; // per axis
+};
+
+struct ObstacleSettings
+{
+    double radius_nm = 0;
+    double volume_fraction = 0;
+};
+
+// Every key of the configuration file (docs/models/lattice.md); the defaults are a small version of
+// the paper's free-diffusion run (2 nm spacing, 10 ns steps).
+struct LatticeSettings
+{
+    std::array<long, 3> size{ 64, 64, 64 };
+    double spacing_nm = 2;
+    double time_step_ns = 10;
+    std::vector<std::string> boundary{ "periodic", "periodic", "periodic" };
+    long capacity = 2;
+    std::string scheme = "split";
+    std::vector<SpeciesSettings> species;
+    std::vector<ObstacleSettings> obstacles;
+    long steps = 2000;
+    long sample_every = 20;
+    long seed = 1;
+    bool tracers = true;
+    std::string output = "lattice";
+    std::string snapshots;
+    long snapshot_every = 0;
+    bool progress = true;
+};
+
+// (p_-1, p_0, p_+1) of one axis from the config: non-negative (checked by Config) and summing to 1.
+lat::MoveProbabilities probabilities_from( const std::string& where, const std::vector<double>& v )
+{
+    const double sum = v[0] + v[1] + v[2];
+    if ( std::abs( sum - 1 ) > 1e-9 )
+    {
+        char msg[256];
+        std::snprintf( msg, sizeof msg, ": probabilities (%g, %g, %g) sum to %.12g; expected (p_-1, p_0, p_+1) summing to 1",
+                       v[0], v[1], v[2], sum );
+        throw InputError( where + msg );
+    }
+    return { v[0], v[1], v[2] };
+}
+
+void read_config( const std::string& path, LatticeSettings& s )
+{
+    const auto c = Config::from_file(
+        path, { "size", "spacing_nm", "time_step_ns", "boundary", "capacity", "scheme", "species", "obstacles",
+                "steps", "sample_every", "seed", "tracers", "output", "snapshots", "snapshot_every", "progress" } );
+    const double big = 1e300;
+    if ( c.has( "size" ) )
+    {
+        const auto v = c.integers( "size", 3, 1, 1 << 20 );
+        s.size = { v[0], v[1], v[2] };
+    }
+    if ( c.has( "spacing_nm" ) ) s.spacing_nm = c.number( "spacing_nm", 1e-300, big );
+    if ( c.has( "time_step_ns" ) ) s.time_step_ns = c.number( "time_step_ns", 1e-300, big );
+    if ( c.has( "boundary" ) ) s.boundary = c.choices( "boundary", 3, { "periodic", "reflecting" } );
+    if ( c.has( "capacity" ) )
+    {
+        s.capacity = c.integer( "capacity", 2, 8 );
+        if ( s.capacity != 2 && s.capacity != 4 && s.capacity != 8 )
+            throw InputError( concat( "config '", path, "': key 'capacity' = ", s.capacity, " must be 2, 4 or 8" ) );
+    }
+    if ( c.has( "scheme" ) ) s.scheme = c.choice( "scheme", { "split", "fused" } );
+    if ( c.has( "steps" ) ) s.steps = c.integer( "steps", 0, 4000000000L );
+    if ( c.has( "sample_every" ) ) s.sample_every = c.integer( "sample_every", 1, 4000000000L );
+    if ( c.has( "seed" ) ) s.seed = c.integer( "seed", 0, 9007199254740991L );
+    if ( c.has( "tracers" ) ) s.tracers = c.flag( "tracers" );
+    if ( c.has( "output" ) ) s.output = c.text( "output" );
+    if ( c.has( "snapshots" ) ) s.snapshots = c.text( "snapshots" );
+    if ( c.has( "snapshot_every" ) ) s.snapshot_every = c.integer( "snapshot_every", 0, 4000000000L );
+    if ( c.has( "progress" ) ) s.progress = c.flag( "progress" );
+    if ( c.has( "species" ) )
+    {
+        s.species.clear();
+        const auto list = c.objects( "species", { "name", "count", "diffusion_nm2_per_us", "probabilities" } );
+        for ( std::size_t i = 0; i < list.size(); ++i )
+        {
+            const auto& o = list[i];
+            const std::string key = concat( "species[", i, "]" );
+            SpeciesSettings sp;
+            sp.name = o.has( "name" ) ? o.text( "name" ) : concat( "species ", i + 1 );
+            if ( !o.has( "count" ) )
+                throw InputError( concat( "config '", path, "': key '", key, ".count' is missing" ) );
+            sp.count = o.integer( "count", 0, 1L << 40 );
+            if ( o.has( "diffusion_nm2_per_us" ) == o.has( "probabilities" ) )
+                throw InputError( concat( "config '", path, "': ", key,
+                                          " needs exactly one of 'diffusion_nm2_per_us' and 'probabilities'" ) );
+            if ( o.has( "diffusion_nm2_per_us" ) )
+            {
+                const double d = o.number( "diffusion_nm2_per_us", 0, big );
+                const double max_d = s.spacing_nm * s.spacing_nm / ( 2 * s.time_step_ns ) * 1e3;
+                if ( d > max_d )
+                    throw InputError( concat( "config '", path, "': key '", key, ".diffusion_nm2_per_us' = ", d,
+                                              " is larger than the lattice allows: spacing^2 / (2 time step) = ",
+                                              max_d, " nm^2/us" ) );
+                const auto p = lat::probabilities_for_diffusion( d * 1e-3, s.spacing_nm, s.time_step_ns );
+                sp.p = { p, p, p };
+            }
+            else
+            {
+                // one triple [p_-1, p_0, p_+1] for every axis
+                const auto v = o.numbers( "probabilities", 3, 0, 1 );
+                sp.p.fill( probabilities_from( concat( "config '", path, "': key '", key, ".probabilities'" ), v ) );
+            }
+            s.species.push_back( sp );
+        }
+    }
+    if ( c.has( "obstacles" ) )
+    {
+        const auto list = c.objects( "obstacles", { "radius_nm", "volume_fraction" }, true );
+        for ( const auto& o : list )
+        {
+            ObstacleSettings ob;
+            ob.radius_nm = o.number( "radius_nm", 1e-300, big );
+            ob.volume_fraction = o.number( "volume_fraction", 0, 1 );
+            s.obstacles.push_back( ob );
+        }
+        if ( s.obstacles.size() > 15 )
+            throw InputError( concat( "config '", path, "': key 'obstacles' has ", s.obstacles.size(),
+                                      " classes; at most 15 (site types 1..15)" ) );
+    }
+}
+
+// A text progress bar on stderr: redrawn in place on a terminal, a line per 10% otherwise.
+class Progress
+{
+  public:
+    Progress( long total, bool on )
+        : m_total( total )
+        , m_on( on && total > 0 )
+        , m_tty( isatty( 2 ) )
+    {
+    }
+    void update( long done )
+    {
+        if ( !m_on )
+            return;
+        const int percent = int( 100 * done / m_total );
+        if ( percent == m_last || ( !m_tty && percent / 10 == m_last / 10 && done != m_total ) )
+            return;
+        m_last = percent;
+        const int filled = percent / 4;
+        std::fprintf( stderr, "%s[%-25s] %3d%%  step %ld/%ld%s", m_tty ? "\r" : "",
+                      std::string( std::size_t( filled ), '#' ).c_str(), percent, done, m_total,
+                      m_tty && done != m_total ? "" : "\n" );
+        std::fflush( stderr );
+    }
+
+  private:
+    long m_total;
+    bool m_on, m_tty;
+    int m_last = -1;
+};
+
+template <int Slots>
+int run_lattice( const LatticeSettings& s )
+{
+    using exec = Kokkos::DefaultExecutionSpace;
+    using mem = exec::memory_space;
+    exec space;
+    lat::LatticeShape shape( int( s.size[0] ), int( s.size[1] ), int( s.size[2] ) );
+    for ( int a = 0; a < 3; ++a )
+        shape.boundary[a] = s.boundary[a] == "periodic" ? lat::LatticeBoundary::periodic : lat::LatticeBoundary::reflecting;
+    const int nspecies = int( s.species.size() );
+    lat::DiffusionRules rules( nspecies );
+    for ( int i = 0; i < nspecies; ++i )
+        for ( int a = 0; a < 3; ++a )
+            rules.set( i, a, s.species[i].p[a] );
+    for ( std::size_t k = 0; k < s.obstacles.size(); ++k )
+        rules.block( int( k + 1 ) );
+
+    // Everything is checked before the first step: obstacles, particle counts, outputs.
+    lat::Lattice<Slots, mem> lattice( shape );
+    std::vector<double> obstacle_fraction;
+    for ( std::size_t k = 0; k < s.obstacles.size(); ++k )
+    {
+        try
+        {
+            const auto r = lat::place_sphere_obstacles( space, lattice, s.obstacles[k].radius_nm / s.spacing_nm,
+                                                        s.obstacles[k].volume_fraction, std::uint32_t( k + 1 ),
+                                                        std::uint64_t( s.seed ) * 31 + k );
+            obstacle_fraction.push_back( r.fraction );
+            std::printf( "obstacles[%zu]: radius %g nm (%g sites), %zu spheres, volume fraction %.4f (target %g)\n", k,
+                         s.obstacles[k].radius_nm, s.obstacles[k].radius_nm / s.spacing_nm, r.spheres, r.fraction,
+                         s.obstacles[k].volume_fraction );
+        }
+        catch ( const InputError& e )
+        {
+            throw InputError( concat( "config: key 'obstacles[", k, "].volume_fraction' = ", s.obstacles[k].volume_fraction,
+                                      ": ", e.what() ) );
+        }
+    }
+    std::vector<std::size_t> counts;
+    std::size_t total = 0;
+    for ( const auto& sp : s.species )
+    {
+        counts.push_back( std::size_t( sp.count ) );
+        total += std::size_t( sp.count );
+    }
+    if ( s.tracers && total > lat::SiteLayout<Slots>::max_code )
+        throw InputError( concat( "config: key 'tracers' = true needs one id per particle, at most ",
+                                  lat::SiteLayout<Slots>::max_code, " with capacity ", Slots, "; the species have ",
+                                  total, " particles (set \"tracers\": false to run without MSD, or use capacity 2)" ) );
+    std::vector<int> species_of_tracer;
+    try
+    {
+        species_of_tracer = lat::place_particles( lattice, counts, rules, std::uint64_t( s.seed ),
+                                                  s.tracers ? lat::ParticleCodes::tracers : lat::ParticleCodes::species );
+    }
+    catch ( const InputError& e )
+    {
+        throw InputError( concat( "config: key 'species' (counts): ", e.what() ) );
+    }
+    lat::DiffusionOptions opt;
+    opt.scheme = s.scheme == "fused" ? lat::PassScheme::fused : lat::PassScheme::split;
+    opt.seed = std::uint64_t( s.seed );
+    auto model = s.tracers ? lat::LatticeDiffusion<Slots, exec>( space, lattice, rules, species_of_tracer, opt )
+                           : lat::LatticeDiffusion<Slots, exec>( space, lattice, rules, opt );
+
+    const std::string csv_path = s.output + "_msd.csv";
+    std::ofstream csv;
+    if ( s.tracers )
+    {
+        csv.open( csv_path );
+        if ( !csv )
+            throw InputError( "config: key 'output': cannot write '" + csv_path + "'" );
+        csv << "time_s,species,msd_nm2,msd_x_nm2,msd_y_nm2,msd_z_nm2,msd_over_6t_nm2_per_us\n";
+    }
+    std::unique_ptr<io::LatticeSnapshotWriter> snapshots;
+    if ( !s.snapshots.empty() )
+        snapshots = std::make_unique<io::LatticeSnapshotWriter>( s.snapshots, shape.nx, shape.ny, shape.nz,
+                                                                 s.spacing_nm, Slots );
+
+    const double lambda2 = s.spacing_nm * s.spacing_nm;
+    std::vector<PlotSeries> series( static_cast<std::size_t>( nspecies ) );
+    for ( int i = 0; i < nspecies; ++i )
+    {
+        series[i].name = s.species[i].name;
+        double sum = 0;
+        for ( const auto& p : s.species[i].p )
+            sum += p.minus + p.plus;
+        series[i].reference = lambda2 * sum / ( 6 * s.time_step_ns ) * 1e3; // nm^2/us
+    }
+    std::printf( "%s\n", core::build_summary().c_str() );
+    std::printf( "lattice %d x %d x %d (%s, %s, %s), %g nm spacing, %g ns steps, %ld particles per site, %s passes, "
+                 "%zu particles%s\n",
+                 shape.nx, shape.ny, shape.nz, s.boundary[0].c_str(), s.boundary[1].c_str(), s.boundary[2].c_str(),
+                 s.spacing_nm, s.time_step_ns, s.capacity, s.scheme.c_str(), model.particles(),
+                 s.tracers ? " (tracers)" : "" );
+    for ( int i = 0; i < nspecies; ++i )
+        std::printf( "species %d '%s': %ld particles, D0 = %g nm^2/us\n", i + 1, s.species[i].name.c_str(),
+                     s.species[i].count, series[i].reference );
+
+    auto sample = [&]( long step ) {
+        const double t_s = double( step ) * s.time_step_ns * 1e-9;
+        for ( int i = 0; i < nspecies && s.tracers && step > 0; ++i )
+        {
+            const auto m = model.msd( i );
+            if ( m.tracers == 0 )
+                continue;
+            const double d = m.total() * lambda2 / ( 6 * t_s * 1e6 );
+            csv << t_s << "," << s.species[i].name << "," << m.total() * lambda2 << "," << m.per_axis[0] * lambda2
+                << "," << m.per_axis[1] * lambda2 << "," << m.per_axis[2] * lambda2 << "," << d << "\n";
+            series[i].points.emplace_back( t_s, d );
+        }
+        if ( snapshots && ( ( s.snapshot_every > 0 && step % s.snapshot_every == 0 ) || step == 0 || step == s.steps ) )
+            snapshots->write_view( step, t_s, model.lattice().sites() );
+    };
+
+    Progress progress( s.steps, s.progress );
+    sample( 0 );
+    const auto t0 = std::chrono::steady_clock::now();
+    for ( long done = 0; done < s.steps; )
+    {
+        long chunk = std::min( s.sample_every - done % s.sample_every, s.steps - done );
+        if ( snapshots && s.snapshot_every > 0 )
+            chunk = std::min( chunk, s.snapshot_every - done % s.snapshot_every );
+        model.step( space, int( chunk ) );
+        done += chunk;
+        if ( done % s.sample_every == 0 || done == s.steps || ( s.snapshot_every > 0 && done % s.snapshot_every == 0 ) )
+        {
+            space.fence();
+            sample( done );
+        }
+        progress.update( done );
+    }
+    space.fence();
+    const double seconds = std::chrono::duration<double>( std::chrono::steady_clock::now() - t0 ).count();
+    const auto final_counts = model.code_counts( space ); // also re-checks every invariant
+    unsigned long long on_lattice = 0;
+    for ( auto n : final_counts )
+        on_lattice += n;
+    std::printf( "%ld steps in %.3f s: %.3g site updates/s; %llu overflows (particles placed from the overflow list); "
+                 "%llu of %zu particles on the lattice\n",
+                 s.steps, seconds, s.steps ? double( shape.sites() ) * double( s.steps ) / seconds : 0.0,
+                 model.overflows(), on_lattice, model.particles() );
+    if ( on_lattice != model.particles() )
+        throw core::CapacityError( "particles were lost: a bug, please report it" );
+    if ( s.tracers )
+    {
+        for ( int i = 0; i < nspecies; ++i )
+            if ( !series[i].points.empty() )
+                std::printf( "species '%s': MSD/6t at the end %.4g nm^2/us = %.4f D0\n", s.species[i].name.c_str(),
+                             series[i].points.back().second, series[i].points.back().second / series[i].reference );
+        std::printf( "MSD time series: %s\n", csv_path.c_str() );
+        const std::string png = s.output + "_msd.png";
+        std::string title = concat( "lattice ", shape.nx, "x", shape.ny, "x", shape.nz, ", ", s.spacing_nm, " nm, ",
+                                    s.time_step_ns, " ns" );
+        for ( std::size_t k = 0; k < s.obstacles.size(); ++k )
+            title += concat( k ? "; " : ", obstacles r ", s.obstacles[k].radius_nm, " nm ",
+                             int( 100 * obstacle_fraction[k] + 0.5 ), "%" );
+        if ( write_msd_plot( png, title, series ) )
+            std::printf( "plot of MSD/6t: %s\n", png.c_str() );
+        else
+            std::printf( "plot skipped: this morula was built without cairo (the CSV has the data)\n" );
+    }
+    if ( snapshots )
+        std::printf( "snapshots: %s\n", snapshots->path().c_str() );
+    return 0;
+}
+} // namespace
+
+void add_lattice_command( CLI::App& app )
+{
+    auto config = std::make_shared<std::string>();
+    auto overrides = std::make_shared<LatticeSettings>();
+    CLI::App* cmd = app.add_subcommand(
+        "lattice", "Multiparticle lattice diffusion (seed 002): free, obstructed and crowded experiments, MSD" );
+    cmd->add_option( "--config", *config, "JSON file; keys as in docs/models/lattice.md" );
+    cmd->add_option( "--steps", overrides->steps, "Number of time steps" )->check( CLI::Range( 0L, 4000000000L ) );
+    cmd->add_option( "--seed", overrides->seed, "Random seed" )->check( CLI::Range( 0L, 9007199254740991L ) );
+    cmd->add_option( "--output", overrides->output, "Prefix of the CSV and PNG outputs" );
+    cmd->add_option( "--scheme", overrides->scheme, "split or fused passes" )
+        ->check( CLI::IsMember( { "split", "fused" } ) );
+    cmd->add_flag( "!--no-progress", overrides->progress, "No progress bar" );
+    cmd->callback( [config, overrides, cmd] {
+        LatticeSettings s;
+        // Without a config file: two tracer species on the defaults' lattice.
+        s.species = { { "fast", 2000, {} }, { "slow", 2000, {} } };
+        s.species[0].p.fill( lat::probabilities_for_diffusion( 100e-3, s.spacing_nm, s.time_step_ns ) );
+        s.species[1].p.fill( lat::probabilities_for_diffusion( 10e-3, s.spacing_nm, s.time_step_ns ) );
+        if ( !config->empty() )
+            read_config( *config, s );
+        if ( cmd->count( "--steps" ) ) s.steps = overrides->steps;
+        if ( cmd->count( "--seed" ) ) s.seed = overrides->seed;
+        if ( cmd->count( "--output" ) ) s.output = overrides->output;
+        if ( cmd->count( "--scheme" ) ) s.scheme = overrides->scheme;
+        if ( cmd->count( "--no-progress" ) ) s.progress = false;
+        if ( s.capacity == 2 )
+            run_lattice<2>( s );
+        else if ( s.capacity == 4 )
+            run_lattice<4>( s );
+        else
+            run_lattice<8>( s );
+    } );
+}
+
+} // namespace morula::app

@@ -1,0 +1,445 @@
+/*!
+  \file LatticeDiffusion.hpp
+  \brief The multiparticle lattice diffusion model of seed 002 (Roberts et al. 2009) on any backend.
+
+  A time step moves every particle independently along x, then y, then z (three split passes), or
+  along all three in one fused pass. Each pass reads one lattice and writes the other; the random move
+  of a particle is the hashed RNG of (site, slot, step, axis, seed), so a pass is a pure function of
+  the old lattice and the results are bit for bit the same on Serial, OpenMP, CUDA and HIP, for any
+  thread count or block size. Particles arriving at a full site go to an overflow list and are then
+  placed, on the device and in a deterministic order, at the nearest site of the same type with room:
+  no particle is ever lost.
+
+  Particle codes are either species numbers (1..species) or tracer ids (1..n, each code on exactly one
+  particle), in which case the unwrapped displacement of every tracer is kept for mean square
+  displacements (the paper's MSD runs used 2 particles per site and tracer ids up to 16383).
+*/
+#ifndef MORULA_LATTICE_LATTICEDIFFUSION_HPP
+#define MORULA_LATTICE_LATTICEDIFFUSION_HPP
+
+#include <morula/core/Error.hpp>
+#include <morula/core/HashedRng.hpp>
+#include <morula/lattice/DiffusionRules.hpp>
+#include <morula/lattice/Lattice.hpp>
+#include <morula/lattice/detail/DiffusionKernels.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace morula::lattice
+{
+
+//! How a time step is split into kernels.
+enum class PassScheme
+{
+    split, //!< three passes, x then y then z (the paper's operator split)
+    fused  //!< one pass over all three axes (same statistics, a different random stream)
+};
+
+inline const char* to_string( PassScheme s ) { return s == PassScheme::split ? "split" : "fused"; }
+
+struct DiffusionOptions
+{
+    PassScheme scheme = PassScheme::split;
+    std::uint64_t seed = 1;
+};
+
+//! Mean square displacement of the tracers of one species, per axis, in lattice units squared.
+struct MsdSample
+{
+    std::size_t tracers = 0;
+    std::array<double, 3> per_axis{ 0, 0, 0 };
+    double total() const { return per_axis[0] + per_axis[1] + per_axis[2]; }
+};
+
+namespace detail
+{
+//! The offsets searched for a free site around an overflowing one: the 342 sites of the 7^3 cube
+//! without its centre, nearest first (squared distance, then z, y, x).
+inline std::vector<std::array<int, 3>> overflow_search_offsets()
+{
+    std::vector<std::array<int, 3>> o;
+    for ( int z = -3; z <= 3; ++z )
+        for ( int y = -3; y <= 3; ++y )
+            for ( int x = -3; x <= 3; ++x )
+                if ( x || y || z )
+                    o.push_back( { x, y, z } );
+    std::stable_sort( o.begin(), o.end(), []( const auto& a, const auto& b ) {
+        const int da = a[0] * a[0] + a[1] * a[1] + a[2] * a[2];
+        const int db = b[0] * b[0] + b[1] * b[1] + b[2] * b[2];
+        return da < db;
+    } );
+    return o;
+}
+
+//! Per-site check of the lattice invariants; counts particles and violations.
+template <int Slots, class MemorySpace>
+struct LatticeCheck
+{
+    using layout = SiteLayout<Slots>;
+    Kokkos::View<const site_word*, MemorySpace> sites;
+    std::uint32_t blocked_types;
+    std::uint32_t max_code;
+    Kokkos::View<unsigned long long*, MemorySpace> code_counts; // may be empty
+
+    struct value_type
+    {
+        unsigned long long particles;
+        unsigned long long bad;
+        unsigned long long room; // free slots on open sites
+    };
+    KOKKOS_INLINE_FUNCTION void init( value_type& v ) const { v = { 0, 0, 0 }; }
+    KOKKOS_INLINE_FUNCTION void join( value_type& a, const value_type& b ) const
+    {
+        a.particles += b.particles;
+        a.bad += b.bad;
+        a.room += b.room;
+    }
+    KOKKOS_INLINE_FUNCTION void operator()( const std::size_t i, value_type& v ) const
+    {
+        const site_word w = sites( i );
+        const bool blocked = ( blocked_types >> layout::type( w ) ) & 1u;
+        const int n = layout::count( w );
+        for ( int k = n; k < Slots; ++k ) // no particle after the first empty slot
+            v.bad += layout::code( w, k ) != 0;
+        for ( int k = 0; k < n; ++k )
+        {
+            const std::uint32_t c = layout::code( w, k );
+            v.bad += c > max_code;
+            if ( code_counts.extent( 0 ) > 0 && c <= max_code )
+                Kokkos::atomic_increment( &code_counts( c ) );
+        }
+        // no particle on an obstacle; no bits outside the type and the slots (bits 24-27 with 8 slots)
+        v.bad += ( blocked && n > 0 ) || ( w & ~layout::particle_bits & ~layout::empty_site( 15 ) ) != 0;
+        v.particles += n;
+        v.room += blocked ? 0 : Slots - n;
+    }
+};
+} // namespace detail
+
+/*!
+  \brief Steps a lattice of `Slots`-particle sites under DiffusionRules on `ExecutionSpace`.
+
+  Holds two lattices (the current one and the one the next pass writes), the overflow list and, for
+  tracer codes, the unwrapped displacement of every tracer. No allocation happens while stepping.
+*/
+template <int Slots, class ExecutionSpace = Kokkos::DefaultExecutionSpace>
+class LatticeDiffusion
+{
+  public:
+    using execution_space = ExecutionSpace;
+    using memory_space = typename ExecutionSpace::memory_space;
+    using layout = SiteLayout<Slots>;
+    using lattice_type = Lattice<Slots, memory_space>;
+    using displacement_view = detail::DisplacementView<memory_space>;
+
+    /*!
+      Species codes: a particle's code c in 1..rules.species() is its species c - 1.
+      \throws core::InputError if a site holds a code beyond rules.species(), a particle sits on a
+      blocked site, or a site's slots have a gap
+    */
+    LatticeDiffusion( const ExecutionSpace& exec, const lattice_type& lattice, const DiffusionRules& rules,
+                      const DiffusionOptions& options = {} )
+        : LatticeDiffusion( exec, lattice, rules, options, species_codes( rules ), false )
+    {
+    }
+
+    /*!
+      Tracer codes: code t (1..n) is one particle of species species_of_tracer[t - 1]; every code
+      must appear exactly once on the lattice. Displacements are tracked.
+    */
+    LatticeDiffusion( const ExecutionSpace& exec, const lattice_type& lattice, const DiffusionRules& rules,
+                      const std::vector<int>& species_of_tracer, const DiffusionOptions& options = {} )
+        : LatticeDiffusion( exec, lattice, rules, options, tracer_codes( rules, species_of_tracer ), true )
+    {
+    }
+
+    //! Advances `steps` time steps.
+    void step( const ExecutionSpace& exec, int steps = 1 )
+    {
+        for ( int s = 0; s < steps; ++s )
+        {
+            if ( m_options.scheme == PassScheme::split )
+                for ( int axis = 0; axis < 3; ++axis )
+                {
+                    split_pass( exec, axis );
+                    place_overflow( exec );
+                }
+            else
+            {
+                fused_pass( exec );
+                place_overflow( exec );
+            }
+            complete_step();
+        }
+    }
+
+    //! @{ The building blocks of step(), public for benchmarks and for callers that interleave other
+    //! operators (reactions) between passes. A pass leaves overflowed particles in the list until
+    //! place_overflow() runs; step() always runs it after every pass. complete_step() advances the
+    //! step number that keys the random moves (step() calls it after the last pass of a step).
+    void complete_step() { ++m_step; }
+
+    void split_pass( const ExecutionSpace& exec, int axis )
+    {
+        if ( axis == 0 )
+            run_split<0>( exec );
+        else if ( axis == 1 )
+            run_split<1>( exec );
+        else
+            run_split<2>( exec );
+        swap();
+    }
+
+    void fused_pass( const ExecutionSpace& exec )
+    {
+        const auto& s = m_current.shape();
+        detail::FusedPass<Slots, memory_space> pass{ m_current.sites(), m_next.sites(), m_rules, m_rng, m_step,
+                                                     s.nx, s.ny, s.nz,
+                                                     s.boundary[0] == LatticeBoundary::periodic,
+                                                     s.boundary[1] == LatticeBoundary::periodic,
+                                                     s.boundary[2] == LatticeBoundary::periodic,
+                                                     m_tracking, m_displacement, m_overflow };
+        launch( exec, "morula::lattice::fused_pass", pass );
+        swap();
+    }
+
+    void place_overflow( const ExecutionSpace& exec )
+    {
+        const auto& s = m_current.shape();
+        detail::PlaceOverflow<Slots, memory_space> place{ m_current.sites(), m_overflow, m_offsets,
+                                                          m_total_overflows, m_unplaced, m_rules.blocked_types,
+                                                          s.nx, s.ny, s.nz,
+                                                          { s.boundary[0] == LatticeBoundary::periodic,
+                                                            s.boundary[1] == LatticeBoundary::periodic,
+                                                            s.boundary[2] == LatticeBoundary::periodic },
+                                                          m_tracking, m_displacement };
+        Kokkos::parallel_for( "morula::lattice::place_overflow", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, 1 ),
+                              place );
+    }
+    //! @}
+
+    //! The current lattice (after the last pass). Its View changes with every pass.
+    const lattice_type& lattice() const { return m_current; }
+    const LatticeShape& shape() const { return m_current.shape(); }
+    const DiffusionOptions& options() const { return m_options; }
+    std::uint32_t steps_done() const { return m_step; }
+    std::size_t particles() const { return m_particles; }
+    bool tracking() const { return m_tracking; }
+
+    //! Particles that went through the overflow list since construction.
+    unsigned long long overflows() const
+    {
+        unsigned long long n = 0;
+        Kokkos::deep_copy( n, m_total_overflows );
+        return n;
+    }
+
+    //! Unwrapped displacement of each tracer (row = code, in lattice units); empty for species codes.
+    const displacement_view& displacements() const { return m_displacement; }
+
+    //! Mean square displacement of the tracers of `species` (tracer codes only).
+    MsdSample msd( int species ) const
+    {
+        if ( !m_tracking )
+            throw core::InputError( "LatticeDiffusion::msd: needs tracer codes (construct with species_of_tracer)" );
+        auto h = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), m_displacement );
+        MsdSample m;
+        for ( std::size_t t = 0; t < m_species_of_tracer.size(); ++t )
+            if ( m_species_of_tracer[t] == species )
+            {
+                ++m.tracers;
+                for ( int a = 0; a < 3; ++a )
+                    m.per_axis[a] += double( h( t + 1, a ) ) * double( h( t + 1, a ) );
+            }
+        if ( m.tracers )
+            for ( auto& v : m.per_axis )
+                v /= double( m.tracers );
+        return m;
+    }
+
+    //! Number of particles with each code (index = code, 0 unused). Also re-checks the invariants.
+    std::vector<unsigned long long> code_counts( const ExecutionSpace& exec ) const
+    {
+        Kokkos::View<unsigned long long*, memory_space> counts( "lattice_code_counts", m_max_code + 1 );
+        check( exec, m_current, counts );
+        std::vector<unsigned long long> out( m_max_code + 1 );
+        auto h = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), counts );
+        for ( std::size_t c = 0; c <= m_max_code; ++c )
+            out[c] = h( c );
+        return out;
+    }
+
+  private:
+    struct Codes
+    {
+        std::vector<std::uint16_t> class_of_code;
+        std::vector<int> species_of_tracer;
+    };
+
+    static Codes species_codes( const DiffusionRules& rules )
+    {
+        if ( std::uint32_t( rules.species() ) > layout::max_code )
+            throw core::InputError( core::detail::concat( "LatticeDiffusion: ", rules.species(),
+                                                          " species, but a site with ", Slots,
+                                                          " slots tells only ", layout::max_code, " apart" ) );
+        Codes c;
+        c.class_of_code.resize( rules.species() + 1 );
+        for ( int s = 0; s < rules.species(); ++s )
+            c.class_of_code[s + 1] = std::uint16_t( s );
+        return c;
+    }
+
+    static Codes tracer_codes( const DiffusionRules& rules, const std::vector<int>& species_of_tracer )
+    {
+        if ( species_of_tracer.empty() || species_of_tracer.size() > layout::max_code )
+            throw core::InputError( core::detail::concat( "LatticeDiffusion: ", species_of_tracer.size(),
+                                                          " tracers; a site with ", Slots, " slots holds ids 1..",
+                                                          layout::max_code ) );
+        Codes c;
+        c.species_of_tracer = species_of_tracer;
+        c.class_of_code.resize( species_of_tracer.size() + 1 );
+        for ( std::size_t t = 0; t < species_of_tracer.size(); ++t )
+        {
+            if ( species_of_tracer[t] < 0 || species_of_tracer[t] >= rules.species() )
+                throw core::InputError( core::detail::concat( "LatticeDiffusion: tracer ", t + 1, " has species ",
+                                                              species_of_tracer[t], "; expected 0..",
+                                                              rules.species() - 1 ) );
+            c.class_of_code[t + 1] = std::uint16_t( species_of_tracer[t] );
+        }
+        return c;
+    }
+
+    LatticeDiffusion( const ExecutionSpace& exec, const lattice_type& lattice, const DiffusionRules& rules,
+                      const DiffusionOptions& options, const Codes& codes, bool tracking )
+        : m_options( options )
+        , m_rules( make_device_rules<memory_space>( rules, codes.class_of_code ) )
+        , m_rng( options.seed )
+        , m_tracking( tracking )
+        , m_species_of_tracer( codes.species_of_tracer )
+        , m_max_code( codes.class_of_code.size() - 1 )
+        , m_current( lattice )
+        , m_next( lattice.shape(), "lattice_sites_next" )
+    {
+        Kokkos::View<unsigned long long*, memory_space> counts( "lattice_code_counts",
+                                                                 tracking ? m_max_code + 1 : 0 );
+        m_particles = check( exec, m_current, counts );
+        if ( tracking )
+        {
+            auto h = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), counts );
+            for ( std::size_t c = 1; c <= m_max_code; ++c )
+                if ( h( c ) != 1 )
+                    throw core::InputError( core::detail::concat( "LatticeDiffusion: tracer id ", c, " appears ",
+                                                                  h( c ), " times on the lattice; expected once" ) );
+            m_displacement = displacement_view( "lattice_tracer_displacement", m_max_code + 1 );
+        }
+        // Site types are static: the next lattice starts as a copy so that the types are in place.
+        Kokkos::deep_copy( exec, m_next.sites(), m_current.sites() );
+        m_overflow.keys = Kokkos::View<std::uint64_t*, memory_space>(
+            Kokkos::view_alloc( Kokkos::WithoutInitializing, "lattice_overflow_keys" ), m_particles );
+        m_overflow.codes = Kokkos::View<std::uint32_t*, memory_space>(
+            Kokkos::view_alloc( Kokkos::WithoutInitializing, "lattice_overflow_codes" ), m_particles );
+        m_overflow.count = Kokkos::View<unsigned long long, memory_space>( "lattice_overflow_count" );
+        m_total_overflows = Kokkos::View<unsigned long long, memory_space>( "lattice_total_overflows" );
+        m_unplaced = Kokkos::View<unsigned long long, memory_space>( "lattice_unplaced" );
+        const auto offsets = detail::overflow_search_offsets();
+        Kokkos::View<int* [3], memory_space> off( "lattice_overflow_offsets", offsets.size() );
+        auto h_off = Kokkos::create_mirror_view( off );
+        for ( std::size_t i = 0; i < offsets.size(); ++i )
+            for ( int a = 0; a < 3; ++a )
+                h_off( i, a ) = offsets[i][a];
+        Kokkos::deep_copy( off, h_off );
+        m_offsets = off;
+        exec.fence();
+    }
+
+    // Validates the lattice; returns the number of particles. Fills `counts` when it is not empty.
+    std::size_t check( const ExecutionSpace& exec, const lattice_type& lat,
+                       const Kokkos::View<unsigned long long*, memory_space>& counts ) const
+    {
+        detail::LatticeCheck<Slots, memory_space> f{ lat.sites(), m_rules.blocked_types,
+                                                    std::uint32_t( m_max_code ), counts };
+        typename detail::LatticeCheck<Slots, memory_space>::value_type v;
+        Kokkos::parallel_reduce( "morula::lattice::check",
+                                 Kokkos::RangePolicy<ExecutionSpace, Kokkos::IndexType<std::size_t>>( exec, 0, lat.size() ),
+                                 f, v );
+        exec.fence();
+        if ( v.bad )
+            throw core::InputError( core::detail::concat(
+                "LatticeDiffusion: ", v.bad, " site(s) break the lattice rules (a code above ", m_max_code,
+                ", a particle on a blocked site, or a gap between slots)" ) );
+        unsigned long long unplaced = 0;
+        if ( m_unplaced.data() )
+            Kokkos::deep_copy( unplaced, m_unplaced );
+        if ( unplaced )
+            throw core::CapacityError( core::detail::concat( "LatticeDiffusion: ", unplaced,
+                                                             " overflowed particle(s) found no free slot" ) );
+        return std::size_t( v.particles );
+    }
+
+    template <int Axis>
+    void run_split( const ExecutionSpace& exec )
+    {
+        const auto& s = m_current.shape();
+        detail::SplitPass<Slots, Axis, memory_space> pass{ m_current.sites(), m_next.sites(), m_rules, m_rng, m_step,
+                                                           s.nx, s.ny, s.nz,
+                                                           s.boundary[Axis] == LatticeBoundary::periodic,
+                                                           m_tracking, m_displacement, m_overflow };
+        launch( exec,
+                Axis == 0 ? "morula::lattice::split_pass_x"
+                          : Axis == 1 ? "morula::lattice::split_pass_y" : "morula::lattice::split_pass_z",
+                pass );
+    }
+
+    // One flat index per site (x fastest: consecutive threads read consecutive words) when the sites
+    // fit an int, which measured faster on the H100 than a 3D range; a 3D range beyond.
+    template <class Pass>
+    void launch( const ExecutionSpace& exec, const char* label, const Pass& pass ) const
+    {
+        const std::size_t n = m_current.size();
+        if ( n < ( std::size_t( 1 ) << 31 ) )
+            Kokkos::parallel_for( label, Kokkos::RangePolicy<ExecutionSpace, Kokkos::IndexType<int>>( exec, 0, int( n ) ),
+                                  pass );
+        else
+            Kokkos::parallel_for( label, policy( exec ), pass );
+    }
+
+    // x fastest; tiles wide along x so that consecutive threads read consecutive words.
+    Kokkos::MDRangePolicy<ExecutionSpace, Kokkos::Rank<3, Kokkos::Iterate::Left, Kokkos::Iterate::Left>,
+                          Kokkos::IndexType<int>>
+    policy( const ExecutionSpace& exec ) const
+    {
+        const auto& s = m_current.shape();
+        using P = Kokkos::MDRangePolicy<ExecutionSpace, Kokkos::Rank<3, Kokkos::Iterate::Left, Kokkos::Iterate::Left>,
+                                        Kokkos::IndexType<int>>;
+        const bool host = Kokkos::SpaceAccessibility<Kokkos::HostSpace, memory_space>::accessible;
+        const int tx = host ? std::min( s.nx, 256 ) : std::min( s.nx, 64 );
+        const int ty = host ? 1 : std::max( 1, std::min( s.ny, 256 / tx ) );
+        return P( exec, { 0, 0, 0 }, { s.nx, s.ny, s.nz }, { tx, ty, 1 } );
+    }
+
+    void swap() { std::swap( m_current, m_next ); }
+
+    DiffusionOptions m_options;
+    DeviceRules<memory_space> m_rules;
+    core::HashedRng m_rng;
+    bool m_tracking;
+    std::vector<int> m_species_of_tracer;
+    std::size_t m_max_code;
+    lattice_type m_current, m_next;
+    std::size_t m_particles = 0;
+    std::uint32_t m_step = 0;
+    displacement_view m_displacement;
+    detail::OverflowList<memory_space> m_overflow;
+    Kokkos::View<const int* [3], memory_space> m_offsets;
+    Kokkos::View<unsigned long long, memory_space> m_total_overflows, m_unplaced;
+};
+
+} // namespace morula::lattice
+
+#endif

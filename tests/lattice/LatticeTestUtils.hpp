@@ -1,0 +1,144 @@
+// Shared by the lattice tests: an independent host implementation of one pass (a scatter over
+// particles, where the library gathers per destination), and helpers to build small lattices.
+#ifndef MORULA_TESTS_LATTICE_LATTICETESTUTILS_HPP
+#define MORULA_TESTS_LATTICE_LATTICETESTUTILS_HPP
+
+#include <morula/core/HashedRng.hpp>
+#include <morula/lattice/DiffusionRules.hpp>
+#include <morula/lattice/Lattice.hpp>
+#include <morula/lattice/SiteWord.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <tuple>
+#include <vector>
+
+namespace morula_test_lattice
+{
+using namespace morula::lattice;
+
+template <int Slots, class MemorySpace>
+std::vector<site_word> to_host( const Lattice<Slots, MemorySpace>& l )
+{
+    auto h = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), l.sites() );
+    return std::vector<site_word>( h.data(), h.data() + h.extent( 0 ) );
+}
+
+template <int Slots, class MemorySpace>
+void from_host( Lattice<Slots, MemorySpace>& l, const std::vector<site_word>& w )
+{
+    auto h = Kokkos::create_mirror_view( l.sites() );
+    for ( std::size_t i = 0; i < w.size(); ++i )
+        h( i ) = w[i];
+    Kokkos::deep_copy( l.sites(), h );
+}
+
+// The move of one particle, decided as the model specifies: 32 hashed bits against p 2^32.
+inline int reference_move( const DiffusionRules& rules, int species, std::uint32_t type, int axis, std::uint32_t r )
+{
+    const auto& p = rules.get( species, int( type ), axis );
+    const std::uint64_t lo = detail::probability_threshold( p.minus );
+    const std::uint64_t hi = std::max( lo, ( std::uint64_t( 1 ) << 32 ) - detail::probability_threshold( p.plus ) );
+    return r < lo ? -1 : ( r >= hi ? 1 : 0 );
+}
+
+// Coordinates of a move target along one axis, or -1 when a reflecting face refuses it.
+inline int target_coordinate( int c, int m, int n, LatticeBoundary b )
+{
+    int t = c + m;
+    if ( t >= 0 && t < n )
+        return t;
+    if ( b == LatticeBoundary::reflecting )
+        return -1;
+    return ( t % n + n ) % n;
+}
+
+/*
+  One split pass along `axis` as a scatter: every particle computes its destination; each destination
+  then receives, in this order, up-movers (from below), stayers, down-movers (from above), each group
+  in slot order. Codes are species + 1 unless `species_of_code` maps them. Returns the new words and
+  the number of particles that did not fit (the test setups avoid them).
+*/
+template <int Slots>
+std::pair<std::vector<site_word>, int> reference_split_pass( const std::vector<site_word>& in, const LatticeShape& shape,
+                                                             const DiffusionRules& rules, std::uint64_t seed,
+                                                             std::uint32_t step, int axis,
+                                                             const std::vector<int>& species_of_code = {} )
+{
+    using L = SiteLayout<Slots>;
+    const morula::core::HashedRng rng( seed );
+    const int n[3] = { shape.nx, shape.ny, shape.nz };
+    std::vector<std::vector<std::tuple<int, int, std::uint32_t>>> arrivals( in.size() );
+    for ( int z = 0; z < shape.nz; ++z )
+        for ( int y = 0; y < shape.ny; ++y )
+            for ( int x = 0; x < shape.nx; ++x )
+            {
+                const std::size_t s = shape.index( x, y, z );
+                for ( int k = 0; k < Slots; ++k )
+                {
+                    const std::uint32_t code = L::code( in[s], k );
+                    if ( !code )
+                        continue;
+                    const std::uint64_t b = rng.bits( s, std::uint32_t( axis * 4 + k / 2 ), step );
+                    const std::uint32_t r = ( k & 1 ) ? std::uint32_t( b ) : std::uint32_t( b >> 32 );
+                    const int species = species_of_code.empty() ? int( code ) - 1 : species_of_code[code];
+                    int m = reference_move( rules, species, L::type( in[s] ), axis, r );
+                    int c[3] = { x, y, z };
+                    if ( m )
+                    {
+                        const int t = target_coordinate( c[axis], m, n[axis], shape.boundary[axis] );
+                        int cc[3] = { x, y, z };
+                        cc[axis] = t;
+                        if ( t < 0 || rules.blocked( int( L::type( in[shape.index( cc[0], cc[1], cc[2] )] ) ) ) )
+                            m = 0;
+                        else
+                            c[axis] = t;
+                    }
+                    arrivals[shape.index( c[0], c[1], c[2] )].emplace_back( m == 1 ? 0 : m == 0 ? 1 : 2, k, code );
+                }
+            }
+    std::vector<site_word> out( in.size() );
+    int extras = 0;
+    for ( std::size_t d = 0; d < in.size(); ++d )
+    {
+        auto& a = arrivals[d];
+        std::stable_sort( a.begin(), a.end(), []( const auto& p, const auto& q ) {
+            return std::get<0>( p ) < std::get<0>( q ) ||
+                   ( std::get<0>( p ) == std::get<0>( q ) && std::get<1>( p ) < std::get<1>( q ) );
+        } );
+        out[d] = L::empty_site( L::type( in[d] ) );
+        for ( std::size_t i = 0; i < a.size(); ++i )
+            if ( i < std::size_t( Slots ) )
+                out[d] = L::with_code( out[d], int( i ), std::get<2>( a[i] ) );
+            else
+                ++extras;
+    }
+    return { out, extras };
+}
+
+// Species-code lattice with `per_site_fill` particles on every `stride`-th open site (deterministic).
+template <int Slots>
+std::vector<site_word> patterned_lattice( const LatticeShape& shape, int species, int stride, int per_site_fill,
+                                          const std::vector<std::size_t>& obstacle_sites = {} )
+{
+    using L = SiteLayout<Slots>;
+    std::vector<site_word> w( shape.sites(), L::empty_site( 0 ) );
+    for ( auto s : obstacle_sites )
+        w[s] = L::empty_site( 1 );
+    int next = 0;
+    for ( std::size_t s = 0; s < w.size(); s += std::size_t( stride ) )
+    {
+        if ( L::type( w[s] ) != 0 )
+            continue;
+        for ( int k = 0; k < per_site_fill; ++k )
+            w[s] = L::with_code( w[s], k, std::uint32_t( 1 + ( next++ % species ) ) );
+    }
+    return w;
+}
+
+} // namespace morula_test_lattice
+
+#endif
