@@ -67,6 +67,17 @@ struct SiteBuilder
     }
 };
 
+//! Calls pass(x, y, z) for flat site index i (x fastest), for the flat launch of a 3D pass.
+template <class Pass>
+KOKKOS_FORCEINLINE_FUNCTION void for_site_index( const Pass& pass, const int i, const int nx, const int ny )
+{
+    const int nxy = nx * ny;
+    const int z = i / nxy;
+    const int r = i - z * nxy;
+    const int y = r / nx;
+    pass( r - y * nx, y, z );
+}
+
 //! The 32 random bits of the particle in `slot` of `site` for a split pass along `axis`: one 64-bit
 //! hash serves the two slots of a pair.
 KOKKOS_FORCEINLINE_FUNCTION std::uint32_t split_draw( const core::HashedRng& rng, std::size_t site, int axis,
@@ -97,14 +108,7 @@ struct SplitPass
     OverflowList<MemorySpace> overflow;
 
     //! Flat launch (lattices below 2^31 sites): one index, decomposed x fastest.
-    KOKKOS_INLINE_FUNCTION void operator()( const int i ) const
-    {
-        const int nxy = nx * ny;
-        const int z = i / nxy;
-        const int r = i - z * nxy;
-        const int y = r / nx;
-        ( *this )( r - y * nx, y, z );
-    }
+    KOKKOS_INLINE_FUNCTION void operator()( const int i ) const { for_site_index( *this, i, nx, ny ); }
 
     KOKKOS_INLINE_FUNCTION void operator()( const int x, const int y, const int z ) const
     {
@@ -225,14 +229,7 @@ struct FusedPass
     }
 
     //! Flat launch (lattices below 2^31 sites): one index, decomposed x fastest.
-    KOKKOS_INLINE_FUNCTION void operator()( const int i ) const
-    {
-        const int nxy = nx * ny;
-        const int z = i / nxy;
-        const int r = i - z * nxy;
-        const int y = r / nx;
-        ( *this )( r - y * nx, y, z );
-    }
+    KOKKOS_INLINE_FUNCTION void operator()( const int i ) const { for_site_index( *this, i, nx, ny ); }
 
     KOKKOS_INLINE_FUNCTION void operator()( const int x, const int y, const int z ) const
     {
