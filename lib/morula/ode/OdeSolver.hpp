@@ -1,0 +1,266 @@
+/*!
+  \file OdeSolver.hpp
+  \brief Integrates a mass-action system - one large copy or many small ones - from t_start through a
+         list of sampling times, with RKF45/BDF switching, on any Kokkos execution space.
+
+  \code
+  auto network = morula::ode::read_model( "model.txt" );
+  morula::ode::MassActionSystem<Kokkos::DefaultExecutionSpace::memory_space> system( network );
+  morula::ode::OdeSolver<Kokkos::DefaultExecutionSpace> solver( system, options );
+  auto result = solver.solve( exec, { 0.0, 1.0, 10.0 } );    // one system: the network's own x0 and k
+  auto result = solver.solve( exec, x0, k, times, saved );    // (systems x species), (systems x reactions)
+  \endcode
+  Results stay on the device until the caller copies them (result.samples: systems x samples x saved).
+*/
+#ifndef MORULA_ODE_ODESOLVER_HPP
+#define MORULA_ODE_ODESOLVER_HPP
+
+#include <morula/Config.hpp>
+#include <morula/core/Error.hpp>
+#include <morula/core/KokkosCompat.hpp>
+#include <morula/ode/MassActionSystem.hpp>
+#include <morula/ode/SolverOptions.hpp>
+#include <morula/ode/detail/Integrator.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace morula::ode
+{
+
+template <class MemorySpace>
+struct OdeResult
+{
+    //! (systems, samples, saved species); samples a failed system did not reach are NaN.
+    Kokkos::View<double***, Kokkos::LayoutLeft, MemorySpace> samples;
+    //! (systems, stat_count): SolverStatus in column stat_status, then the counters of StatisticsColumn.
+    Kokkos::View<long**, Kokkos::LayoutLeft, MemorySpace> statistics;
+};
+
+namespace detail
+{
+template <class MemorySpace>
+struct BatchedIntegrate
+{
+    SystemIntegrator<MemorySpace> integrator;
+    KOKKOS_INLINE_FUNCTION void operator()( const long s ) const { integrator.integrate( ThreadOps{}, s ); }
+};
+
+template <class MemorySpace, class Member>
+struct TeamIntegrate
+{
+    SystemIntegrator<MemorySpace> integrator;
+    KOKKOS_INLINE_FUNCTION void operator()( const Member& member ) const
+    {
+        const TeamOps<Member> ops{ member };
+        integrator.integrate( ops, member.league_rank() );
+    }
+};
+} // namespace detail
+
+template <class ExecutionSpace, class MemorySpace = typename ExecutionSpace::memory_space>
+class OdeSolver
+{
+  public:
+    using execution_space = ExecutionSpace;
+    using memory_space = MemorySpace;
+    using matrix_type = Kokkos::View<const double**, Kokkos::LayoutLeft, MemorySpace>;
+
+    OdeSolver( const MassActionSystem<MemorySpace>& system, const SolverOptions& options )
+        : m_system( system )
+        , m_options( options )
+    {
+        m_options.validate( system.species );
+        m_linear = resolve_linear_solver();
+        m_device.method = options.method;
+        m_device.norm = options.error_norm;
+        m_device.rtol = options.relative_tolerance;
+        m_device.initial_step = options.initial_step;
+        m_device.stiffness_threshold = options.stiffness_threshold;
+        m_device.stiffness_check_interval = options.stiffness_check_interval;
+        m_device.bdf_max_order = options.bdf_fixed_step > 0.0 ? 1 : options.bdf_max_order;
+        m_device.bdf_fixed_step = options.bdf_fixed_step;
+        m_device.newton_tolerance = options.newton_tolerance;
+        m_device.max_newton_iterations = options.max_newton_iterations;
+        m_device.fixed_step_max_newton_iterations = options.fixed_step_max_newton_iterations;
+        m_device.max_steps = options.max_steps;
+        m_device.linear = m_linear;
+        m_atol = Kokkos::View<double*, MemorySpace>( "morula::ode::atol", options.absolute_tolerance.size() );
+        Kokkos::deep_copy( m_atol, Kokkos::View<const double*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(
+                                       options.absolute_tolerance.data(), options.absolute_tolerance.size() ) );
+    }
+
+    const SolverOptions& options() const { return m_options; }
+    detail::LinearKind linear_solver() const { return m_linear; }
+    const MassActionSystem<MemorySpace>& system() const { return m_system; }
+
+    /*!
+      Integrates `initial_states.extent(0)` systems. `rate_constants` is (systems, reactions) or empty
+      (every system uses the network's constants). `saved_species` empty means all species.
+      \throws core::InputError for inconsistent extents, bad sampling times or species indices.
+    */
+    OdeResult<MemorySpace> solve( const ExecutionSpace& exec, const matrix_type& initial_states,
+                                  const matrix_type& rate_constants, const std::vector<double>& sample_times,
+                                  const std::vector<int>& saved_species = {}, double t_start = 0.0 )
+    {
+        using core::InputError;
+        using core::detail::concat;
+        const long systems = static_cast<long>( initial_states.extent( 0 ) );
+        const int n = m_system.species, m = m_system.reactions;
+        if ( static_cast<int>( initial_states.extent( 1 ) ) != n )
+            throw InputError( concat( "OdeSolver::solve: initial_states has ", initial_states.extent( 1 ),
+                                      " columns; the network has ", n, " species" ) );
+        if ( rate_constants.extent( 0 ) != 0 &&
+             ( static_cast<long>( rate_constants.extent( 0 ) ) != systems || static_cast<int>( rate_constants.extent( 1 ) ) != m ) )
+            throw InputError( concat( "OdeSolver::solve: rate_constants is ", rate_constants.extent( 0 ), " x ",
+                                      rate_constants.extent( 1 ), "; expected ", systems, " x ", m, " or empty" ) );
+        check_times( sample_times, t_start );
+        std::vector<int> saved = saved_species;
+        if ( saved.empty() )
+            for ( int i = 0; i < n; ++i )
+                saved.push_back( i );
+        for ( std::size_t j = 0; j < saved.size(); ++j )
+            if ( saved[j] < 0 || saved[j] >= n )
+                throw InputError( concat( "OdeSolver::solve: saved species index ", saved[j], " (entry ", j,
+                                          ") is outside [0, ", n, ")" ) );
+
+        const bool team = m_options.mode == ExecutionMode::fine_grained;
+        detail::WorkspaceMap map( n, m, m_linear == detail::LinearKind::sparse_bicgstab, m_system.jacobian_nonzeros_count );
+        const std::size_t need = static_cast<std::size_t>( map.per_system ) * static_cast<std::size_t>( systems );
+        if ( m_workspace.extent( 0 ) < need )
+            m_workspace = Kokkos::View<double*, MemorySpace>( Kokkos::view_alloc( Kokkos::WithoutInitializing, "morula::ode::workspace" ), need );
+        const std::size_t pivots = static_cast<std::size_t>( n ) * static_cast<std::size_t>( systems );
+        if ( m_pivots.extent( 0 ) < pivots )
+            m_pivots = Kokkos::View<int*, MemorySpace>( Kokkos::view_alloc( Kokkos::WithoutInitializing, "morula::ode::pivots" ), pivots );
+
+        OdeResult<MemorySpace> result;
+        result.samples = Kokkos::View<double***, Kokkos::LayoutLeft, MemorySpace>(
+            Kokkos::view_alloc( Kokkos::WithoutInitializing, "morula::ode::samples" ), systems, sample_times.size(), saved.size() );
+        Kokkos::deep_copy( exec, result.samples, std::numeric_limits<double>::quiet_NaN() );
+        result.statistics = Kokkos::View<long**, Kokkos::LayoutLeft, MemorySpace>( "morula::ode::statistics", systems, stat_count );
+
+        detail::SystemIntegrator<MemorySpace> integ;
+        integ.sys = m_system;
+        integ.opt = m_device;
+        integ.map = map;
+        integ.workspace = m_workspace;
+        integ.pivots = m_pivots;
+        integ.atol = m_atol;
+        integ.sample_times = to_device( "morula::ode::sample_times", sample_times );
+        integ.saved_species = to_device( "morula::ode::saved_species", saved );
+        integ.initial_states = initial_states;
+        integ.rate_constants = rate_constants;
+        integ.output = result.samples;
+        integ.statistics = result.statistics;
+        integ.t_start = t_start;
+        integ.systems = systems;
+        integ.interleaved = !team;
+
+        compat::ScopedRegion region( "morula::ode::OdeSolver::solve" );
+        if ( !team )
+        {
+            Kokkos::parallel_for( "morula::ode::integrate_batched",
+                                  Kokkos::RangePolicy<ExecutionSpace, Kokkos::IndexType<long>>( exec, 0, systems ),
+                                  detail::BatchedIntegrate<MemorySpace>{ integ } );
+        }
+        else
+        {
+            using Policy = Kokkos::TeamPolicy<ExecutionSpace>;
+            using Member = typename Policy::member_type;
+            detail::TeamIntegrate<MemorySpace, Member> functor{ integ };
+            Policy probe( exec, static_cast<int>( systems ), 1 );
+            const int max_size = probe.team_size_max( functor, Kokkos::ParallelForTag() );
+            int size = m_options.team_size > 0 ? m_options.team_size : default_team_size( max_size, n, m );
+            if ( size > max_size )
+                throw InputError( concat( "ODE solver: team_size = ", size, " exceeds this kernel's maximum ", max_size ) );
+            Kokkos::parallel_for( "morula::ode::integrate_fine_grained", Policy( exec, static_cast<int>( systems ), size ),
+                                  functor );
+        }
+        return result;
+    }
+
+    //! One system with the network's own initial state and rate constants.
+    OdeResult<MemorySpace> solve( const ExecutionSpace& exec, const std::vector<double>& sample_times,
+                                  const std::vector<int>& saved_species = {}, double t_start = 0.0 )
+    {
+        Kokkos::View<double**, Kokkos::LayoutLeft, MemorySpace> x0( "morula::ode::x0", 1, m_system.species );
+        auto row = Kokkos::subview( x0, 0, Kokkos::ALL );
+        Kokkos::deep_copy( exec, row, m_system.initial_state );
+        exec.fence();
+        return solve( exec, x0, matrix_type(), sample_times, saved_species, t_start );
+    }
+
+  private:
+    detail::LinearKind resolve_linear_solver() const
+    {
+        switch ( m_options.linear_solver )
+        {
+        case LinearSolver::dense_lu: return detail::LinearKind::dense_pivoted;
+        case LinearSolver::sparse_iterative: return detail::LinearKind::sparse_bicgstab;
+        case LinearSolver::kokkos_batched:
+#if MORULA_HAVE_KOKKOSKERNELS
+            return detail::LinearKind::dense_kokkos_batched;
+#else
+            throw core::InputError( "ODE solver: linear solver 'kokkos_batched' needs Morula built with Kokkos "
+                                    "Kernels (Morula_ENABLE_KOKKOSKERNELS); use 'dense_lu'" );
+#endif
+        case LinearSolver::automatic: break;
+        }
+        if ( m_options.mode == ExecutionMode::fine_grained && m_system.species > m_options.dense_limit )
+            return detail::LinearKind::sparse_bicgstab;
+        return detail::LinearKind::dense_pivoted;
+    }
+
+    static int default_team_size( int max_size, int n, int m )
+    {
+        // Enough threads to cover the longer of the species and reaction loops, within the kernel's limit;
+        // on a host backend the team is the whole thread pool.
+        if ( Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemorySpace>::accessible )
+            return max_size;
+        int want = 32;
+        const int work = n > m ? n : m;
+        while ( want < work && want < 512 )
+            want *= 2;
+        return want < max_size ? want : max_size;
+    }
+
+    static void check_times( const std::vector<double>& times, double t_start )
+    {
+        using core::detail::concat;
+        if ( !std::isfinite( t_start ) )
+            throw core::InputError( concat( "OdeSolver::solve: t_start = ", t_start, "; expected a finite time" ) );
+        for ( std::size_t i = 0; i < times.size(); ++i )
+        {
+            if ( !std::isfinite( times[i] ) || times[i] < t_start )
+                throw core::InputError( concat( "OdeSolver::solve: sample time ", i, " = ", times[i],
+                                                "; expected a finite time >= t_start (", t_start, ")" ) );
+            if ( i > 0 && !( times[i] > times[i - 1] ) )
+                throw core::InputError( concat( "OdeSolver::solve: sample times must increase strictly; time ", i,
+                                                " = ", times[i], " follows ", times[i - 1] ) );
+        }
+    }
+
+    template <class T>
+    static Kokkos::View<const T*, MemorySpace> to_device( const char* label, const std::vector<T>& v )
+    {
+        Kokkos::View<T*, MemorySpace> d( Kokkos::view_alloc( Kokkos::WithoutInitializing, std::string( label ) ), v.size() );
+        Kokkos::deep_copy( d, Kokkos::View<const T*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>( v.data(), v.size() ) );
+        return d;
+    }
+
+    MassActionSystem<MemorySpace> m_system;
+    SolverOptions m_options;
+    detail::LinearKind m_linear;
+    detail::DeviceOptions m_device;
+    Kokkos::View<double*, MemorySpace> m_atol;
+    Kokkos::View<double*, MemorySpace> m_workspace;
+    Kokkos::View<int*, MemorySpace> m_pivots;
+};
+
+} // namespace morula::ode
+
+#endif

@@ -1,0 +1,202 @@
+/*!
+  \file SolverOptions.hpp
+  \brief What the ODE integrators are asked to do (method, tolerances, BDF settings, stiffness switching,
+         linear solver, execution mode) and what they report back per system.
+*/
+#ifndef MORULA_ODE_SOLVEROPTIONS_HPP
+#define MORULA_ODE_SOLVEROPTIONS_HPP
+
+#include <morula/core/Error.hpp>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+namespace morula::ode
+{
+
+enum class Method
+{
+    automatic, //!< RKF45 while not stiff, BDF while stiff (LASSIE's scheme, with switching back)
+    rkf45,     //!< RKF45 only (fails with status step_too_small where the problem is stiff)
+    bdf        //!< BDF only
+};
+
+enum class ErrorNorm
+{
+    /*!
+      The LASSIE rule: ER_j = |w_j - u_j| / dt must be <= eps_j for every species, the 4th-order u is
+      kept, and the next step is dt min_j 0.84 (eps_j / ER_j)^(1/4). Absolute per unit time: eps_j is
+      `absolute_tolerance`; relative_tolerance is not used by RKF45 in this mode.
+    */
+    paper,
+    /*!
+      The recommended default: err = RMS_j |w_j - u_j| / (atol_j + rtol max(|x_j|, |w_j|)) <= 1, the
+      5th-order w is kept (local extrapolation) and the next step is dt 0.9 err^(-1/5) within [0.2, 5].
+    */
+    mixed
+};
+
+//! How BDF's Newton systems (I - c J) dy = b are solved.
+enum class LinearSolver
+{
+    automatic,       //!< dense pivoted LU up to `dense_limit` species, sparse BiCGStab above
+    dense_lu,        //!< Morula's dense LU with partial pivoting (serial per thread or team-parallel)
+    kokkos_batched,  //!< KokkosBatched LU + Trsv (no pivoting); needs Morula built with Kokkos Kernels
+    sparse_iterative //!< CSR Jacobian, Jacobi-preconditioned BiCGStab (team mode only)
+};
+
+//! How systems map onto the execution space.
+enum class ExecutionMode
+{
+    /*!
+      One system per thread; every per-system array is interleaved (system index fastest) so neighbouring
+      threads read neighbouring addresses. For many small systems (10^3-10^7 copies of a network).
+    */
+    batched,
+    /*!
+      One system per team: the team's threads work in parallel over species, reactions, Jacobian nonzeros
+      and matrix rows, with team reductions for norms and step control replicated in every thread, so a
+      whole integration is one kernel with no host round trip. For one large network (or a few).
+    */
+    fine_grained
+};
+
+struct SolverOptions
+{
+    Method method = Method::automatic;
+    ErrorNorm error_norm = ErrorNorm::mixed;
+    std::vector<double> absolute_tolerance{ 1e-12 }; //!< one value for all species, or one per species
+    double relative_tolerance = 1e-6;
+    double initial_step = 1e-3;          //!< first RKF45 (or BDF) step
+    double stiffness_threshold = 1e-6;   //!< eps_s: a rejected RKF45 step proposing dt < eps_s switches to BDF
+    int stiffness_check_interval = 20;   //!< BDF steps between checks whether RKF45 would be stable again
+    int bdf_max_order = 5;               //!< 1..5
+    double bdf_fixed_step = 0.0;         //!< > 0: the paper's fixed-step BDF (order 1 forced, no error test)
+    double newton_tolerance = 0.0;       //!< fixed-step mode: max |dy| to stop Newton (paper 1e-6); 0 = auto
+    int max_newton_iterations = 4;       //!< adaptive mode: per attempt (then the step is retried)
+    int fixed_step_max_newton_iterations = 10000; //!< fixed-step mode (the paper's max_it)
+    long max_steps = 10000000;           //!< accepted + rejected steps per system before giving up
+    LinearSolver linear_solver = LinearSolver::automatic;
+    int dense_limit = 256;               //!< automatic linear solver: dense LU up to this many species
+    ExecutionMode mode = ExecutionMode::batched;
+    int team_size = 0;                   //!< fine-grained mode: threads per team (0: Kokkos chooses)
+
+    //! LASSIE's published settings (paper, Results): RKF eps = 1e-12, first-order BDF with step 0.1,
+    //! Newton tolerance 1e-6 and at most 10^4 iterations, first RKF step 1e-3, eps_s = 1e-6.
+    static SolverOptions paper()
+    {
+        SolverOptions o;
+        o.error_norm = ErrorNorm::paper;
+        o.absolute_tolerance = { 1e-12 };
+        o.bdf_max_order = 1;
+        o.bdf_fixed_step = 0.1;
+        o.newton_tolerance = 1e-6;
+        o.fixed_step_max_newton_iterations = 10000;
+        o.initial_step = 1e-3;
+        o.stiffness_threshold = 1e-6;
+        return o;
+    }
+
+    //! \throws core::InputError naming the option and the value when out of range.
+    void validate( int species ) const
+    {
+        using core::InputError;
+        using core::detail::concat;
+        auto positive = []( double v ) { return std::isfinite( v ) && v > 0.0; };
+        if ( absolute_tolerance.size() != 1 && static_cast<int>( absolute_tolerance.size() ) != species )
+            throw InputError( concat( "ODE solver: absolute_tolerance has ", absolute_tolerance.size(),
+                                      " values; expected 1 or one per species (", species, ")" ) );
+        for ( std::size_t i = 0; i < absolute_tolerance.size(); ++i )
+            if ( !( std::isfinite( absolute_tolerance[i] ) && absolute_tolerance[i] >= 0.0 ) )
+                throw InputError( concat( "ODE solver: absolute_tolerance[", i, "] = ", absolute_tolerance[i],
+                                          "; expected a finite value >= 0" ) );
+        if ( !( std::isfinite( relative_tolerance ) && relative_tolerance >= 0.0 && relative_tolerance < 1.0 ) )
+            throw InputError( concat( "ODE solver: relative_tolerance = ", relative_tolerance,
+                                      "; expected a value in [0, 1)" ) );
+        if ( error_norm == ErrorNorm::mixed && relative_tolerance == 0.0 )
+            for ( double a : absolute_tolerance )
+                if ( a == 0.0 )
+                    throw InputError( "ODE solver: absolute and relative tolerance are both 0; the mixed "
+                                      "error norm needs atol > 0 or rtol > 0" );
+        if ( error_norm == ErrorNorm::paper )
+            for ( double a : absolute_tolerance )
+                if ( a == 0.0 )
+                    throw InputError( "ODE solver: the paper's error rule needs absolute_tolerance > 0 "
+                                      "(eps_j in ER_j <= eps_j)" );
+        if ( !positive( initial_step ) )
+            throw InputError( concat( "ODE solver: initial_step = ", initial_step, "; expected > 0" ) );
+        if ( !( std::isfinite( stiffness_threshold ) && stiffness_threshold >= 0.0 ) )
+            throw InputError( concat( "ODE solver: stiffness_threshold = ", stiffness_threshold,
+                                      "; expected a finite value >= 0" ) );
+        if ( stiffness_check_interval < 1 )
+            throw InputError( concat( "ODE solver: stiffness_check_interval = ", stiffness_check_interval,
+                                      "; expected >= 1" ) );
+        if ( bdf_max_order < 1 || bdf_max_order > 5 )
+            throw InputError( concat( "ODE solver: bdf_max_order = ", bdf_max_order, "; expected 1 to 5" ) );
+        if ( !( std::isfinite( bdf_fixed_step ) && bdf_fixed_step >= 0.0 ) )
+            throw InputError( concat( "ODE solver: bdf_fixed_step = ", bdf_fixed_step,
+                                      "; expected 0 (adaptive) or a positive step" ) );
+        if ( bdf_fixed_step > 0.0 && !positive( newton_tolerance ) )
+            throw InputError( concat( "ODE solver: newton_tolerance = ", newton_tolerance,
+                                      "; the fixed-step BDF needs a positive Newton tolerance" ) );
+        if ( max_newton_iterations < 1 || fixed_step_max_newton_iterations < 1 )
+            throw InputError( "ODE solver: the Newton iteration limits must be >= 1" );
+        if ( max_steps < 1 )
+            throw InputError( concat( "ODE solver: max_steps = ", max_steps, "; expected >= 1" ) );
+        if ( dense_limit < 1 )
+            throw InputError( concat( "ODE solver: dense_limit = ", dense_limit, "; expected >= 1" ) );
+        if ( team_size < 0 )
+            throw InputError( concat( "ODE solver: team_size = ", team_size, "; expected >= 0" ) );
+        if ( linear_solver == LinearSolver::sparse_iterative && mode == ExecutionMode::batched )
+            throw InputError( "ODE solver: the sparse iterative linear solver needs the fine-grained mode "
+                              "(one system per team)" );
+    }
+};
+
+//! The outcome of one system's integration.
+enum class SolverStatus : int
+{
+    success = 0,
+    max_steps = 1,        //!< max_steps reached before t_end
+    step_too_small = 2,   //!< the step fell below 1e-14 (t + dt == t) or RKF45-only met stiffness
+    newton_failure = 3,   //!< fixed-step BDF: Newton did not converge within the iteration limit
+    singular_matrix = 4,  //!< a zero pivot in I - cJ
+    not_finite = 5        //!< a NaN or infinity appeared in the state
+};
+
+inline const char* to_string( SolverStatus s )
+{
+    switch ( s )
+    {
+    case SolverStatus::success: return "success";
+    case SolverStatus::max_steps: return "max_steps";
+    case SolverStatus::step_too_small: return "step_too_small";
+    case SolverStatus::newton_failure: return "newton_failure";
+    case SolverStatus::singular_matrix: return "singular_matrix";
+    case SolverStatus::not_finite: return "not_finite";
+    }
+    return "unknown";
+}
+
+//! Counters reported per system (index into SolverStatistics' columns).
+enum StatisticsColumn : int
+{
+    stat_status = 0,
+    stat_steps,            //!< accepted steps (RKF45 + BDF)
+    stat_rejected,         //!< rejected attempts (error test or Newton failure)
+    stat_rkf_steps,        //!< accepted RKF45 steps
+    stat_bdf_steps,        //!< accepted BDF steps
+    stat_switches_to_bdf,
+    stat_switches_to_rkf,
+    stat_newton_iterations,
+    stat_jacobians,
+    stat_factorizations,
+    stat_rhs_evaluations,
+    stat_linear_iterations, //!< BiCGStab iterations (sparse solver)
+    stat_count
+};
+
+} // namespace morula::ode
+
+#endif

@@ -1,0 +1,84 @@
+// Small reaction networks with known solutions, built in code, and helpers to run the solver on them.
+#ifndef MORULA_TESTS_ODE_ODETESTUTILS_HPP
+#define MORULA_TESTS_ODE_ODETESTUTILS_HPP
+
+#include <morula/ode/OdeSolver.hpp>
+#include <morula/ode/ReactionNetwork.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <initializer_list>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace morula::test
+{
+
+using Side = std::vector<std::pair<int, int>>; // (species, coefficient)
+
+inline ode::Reaction reaction( const Side& reactants, const Side& products, double k )
+{
+    ode::Reaction r;
+    for ( auto [s, c] : reactants )
+        r.reactants.push_back( { s, c } );
+    for ( auto [s, c] : products )
+        r.products.push_back( { s, c } );
+    r.rate_constant = k;
+    return r;
+}
+
+inline ode::ReactionNetwork network( std::vector<std::string> names, std::vector<ode::Reaction> reactions,
+                                     std::vector<double> x0 )
+{
+    ode::ReactionNetwork net;
+    net.species_names = std::move( names );
+    net.reactions = std::move( reactions );
+    net.initial_state = std::move( x0 );
+    net.source = "test network";
+    return net;
+}
+
+//! Robertson's problem as mass action: A -> B (0.04), 2B -> B + C (3e7), B + C -> A + C (1e4).
+inline ode::ReactionNetwork robertson()
+{
+    return network( { "A", "B", "C" },
+                    { reaction( { { 0, 1 } }, { { 1, 1 } }, 0.04 ),
+                      reaction( { { 1, 2 } }, { { 1, 1 }, { 2, 1 } }, 3e7 ),
+                      reaction( { { 1, 1 }, { 2, 1 } }, { { 0, 1 }, { 2, 1 } }, 1e4 ) },
+                    { 1.0, 0.0, 0.0 } );
+}
+
+//! Copies a result to the host: (systems, samples, saved) and the statistics.
+template <class MemorySpace>
+struct HostResult
+{
+    Kokkos::View<double***, Kokkos::LayoutLeft, Kokkos::HostSpace> samples;
+    Kokkos::View<long**, Kokkos::LayoutLeft, Kokkos::HostSpace> statistics;
+    explicit HostResult( const ode::OdeResult<MemorySpace>& r )
+        : samples( "samples", r.samples.extent( 0 ), r.samples.extent( 1 ), r.samples.extent( 2 ) )
+        , statistics( "statistics", r.statistics.extent( 0 ), r.statistics.extent( 1 ) )
+    {
+        Kokkos::deep_copy( samples, r.samples );
+        Kokkos::deep_copy( statistics, r.statistics );
+    }
+    ode::SolverStatus status( int s = 0 ) const { return static_cast<ode::SolverStatus>( statistics( s, ode::stat_status ) ); }
+    long stat( ode::StatisticsColumn c, int s = 0 ) const { return statistics( s, c ); }
+};
+
+template <class ExecutionSpace>
+HostResult<typename ExecutionSpace::memory_space> solve_one( const ode::ReactionNetwork& net, const ode::SolverOptions& options,
+                                                             const std::vector<double>& times )
+{
+    using Mem = typename ExecutionSpace::memory_space;
+    ode::MassActionSystem<Mem> system( net );
+    ode::OdeSolver<ExecutionSpace> solver( system, options );
+    ExecutionSpace exec;
+    auto r = solver.solve( exec, times );
+    exec.fence();
+    return HostResult<Mem>( r );
+}
+
+} // namespace morula::test
+
+#endif
