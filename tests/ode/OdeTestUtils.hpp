@@ -40,7 +40,7 @@ inline ode::ReactionNetwork network( std::vector<std::string> names, std::vector
 }
 
 //! Robertson's problem as mass action: A -> B (0.04), 2B -> B + C (3e7), B + C -> A + C (1e4).
-inline ode::ReactionNetwork robertson()
+inline ode::ReactionNetwork robertson_network()
 {
     return network( { "A", "B", "C" },
                     { reaction( { { 0, 1 } }, { { 1, 1 } }, 0.04 ),

@@ -130,7 +130,7 @@ TEST( TEST_CATEGORY, ode_switches_back_to_rkf45_when_stiffness_ends )
 TEST( TEST_CATEGORY, ode_batched_equals_fine_grained_on_varied_robertson )
 {
     using Mem = TEST_MEMSPACE;
-    auto net = test::robertson();
+    auto net = test::robertson_network();
     ode::MassActionSystem<Mem> system( net );
     const int systems = 37;
     Kokkos::View<double**, Kokkos::LayoutLeft, Mem> x0( "x0", systems, 3 ), k( "k", systems, 3 );
@@ -206,7 +206,7 @@ TEST( TEST_CATEGORY, ode_linear_solvers_agree )
 TEST( TEST_CATEGORY, ode_rejects_bad_options_and_inputs )
 {
     using Mem = TEST_MEMSPACE;
-    auto net = test::robertson();
+    auto net = test::robertson_network();
     ode::MassActionSystem<Mem> system( net );
     auto expect_message = [&]( const ode::SolverOptions& o, const std::string& needle ) {
         try
