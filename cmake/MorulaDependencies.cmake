@@ -1,9 +1,10 @@
-# MorulaDependencies.cmake - finds Kokkos (required), Kokkos Kernels and HDF5 (optional) and hides every
-# packaging difference between them behind three names:
+# MorulaDependencies.cmake - finds Kokkos (required), Kokkos Kernels, HDF5 and libsbml (optional) and hides
+# every packaging difference between them behind four names:
 #
 #   Kokkos::kokkos           Kokkos core, with usable include directories
 #   Morula::KokkosKernels    Kokkos Kernels (batched dense, BLAS, ODE headers), when MORULA_HAVE_KOKKOSKERNELS
 #   Morula::HDF5             the HDF5 C library, when MORULA_HAVE_HDF5
+#   Morula::SBML             libsbml (C++ API), when MORULA_HAVE_SBML
 #
 # It is used both by Morula's own build and by the installed MorulaConfig.cmake, so that a downstream
 # project sees exactly what Morula was built with.
@@ -132,6 +133,39 @@ macro(morula_find_dependencies)
     endif()
   endif()
 
+  # --- libsbml ---------------------------------------------------------------------------------------
+  set(MORULA_HAVE_SBML OFF)
+  if(NOT DEFINED Morula_ENABLE_SBML)
+    set(Morula_ENABLE_SBML AUTO)
+  endif()
+  if(NOT Morula_ENABLE_SBML STREQUAL "OFF")
+    if(NOT TARGET Morula::SBML)
+      # libsbml's own CMake config is missing from Debian's libsbml5-dev and differs between its releases
+      # (sbml vs sbml-static targets), so the header and library are located directly (SBML_ROOT or
+      # CMAKE_PREFIX_PATH for Spack installs).
+      find_path(MORULA_SBML_INCLUDE_DIR sbml/SBMLTypes.h HINTS ${SBML_ROOT} ENV SBML_ROOT PATH_SUFFIXES include)
+      find_library(MORULA_SBML_LIBRARY NAMES sbml libsbml HINTS ${SBML_ROOT} ENV SBML_ROOT PATH_SUFFIXES lib lib64)
+      if(MORULA_SBML_INCLUDE_DIR AND MORULA_SBML_LIBRARY)
+        add_library(Morula::SBML INTERFACE IMPORTED)
+        target_include_directories(Morula::SBML INTERFACE ${MORULA_SBML_INCLUDE_DIR})
+        target_link_libraries(Morula::SBML INTERFACE ${MORULA_SBML_LIBRARY})
+        set(MORULA_SBML_VERSION "unknown version")
+        if(EXISTS ${MORULA_SBML_INCLUDE_DIR}/sbml/common/libsbml-version.h)
+          file(STRINGS ${MORULA_SBML_INCLUDE_DIR}/sbml/common/libsbml-version.h _sbmlv
+            REGEX "define LIBSBML_DOTTED_VERSION")
+          string(REGEX REPLACE ".*\"(.*)\".*" "\\1" MORULA_SBML_VERSION "${_sbmlv}")
+        endif()
+      elseif(Morula_ENABLE_SBML STREQUAL "ON")
+        message(FATAL_ERROR "Morula: Morula_ENABLE_SBML=ON but sbml/SBMLTypes.h or the sbml library was not found "
+                            "(install libsbml5-dev or set SBML_ROOT); header: ${MORULA_SBML_INCLUDE_DIR}, "
+                            "library: ${MORULA_SBML_LIBRARY}")
+      endif()
+    endif()
+    if(TARGET Morula::SBML)
+      set(MORULA_HAVE_SBML ON)
+    endif()
+  endif()
+
   if(NOT Morula_FIND_QUIETLY)
     message(STATUS "Morula: Kokkos ${Kokkos_VERSION} (${Kokkos_DIR}); backends: ${MORULA_KOKKOS_BACKENDS}")
     if(MORULA_HAVE_KOKKOSKERNELS)
@@ -143,6 +177,11 @@ macro(morula_find_dependencies)
       message(STATUS "Morula: HDF5 ON (${MORULA_HDF5_VERSION}, ${MORULA_HDF5_LIBRARY})")
     else()
       message(STATUS "Morula: HDF5 OFF (Morula_ENABLE_HDF5=${Morula_ENABLE_HDF5}; not found or disabled)")
+    endif()
+    if(MORULA_HAVE_SBML)
+      message(STATUS "Morula: libsbml ON (${MORULA_SBML_VERSION}, ${MORULA_SBML_LIBRARY})")
+    else()
+      message(STATUS "Morula: libsbml OFF (Morula_ENABLE_SBML=${Morula_ENABLE_SBML}; not found or disabled)")
     endif()
   endif()
 endmacro()

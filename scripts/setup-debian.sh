@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   cmake ninja-build g++ make pkg-config
   libtrilinos-kokkos-dev libtrilinos-kokkos-kernels-dev
-  libhdf5-dev libgtest-dev libbenchmark-dev
+  libhdf5-dev libsbml5-dev libsundials-dev libgtest-dev libbenchmark-dev
   libcli11-dev nlohmann-json3-dev libfmt-dev libcairo2-dev
 )
 missing=()

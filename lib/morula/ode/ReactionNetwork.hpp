@@ -57,7 +57,9 @@ struct ReactionNetwork
 
 //! Throws core::InputError naming `network.source` and the reaction or species when the network is
 //! malformed: species index out of range, coefficient < 1, a species twice on one side, negative or
-//! non-finite rate constant or initial value, duplicate or empty species names, wrong initial_state size.
+//! non-finite rate constant or initial value, duplicate or empty species names, wrong initial_state size;
+//! and when the settings are inconsistent: sample times negative or not strictly increasing, a saved species
+//! out of range or listed twice, absolute tolerances neither one nor one per species, a tolerance <= 0.
 void validate( const ReactionNetwork& network );
 
 } // namespace morula::ode
