@@ -9,7 +9,7 @@ models. It needs only numpy and scipy (Python >= 3.11, SciPy >= 1.10).
 Model folder (whitespace-separated numbers; blank lines ignored):
   left_side, right_side   M rows of N non-negative integers: reactant (A) and product (B) stoichiometry
   c_vector                M rate constants
-  MX_0                    N initial values (one line or several)
+  M_0 or MX_0             N initial values (one line or several)
   t_vector                sampling times, non-decreasing, >= 0 (integration starts at t = 0)
   alphabet                optional: N species names
 Other files of the format (cs_vector, M_feed, atol_vector, ...) are ignored.
@@ -100,7 +100,9 @@ def read_model(directory):
     A = _matrix(os.path.join(directory, "left_side"))
     B = _matrix(os.path.join(directory, "right_side"))
     k = _vector(os.path.join(directory, "c_vector"))
-    x0 = _vector(os.path.join(directory, "MX_0"))
+    # LASSIE calls the initial state M_0, cupSODA MX_0; Morula's writer uses LASSIE's name.
+    initial = "M_0" if os.path.exists(os.path.join(directory, "M_0")) else "MX_0"
+    x0 = _vector(os.path.join(directory, initial))
     times = _vector(os.path.join(directory, "t_vector"))
     m, n = A.shape
     if B.shape != A.shape:

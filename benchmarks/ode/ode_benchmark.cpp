@@ -30,8 +30,6 @@
 #include <KokkosBatched_Trsv_Serial_Impl.hpp>
 #endif
 
-using Exec = Kokkos::DefaultExecutionSpace;
-using Mem = Exec::memory_space;
 using namespace morula;
 
 namespace
@@ -52,6 +50,7 @@ std::vector<double> even_times( double t_end, int samples )
     return t;
 }
 
+template <class Mem>
 nlohmann::json statistics_json( const ode::OdeResult<Mem>& r )
 {
     auto h = Kokkos::create_mirror_view( r.statistics );
@@ -90,9 +89,11 @@ ode::SolverOptions named_settings( const std::string& name )
 }
 
 // --- Table 1 protocol -------------------------------------------------------------------------------
+template <class Exec>
 nlohmann::json table1( const Settings& cfg, const std::vector<int>& sizes, const std::vector<int>& sample_counts,
                        const std::vector<std::string>& settings, int models, const std::string& write_models )
 {
+    using Mem = typename Exec::memory_space;
     nlohmann::json out = nlohmann::json::array();
     Exec exec;
     for ( int n : sizes )
@@ -130,8 +131,10 @@ nlohmann::json table1( const Settings& cfg, const std::vector<int>& sizes, const
 }
 
 // --- batched Robertson --------------------------------------------------------------------------------
+template <class Exec>
 nlohmann::json robertson( const Settings& cfg, const std::vector<long>& system_counts, double t_end )
 {
+    using Mem = typename Exec::memory_space;
     nlohmann::json out = nlohmann::json::array();
     ode::ReactionNetwork net;
     net.species_names = { "A", "B", "C" };
@@ -204,8 +207,70 @@ KOKKOS_INLINE_FUNCTION double matrix_entry( long s, int i, int j, int n )
     return i == j ? n + u : u;
 }
 
+#if MORULA_HAVE_KOKKOSKERNELS
+// KokkosBatched SerialLU + SerialTrsv on View<double***>: with LayoutRight the system index is slowest
+// (the plain loop of the issue), with LayoutLeft it is fastest (interleaved).
+template <class Exec, class Layout>
+bench::Stats kokkos_batched_lu( const Settings& cfg, long systems, int n, double& error )
+{
+    using Mem = typename Exec::memory_space;
+    Exec exec;
+    Kokkos::View<double***, Layout, Mem> A0( "A0", systems, n, n ), A( "A", systems, n, n );
+    Kokkos::View<double**, Layout, Mem> b( "b", systems, n );
+    const int N = n;
+    Kokkos::parallel_for(
+        "fill", Kokkos::RangePolicy<Exec, Kokkos::IndexType<long>>( exec, 0, systems ), KOKKOS_LAMBDA( const long s ) {
+            for ( int i = 0; i < N; ++i )
+                for ( int j = 0; j < N; ++j )
+                    A0( s, i, j ) = matrix_entry( s, i, j, N );
+        } );
+    auto stats = bench::time_phase(
+        exec, cfg.warmup, cfg.runs,
+        [&] {
+            Kokkos::deep_copy( exec, A, A0 );
+            Kokkos::parallel_for(
+                "rhs", Kokkos::RangePolicy<Exec, Kokkos::IndexType<long>>( exec, 0, systems ), KOKKOS_LAMBDA( const long s ) {
+                    for ( int i = 0; i < N; ++i )
+                    {
+                        double v = 0.0;
+                        for ( int j = 0; j < N; ++j )
+                            v += matrix_entry( s, i, j, N );
+                        b( s, i ) = v;
+                    }
+                } );
+        },
+        [&] {
+            Kokkos::parallel_for(
+                "kokkos_batched_lu", Kokkos::RangePolicy<Exec, Kokkos::IndexType<long>>( exec, 0, systems ),
+                KOKKOS_LAMBDA( const long s ) {
+                    using namespace KokkosBatched;
+                    auto a = Kokkos::subview( A, s, Kokkos::ALL, Kokkos::ALL );
+                    auto x = Kokkos::subview( b, s, Kokkos::ALL );
+                    SerialLU<Algo::LU::Unblocked>::invoke( a );
+                    SerialTrsv<Uplo::Lower, Trans::NoTranspose, Diag::Unit, Algo::Trsv::Unblocked>::invoke( 1.0, a, x );
+                    SerialTrsv<Uplo::Upper, Trans::NoTranspose, Diag::NonUnit, Algo::Trsv::Unblocked>::invoke( 1.0, a, x );
+                } );
+        } );
+    double e = 0.0;
+    Kokkos::parallel_reduce(
+        "err", Kokkos::RangePolicy<Exec, Kokkos::IndexType<long>>( exec, 0, systems ),
+        KOKKOS_LAMBDA( const long s, double& m ) {
+            for ( int i = 0; i < N; ++i )
+            {
+                const double d = morula::compat::fabs( b( s, i ) - 1.0 );
+                m = d > m ? d : m;
+            }
+        },
+        Kokkos::Max<double>( e ) );
+    error = e;
+    return stats;
+}
+#endif
+
+template <class Exec>
 nlohmann::json batched_lu( const Settings& cfg, long systems, int n )
 {
+    using Mem = typename Exec::memory_space;
     nlohmann::json out = nlohmann::json::array();
     Exec exec;
     auto report = [&]( const std::string& variant, const bench::Stats& stats, double error ) {
@@ -271,66 +336,22 @@ nlohmann::json batched_lu( const Settings& cfg, long systems, int n )
 #if MORULA_HAVE_KOKKOSKERNELS
     // KokkosBatched SerialLU + SerialTrsv on View<double***> with the system index slowest (LayoutRight)
     // - the plain loop of the issue - and on the same routines with LayoutLeft (system index fastest).
-    auto kokkos_batched = [&]( auto layout_tag, const std::string& variant ) {
-        using Layout = decltype( layout_tag );
-        Kokkos::View<double***, Layout, Mem> A0( "A0", systems, n, n ), A( "A", systems, n, n );
-        Kokkos::View<double**, Layout, Mem> b( "b", systems, n );
-        const int N = n;
-        Kokkos::parallel_for(
-            "fill", Kokkos::RangePolicy<Exec, Kokkos::IndexType<long>>( exec, 0, systems ), KOKKOS_LAMBDA( const long s ) {
-                for ( int i = 0; i < N; ++i )
-                    for ( int j = 0; j < N; ++j )
-                        A0( s, i, j ) = matrix_entry( s, i, j, N );
-            } );
-        auto stats = bench::time_phase(
-            exec, cfg.warmup, cfg.runs,
-            [&] {
-                Kokkos::deep_copy( exec, A, A0 );
-                Kokkos::parallel_for(
-                    "rhs", Kokkos::RangePolicy<Exec, Kokkos::IndexType<long>>( exec, 0, systems ), KOKKOS_LAMBDA( const long s ) {
-                        for ( int i = 0; i < N; ++i )
-                        {
-                            double v = 0.0;
-                            for ( int j = 0; j < N; ++j )
-                                v += matrix_entry( s, i, j, N );
-                            b( s, i ) = v;
-                        }
-                    } );
-            },
-            [&] {
-                Kokkos::parallel_for(
-                    "kokkos_batched_lu", Kokkos::RangePolicy<Exec, Kokkos::IndexType<long>>( exec, 0, systems ),
-                    KOKKOS_LAMBDA( const long s ) {
-                        using namespace KokkosBatched;
-                        auto a = Kokkos::subview( A, s, Kokkos::ALL, Kokkos::ALL );
-                        auto x = Kokkos::subview( b, s, Kokkos::ALL );
-                        SerialLU<Algo::LU::Unblocked>::invoke( a );
-                        SerialTrsv<Uplo::Lower, Trans::NoTranspose, Diag::Unit, Algo::Trsv::Unblocked>::invoke( 1.0, a, x );
-                        SerialTrsv<Uplo::Upper, Trans::NoTranspose, Diag::NonUnit, Algo::Trsv::Unblocked>::invoke( 1.0, a, x );
-                    } );
-            } );
+    {
         double e = 0.0;
-        Kokkos::parallel_reduce(
-            "err", Kokkos::RangePolicy<Exec, Kokkos::IndexType<long>>( exec, 0, systems ),
-            KOKKOS_LAMBDA( const long s, double& m ) {
-                for ( int i = 0; i < N; ++i )
-                {
-                    const double d = morula::compat::fabs( b( s, i ) - 1.0 );
-                    m = d > m ? d : m;
-                }
-            },
-            Kokkos::Max<double>( e ) );
-        report( variant, stats, e );
-    };
-    kokkos_batched( Kokkos::LayoutRight{}, "kokkos_batched_system_slowest" );
-    kokkos_batched( Kokkos::LayoutLeft{}, "kokkos_batched_interleaved" );
+        auto stats = kokkos_batched_lu<Exec, Kokkos::LayoutRight>( cfg, systems, n, e );
+        report( "kokkos_batched_system_slowest", stats, e );
+        stats = kokkos_batched_lu<Exec, Kokkos::LayoutLeft>( cfg, systems, n, e );
+        report( "kokkos_batched_interleaved", stats, e );
+    }
 #endif
     return out;
 }
 
 // --- dense vs sparse Newton solver ---------------------------------------------------------------------
+template <class Exec>
 nlohmann::json crossover( const Settings& cfg, const std::vector<int>& sizes )
 {
+    using Mem = typename Exec::memory_space;
     nlohmann::json out = nlohmann::json::array();
     Exec exec;
     for ( int n : sizes )
@@ -356,6 +377,32 @@ nlohmann::json crossover( const Settings& cfg, const std::vector<int>& sizes )
         }
     }
     return out;
+}
+
+template <class Exec>
+nlohmann::json run( const std::string& which, const Settings& cfg, const std::vector<int>& sizes,
+                    const std::vector<int>& sample_counts, const std::vector<std::string>& settings, int models,
+                    const std::string& write_models, const std::vector<long>& systems, double t_end, long lu_systems,
+                    int lu_n )
+{
+    Exec exec;
+    nlohmann::json results{ { "benchmark", "ode_benchmark" }, { "case", which }, { "machine", bench::machine_info( exec ) } };
+    if ( !write_models.empty() )
+        std::filesystem::create_directories( write_models );
+    if ( which == "table1" )
+        results["results"] = table1<Exec>( cfg, sizes, sample_counts, settings, models, write_models );
+    else if ( which == "robertson" )
+        results["results"] = robertson<Exec>( cfg, systems, t_end );
+    else if ( which == "lu" )
+        results["results"] = batched_lu<Exec>( cfg, lu_systems, lu_n );
+    else if ( which == "crossover" )
+        results["results"] = crossover<Exec>( cfg, sizes );
+    else
+    {
+        std::fprintf( stderr, "unknown --case '%s'\n", which.c_str() );
+        return nullptr;
+    }
+    return results;
 }
 
 } // namespace
@@ -387,25 +434,17 @@ int main( int argc, char* argv[] )
     app.add_option( "--runs", cfg.runs );
     app.add_option( "--team-size", cfg.team_size, "fine-grained team size (0: automatic)" );
     app.add_option( "--out", out_path, "JSON results file" );
+    std::string space = "device";
+    app.add_option( "--space", space, "device (default execution space) or host (default host execution space)" )
+        ->check( CLI::IsMember( { "device", "host" } ) );
     CLI11_PARSE( app, argc, argv );
 
-    Exec exec;
-    nlohmann::json results{ { "benchmark", "ode_benchmark" }, { "case", which }, { "machine", bench::machine_info( exec ) } };
-    if ( !write_models.empty() )
-        std::filesystem::create_directories( write_models );
-    if ( which == "table1" )
-        results["results"] = table1( cfg, sizes, sample_counts, settings, models, write_models );
-    else if ( which == "robertson" )
-        results["results"] = robertson( cfg, systems, t_end );
-    else if ( which == "lu" )
-        results["results"] = batched_lu( cfg, lu_systems, lu_n );
-    else if ( which == "crossover" )
-        results["results"] = crossover( cfg, sizes );
-    else
-    {
-        std::fprintf( stderr, "unknown --case '%s'\n", which.c_str() );
+    nlohmann::json results = space == "host" ? run<Kokkos::DefaultHostExecutionSpace>( which, cfg, sizes, sample_counts, settings, models,
+                                                                                   write_models, systems, t_end, lu_systems, lu_n )
+                                             : run<Kokkos::DefaultExecutionSpace>( which, cfg, sizes, sample_counts, settings, models,
+                                                                               write_models, systems, t_end, lu_systems, lu_n );
+    if ( results.is_null() )
         return 2;
-    }
     if ( !out_path.empty() )
         bench::write_json( out_path, results );
     return 0;

@@ -40,7 +40,7 @@ enum class ErrorNorm
 //! How BDF's Newton systems (I - c J) dy = b are solved.
 enum class LinearSolver
 {
-    automatic,       //!< dense pivoted LU up to `dense_limit` species, sparse BiCGStab above
+    automatic,       //!< batched: dense pivoted LU; fine-grained: dense up to `dense_limit` species, BiCGStab above
     dense_lu,        //!< Morula's dense LU with partial pivoting (serial per thread or team-parallel)
     kokkos_batched,  //!< KokkosBatched LU + Trsv (no pivoting); needs Morula built with Kokkos Kernels
     sparse_iterative //!< CSR Jacobian, Jacobi-preconditioned BiCGStab (team mode only)
@@ -78,7 +78,9 @@ struct SolverOptions
     int fixed_step_max_newton_iterations = 10000; //!< fixed-step mode (the paper's max_it)
     long max_steps = 10000000;           //!< accepted + rejected steps per system before giving up
     LinearSolver linear_solver = LinearSolver::automatic;
-    int dense_limit = 256;               //!< automatic linear solver: dense LU up to this many species
+    //! Automatic linear solver in the fine-grained mode: dense LU up to this many species. BiCGStab was
+    //! measured faster from 32 species up on the H100 (docs/performance.md, ODE crossover).
+    int dense_limit = 16;
     ExecutionMode mode = ExecutionMode::batched;
     int team_size = 0;                   //!< fine-grained mode: threads per team (0: Kokkos chooses)
 

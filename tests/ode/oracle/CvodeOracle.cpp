@@ -710,7 +710,8 @@ LassieModel read_lassie_folder( const std::string& directory )
     const auto left = read_matrix( dir / "left_side" );
     const auto right = read_matrix( dir / "right_side" );
     const auto rates = read_numbers( dir / "c_vector" );
-    const auto x0 = read_numbers( dir / "MX_0" );
+    // LASSIE names the initial state M_0, cupSODA MX_0; Morula's writer uses LASSIE's name.
+    const auto x0 = read_numbers( std::filesystem::exists( dir / "M_0" ) ? dir / "M_0" : dir / "MX_0" );
     const auto times = read_numbers( dir / "t_vector" );
 
     const std::size_t m = left.size();
