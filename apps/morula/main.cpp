@@ -2,6 +2,7 @@
 // library does the work, this file only parses arguments and reports errors.
 #include "GridCommand.hpp"
 #include "LatticeCommand.hpp"
+#include "OdeCommand.hpp"
 #include "ProliferationCommand.hpp"
 
 #include <morula/core/BuildInfo.hpp>
@@ -23,6 +24,7 @@ int main( int argc, char* argv[] )
     morula::app::add_grid_command( app );
     morula::app::add_proliferation_command( app );
     morula::app::add_lattice_command( app );
+    morula::app::add_ode_command( app );
 
     // Kokkos reads its own flags (--kokkos-num-threads, --kokkos-device-id, ...) and removes them.
     Kokkos::ScopeGuard guard( argc, argv );
@@ -32,7 +34,8 @@ int main( int argc, char* argv[] )
     }
     catch ( const CLI::ParseError& e )
     {
-        return app.exit( e );
+        // --help and --version exit 0; every malformed command line is bad input, like an InputError.
+        return app.exit( e ) == 0 ? 0 : 2;
     }
     catch ( const morula::core::InputError& e )
     {

@@ -1,0 +1,674 @@
+#include "OdeCommand.hpp"
+#include "MsdPlot.hpp"
+
+#include <morula/core/Error.hpp>
+#include <morula/ode/MassActionSystem.hpp>
+#include <morula/ode/ModelReaders.hpp>
+#include <morula/ode/OdeSolver.hpp>
+#include <morula/ode/ReactionNetwork.hpp>
+#include <morula/ode/SolverOptions.hpp>
+#include <morula/ode/SyntheticNetwork.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <memory>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+namespace morula::app
+{
+namespace
+{
+using core::InputError;
+using core::detail::concat;
+
+// Every option of `morula ode run` as given; `given()` tells which ones were on the command line, so
+// the model file's settings apply only where the command line is silent.
+struct RunArgs
+{
+    std::string model;
+    std::string out;
+    std::string plot;
+    std::string save;
+    std::string method = "auto";
+    std::string norm = "mixed";
+    std::string linear = "auto";
+    std::string mode;
+    double t_start = 0;
+    double t_end = 0;
+    long samples = 0;
+    double rtol = 0;
+    double atol = 0;
+    long bdf_order = 5;
+    double bdf_step = 0;
+    double newton_tol = 0;
+    double eps_s = 0;
+    double initial_step = 0;
+    long team_size = 0;
+    long max_steps = 0;
+    long batch = 1;
+    double vary = 0;
+    std::uint64_t seed = 1;
+    bool paper = false;
+    bool stats = false;
+    bool progress = false;
+    bool no_progress = false;
+};
+
+struct GenerateArgs
+{
+    long species = 0;
+    long reactions = 0;
+    std::uint64_t seed = 1;
+    std::string out;
+    double t_end = 50;
+    long samples = 10;
+    bool force = false;
+};
+
+// In the order of ode::StatisticsColumn.
+const char* const statistic_names[ode::stat_count] = {
+    "status",            "steps",           "rejected",  "RKF45 steps",    "BDF steps",       "switches to BDF",
+    "switches to RKF45", "Newton iterations", "Jacobians", "factorisations", "RHS evaluations", "BiCGStab iterations" };
+
+// `v` as %g writes it, with more digits only where needed to read back exactly: "--bdf-step 0.1", not
+// 0.10000000000000001.
+std::string number( double v )
+{
+    char text[32];
+    for ( int digits = 6; digits <= 17; ++digits )
+    {
+        std::snprintf( text, sizeof text, "%.*g", digits, v );
+        if ( std::strtod( text, nullptr ) == v )
+            break;
+    }
+    return text;
+}
+
+std::string species_list( const ode::ReactionNetwork& net )
+{
+    std::string s;
+    const int shown = std::min( net.species_count(), 20 );
+    for ( int i = 0; i < shown; ++i )
+        s += ( i ? ", " : "" ) + net.species_names[i];
+    if ( net.species_count() > shown )
+        s += concat( ", ... (", net.species_count(), " species)" );
+    return s;
+}
+
+// Names separated by commas (spaces around them are ignored) -> species indices, in the order given.
+std::vector<int> parse_saved_species( const std::string& list, const ode::ReactionNetwork& net )
+{
+    std::vector<int> saved;
+    std::size_t begin = 0;
+    while ( begin <= list.size() )
+    {
+        std::size_t end = list.find( ',', begin );
+        if ( end == std::string::npos )
+            end = list.size();
+        std::string name = list.substr( begin, end - begin );
+        const auto first = name.find_first_not_of( " \t" );
+        name = first == std::string::npos ? "" : name.substr( first, name.find_last_not_of( " \t" ) - first + 1 );
+        if ( name.empty() )
+            throw InputError( concat( "--save '", list, "': an empty species name; expected names separated by commas" ) );
+        const auto it = std::find( net.species_names.begin(), net.species_names.end(), name );
+        if ( it == net.species_names.end() )
+            throw InputError( concat( "--save: unknown species '", name, "'; the model '", net.source, "' has ",
+                                      species_list( net ) ) );
+        const int index = int( it - net.species_names.begin() );
+        if ( std::find( saved.begin(), saved.end(), index ) != saved.end() )
+            throw InputError( concat( "--save: species '", name, "' is listed twice" ) );
+        saved.push_back( index );
+        begin = end + 1;
+    }
+    return saved;
+}
+
+std::vector<double> even_times( double first, double last, long count )
+{
+    std::vector<double> t( static_cast<std::size_t>( count ) );
+    for ( long i = 0; i < count; ++i )
+        t[std::size_t( i )] = first + ( last - first ) * double( i ) / double( count - 1 );
+    t.back() = last; // exactly, whatever the rounding of the line above
+    return t;
+}
+
+// Checks an option that was given; the message names the option and the accepted range.
+void require( bool ok, const char* option, double value, const char* expected )
+{
+    if ( !ok )
+        throw InputError( concat( option, " ", number( value ), ": expected ", expected ) );
+}
+
+ode::SolverOptions solver_options( const RunArgs& a, const CLI::App& cmd, const ode::ReactionNetwork& net, long systems )
+{
+    auto given = [&]( const char* name ) { return cmd.count( name ) > 0; };
+    // Precedence: Morula's defaults (or --paper), then the model file's tolerances, then the command line.
+    ode::SolverOptions o = a.paper ? ode::SolverOptions::paper() : ode::SolverOptions();
+    if ( net.settings.relative_tolerance )
+        o.relative_tolerance = *net.settings.relative_tolerance;
+    if ( !net.settings.absolute_tolerances.empty() )
+        o.absolute_tolerance = net.settings.absolute_tolerances;
+    if ( given( "--rtol" ) )
+    {
+        require( std::isfinite( a.rtol ) && a.rtol >= 0 && a.rtol < 1, "--rtol", a.rtol, "a value in [0, 1)" );
+        o.relative_tolerance = a.rtol;
+    }
+    if ( given( "--atol" ) )
+    {
+        require( std::isfinite( a.atol ) && a.atol >= 0, "--atol", a.atol, "a finite value >= 0" );
+        o.absolute_tolerance = { a.atol };
+    }
+    if ( given( "--method" ) )
+    {
+        if ( a.method == "auto" )
+            o.method = ode::Method::automatic;
+        else if ( a.method == "rkf45" )
+            o.method = ode::Method::rkf45;
+        else if ( a.method == "bdf" )
+            o.method = ode::Method::bdf;
+        else
+            throw InputError( concat( "--method '", a.method, "': expected auto, rkf45 or bdf" ) );
+    }
+    if ( given( "--norm" ) )
+    {
+        if ( a.norm == "mixed" )
+            o.error_norm = ode::ErrorNorm::mixed;
+        else if ( a.norm == "paper" )
+            o.error_norm = ode::ErrorNorm::paper;
+        else
+            throw InputError( concat( "--norm '", a.norm, "': expected mixed or paper" ) );
+    }
+    if ( given( "--bdf-order" ) )
+    {
+        require( a.bdf_order >= 1 && a.bdf_order <= 5, "--bdf-order", double( a.bdf_order ), "an order from 1 to 5" );
+        o.bdf_max_order = int( a.bdf_order );
+    }
+    if ( given( "--newton-tol" ) )
+    {
+        require( std::isfinite( a.newton_tol ) && a.newton_tol > 0, "--newton-tol", a.newton_tol, "a value > 0" );
+        o.newton_tolerance = a.newton_tol;
+    }
+    if ( given( "--bdf-step" ) )
+    {
+        require( std::isfinite( a.bdf_step ) && a.bdf_step > 0, "--bdf-step", a.bdf_step,
+                 "a step > 0 (the fixed-step BDF)" );
+        if ( !( o.newton_tolerance > 0 ) )
+            throw InputError( concat( "--bdf-step ", number( a.bdf_step ), " needs --newton-tol (the fixed-step BDF stops "
+                                      "Newton when max |dy| is below it; LASSIE uses 1e-6)" ) );
+        o.bdf_fixed_step = a.bdf_step;
+    }
+    if ( given( "--eps-s" ) )
+    {
+        require( std::isfinite( a.eps_s ) && a.eps_s >= 0, "--eps-s", a.eps_s, "a finite value >= 0" );
+        o.stiffness_threshold = a.eps_s;
+    }
+    if ( given( "--initial-step" ) )
+    {
+        require( std::isfinite( a.initial_step ) && a.initial_step > 0, "--initial-step", a.initial_step, "a step > 0" );
+        o.initial_step = a.initial_step;
+    }
+    if ( given( "--linear" ) )
+    {
+        if ( a.linear == "auto" )
+            o.linear_solver = ode::LinearSolver::automatic;
+        else if ( a.linear == "dense" )
+            o.linear_solver = ode::LinearSolver::dense_lu;
+        else if ( a.linear == "kokkos-batched" )
+            o.linear_solver = ode::LinearSolver::kokkos_batched;
+        else if ( a.linear == "sparse" )
+            o.linear_solver = ode::LinearSolver::sparse_iterative;
+        else
+            throw InputError( concat( "--linear '", a.linear, "': expected auto, dense, kokkos-batched or sparse" ) );
+    }
+    // One system fills a team best (fine-grained); a batch maps one copy to one thread.
+    o.mode = systems > 1 ? ode::ExecutionMode::batched : ode::ExecutionMode::fine_grained;
+    if ( given( "--mode" ) )
+    {
+        if ( a.mode == "fine" )
+            o.mode = ode::ExecutionMode::fine_grained;
+        else if ( a.mode == "batched" )
+            o.mode = ode::ExecutionMode::batched;
+        else
+            throw InputError( concat( "--mode '", a.mode, "': expected fine or batched" ) );
+    }
+    if ( o.linear_solver == ode::LinearSolver::sparse_iterative && o.mode == ode::ExecutionMode::batched )
+        throw InputError( "--linear sparse needs --mode fine (one system per team)" );
+    if ( given( "--team-size" ) )
+    {
+        require( a.team_size >= 1 && a.team_size <= 1 << 20, "--team-size", double( a.team_size ), "a size >= 1" );
+        o.team_size = int( a.team_size );
+    }
+    if ( given( "--max-steps" ) )
+    {
+        require( a.max_steps >= 1, "--max-steps", double( a.max_steps ), "a count >= 1" );
+        o.max_steps = a.max_steps;
+    }
+    o.validate( net.species_count() );
+    return o;
+}
+
+// min, median (the mean of the middle two for an even count) and max of one counter over the systems.
+struct Spread
+{
+    long min = 0, max = 0;
+    double median = 0;
+};
+
+Spread spread( std::vector<long> v )
+{
+    Spread s;
+    if ( v.empty() )
+        return s;
+    std::sort( v.begin(), v.end() );
+    s.min = v.front();
+    s.max = v.back();
+    const std::size_t n = v.size();
+    s.median = n % 2 ? double( v[n / 2] ) : 0.5 * ( double( v[n / 2 - 1] ) + double( v[n / 2] ) );
+    return s;
+}
+
+int run_ode( const RunArgs& a, const CLI::App& cmd )
+{
+    using exec_space = Kokkos::DefaultExecutionSpace;
+    using mem = exec_space::memory_space;
+    using matrix = Kokkos::View<double**, Kokkos::LayoutLeft, mem>;
+    auto given = [&]( const char* name ) { return cmd.count( name ) > 0; };
+
+    // Everything is checked before the integration starts: model, times, species, options, outputs.
+    const ode::ReactionNetwork net = ode::read_model( a.model );
+    const int n = net.species_count(), m = net.reaction_count();
+    require( a.batch >= 1, "--batch", double( a.batch ), "a number of systems >= 1" );
+    const long systems = a.batch;
+    const bool batch_output = given( "--batch" );
+    if ( given( "--vary" ) )
+        require( std::isfinite( a.vary ) && a.vary >= 0 && a.vary <= 1, "--vary", a.vary,
+                 "a fraction in [0, 1] (factors uniform in [1-F, 1+F])" );
+    require( std::isfinite( a.t_start ), "--t-start", a.t_start, "a finite time" );
+
+    std::vector<double> times;
+    if ( given( "--t-end" ) || given( "--samples" ) )
+    {
+        if ( !given( "--t-end" ) )
+            throw InputError( "--samples needs --t-end (the last sample time)" );
+        if ( !given( "--samples" ) )
+            throw InputError( "--t-end needs --samples (the number of sample times, >= 2)" );
+        if ( a.samples < 2 )
+            throw InputError( concat( "--samples ", a.samples, ": expected at least 2 (evenly spaced times from "
+                                      "--t-start to --t-end, both included)" ) );
+        if ( !( std::isfinite( a.t_end ) && a.t_end > a.t_start ) )
+            throw InputError( concat( "--t-end ", number( a.t_end ), ": expected a finite time after --t-start (",
+                                      number( a.t_start ), ")" ) );
+        times = even_times( a.t_start, a.t_end, a.samples );
+    }
+    else if ( !net.settings.sample_times.empty() )
+    {
+        times = net.settings.sample_times;
+        if ( times.front() < a.t_start )
+            throw InputError( concat( "--t-start ", number( a.t_start ), ": the model '", net.source, "' samples at t = ",
+                                      times.front(), ", before it; expected --t-start <= the first sample time" ) );
+    }
+    else
+        throw InputError( concat( "model '", net.source, "' has no sample times; give --t-end T and --samples S" ) );
+    const std::size_t nsamples = times.size();
+
+    std::vector<int> saved;
+    if ( given( "--save" ) )
+        saved = parse_saved_species( a.save, net );
+    else if ( !net.settings.saved_species.empty() )
+        saved = net.settings.saved_species;
+    else
+        for ( int i = 0; i < n; ++i )
+            saved.push_back( i );
+    const std::size_t nsaved = saved.size();
+
+    const ode::SolverOptions options = solver_options( a, cmd, net, systems );
+
+    std::ofstream csv;
+    if ( !a.out.empty() )
+    {
+        csv.open( a.out );
+        if ( !csv )
+            throw InputError( "--out: cannot write '" + a.out + "'" );
+    }
+
+    // Restarting loses the step size and the BDF history, so the run is split only to show progress.
+    const bool progress = !a.no_progress && ( a.progress || isatty( 2 ) );
+    const std::size_t chunks = progress ? std::min<std::size_t>( 20, nsamples ) : 1;
+    const bool chunked = chunks > 1;
+
+    exec_space exec;
+    ode::MassActionSystem<mem> system( net );
+    ode::OdeSolver<exec_space> solver( system, options );
+
+    matrix x0( "morula::app::ode::x0", systems, n );
+    auto x0_host = Kokkos::create_mirror_view( x0 );
+    for ( long s = 0; s < systems; ++s )
+        for ( int i = 0; i < n; ++i )
+            x0_host( s, i ) = net.initial_state[std::size_t( i )];
+    Kokkos::deep_copy( x0, x0_host );
+    matrix k;
+    decltype( Kokkos::create_mirror_view( k ) ) k_host;
+    auto make_rate_constants = [&]( bool vary ) {
+        k = matrix( "morula::app::ode::k", systems, m );
+        k_host = Kokkos::create_mirror_view( k );
+        // Factors 1 - F + 2F u, u = the top 53 bits of mt19937_64 / 2^53, drawn system by system and
+        // reaction by reaction: the same seed gives the same constants with every standard library.
+        std::mt19937_64 rng( a.seed );
+        for ( long s = 0; s < systems; ++s )
+            for ( int r = 0; r < m; ++r )
+            {
+                const double factor =
+                    vary ? 1 - a.vary + 2 * a.vary * double( rng() >> 11 ) * 0x1.0p-53 : 1.0;
+                k_host( s, r ) = net.reactions[std::size_t( r )].rate_constant * factor;
+            }
+        Kokkos::deep_copy( k, k_host );
+    };
+    if ( given( "--vary" ) )
+        make_rate_constants( true );
+
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    std::vector<double> samples( std::size_t( systems ) * nsamples * nsaved, nan ); // (system, sample, saved)
+    auto sample_at = [&]( long s, std::size_t t, std::size_t j ) -> double& {
+        return samples[( std::size_t( s ) * nsamples + t ) * nsaved + j];
+    };
+    std::vector<long> stats( std::size_t( systems ) * ode::stat_count, 0 );
+    std::vector<bool> failed( std::size_t( systems ), false );
+    std::vector<double> reached( std::size_t( systems ), a.t_start ); // last sample time recorded
+    std::vector<bool> reached_any( std::size_t( systems ), false );
+    long failures = 0;
+
+    const auto start = std::chrono::steady_clock::now();
+    double t0 = a.t_start;
+    for ( std::size_t c = 0; c < chunks && failures < systems; ++c )
+    {
+        const std::size_t b = c * nsamples / chunks, e = ( c + 1 ) * nsamples / chunks;
+        const std::vector<double> chunk_times( times.begin() + long( b ), times.begin() + long( e ) );
+        // A chunked run keeps every species: the last sample is the next chunk's initial state.
+        auto result = solver.solve( exec, x0, k, chunk_times, chunked ? std::vector<int>{} : saved, t0 );
+        exec.fence();
+        auto r_samples = Kokkos::create_mirror_view( result.samples );
+        auto r_stats = Kokkos::create_mirror_view( result.statistics );
+        Kokkos::deep_copy( r_samples, result.samples );
+        Kokkos::deep_copy( r_stats, result.statistics );
+
+        bool new_failures = false;
+        for ( long s = 0; s < systems; ++s )
+        {
+            if ( failed[std::size_t( s )] )
+                continue;
+            for ( std::size_t t = 0; t < chunk_times.size(); ++t )
+            {
+                bool any = false;
+                for ( std::size_t j = 0; j < nsaved; ++j )
+                {
+                    const double v = r_samples( s, t, chunked ? std::size_t( saved[j] ) : j );
+                    sample_at( s, b + t, j ) = v;
+                    any = any || !std::isnan( v );
+                }
+                if ( any )
+                    reached[std::size_t( s )] = chunk_times[t], reached_any[std::size_t( s )] = true;
+            }
+            for ( int col = 1; col < ode::stat_count; ++col )
+                stats[std::size_t( s ) * ode::stat_count + col] += r_stats( s, col );
+            const long status = r_stats( s, ode::stat_status );
+            stats[std::size_t( s ) * ode::stat_count + ode::stat_status] = status;
+            if ( status != long( ode::SolverStatus::success ) )
+            {
+                failed[std::size_t( s )] = true;
+                ++failures;
+                new_failures = true;
+            }
+            else if ( chunked )
+                for ( int i = 0; i < n; ++i )
+                    x0_host( s, i ) = r_samples( s, chunk_times.size() - 1, i );
+        }
+        if ( chunked && c + 1 < chunks )
+        {
+            // A failed system keeps its last start state with all rate constants 0, so later chunks cost it
+            // almost nothing; its samples are no longer read.
+            if ( new_failures )
+            {
+                if ( k.extent( 0 ) == 0 )
+                    make_rate_constants( false );
+                for ( long s = 0; s < systems; ++s )
+                    if ( failed[std::size_t( s )] )
+                        for ( int r = 0; r < m; ++r )
+                            k_host( s, r ) = 0;
+                Kokkos::deep_copy( k, k_host );
+            }
+            Kokkos::deep_copy( x0, x0_host );
+        }
+        t0 = chunk_times.back();
+        if ( progress )
+        {
+            const double elapsed = std::chrono::duration<double>( std::chrono::steady_clock::now() - start ).count();
+            std::fprintf( stderr, "ode: chunk %zu/%zu: t = %g of %g (%.0f%%), %.3g s%s\n", c + 1, chunks, t0,
+                          times.back(), 100.0 * double( e ) / double( nsamples ), elapsed,
+                          failures ? concat( ", ", failures, " failed" ).c_str() : "" );
+            std::fflush( stderr );
+        }
+    }
+    const double seconds = std::chrono::duration<double>( std::chrono::steady_clock::now() - start ).count();
+
+    if ( csv.is_open() )
+    {
+        csv.precision( 17 );
+        if ( batch_output )
+            csv << "system,";
+        csv << "time";
+        for ( int j : saved )
+            csv << ',' << net.species_names[std::size_t( j )];
+        csv << '\n';
+        for ( long s = 0; s < systems; ++s )
+            for ( std::size_t t = 0; t < nsamples; ++t )
+            {
+                if ( batch_output )
+                    csv << s << ',';
+                csv << times[t];
+                for ( std::size_t j = 0; j < nsaved; ++j )
+                    csv << ',' << sample_at( s, t, j );
+                csv << '\n';
+            }
+        csv.close();
+        if ( !csv )
+            throw InputError( "--out: writing '" + a.out + "' failed" );
+    }
+
+    auto column = [&]( int col ) {
+        std::vector<long> v( static_cast<std::size_t>( systems ) );
+        for ( long s = 0; s < systems; ++s )
+            v[std::size_t( s )] = stats[std::size_t( s ) * ode::stat_count + col];
+        return v;
+    };
+    auto status_name = [&]( long s ) {
+        return ode::to_string( ode::SolverStatus( stats[std::size_t( s ) * ode::stat_count + ode::stat_status] ) );
+    };
+    const std::string calls = chunked ? concat( ", ", chunks, " solver calls (restarts)" ) : "";
+    if ( systems == 1 )
+    {
+        const auto stat = [&]( int col ) { return stats[std::size_t( col )]; };
+        std::printf( "ode: %s, t = %g to %g, %zu samples, %ld steps (%ld rejected), switches %ld to BDF / %ld to "
+                     "RKF45, %.4g s%s\n",
+                     status_name( 0 ), a.t_start, times.back(), nsamples, stat( ode::stat_steps ),
+                     stat( ode::stat_rejected ), stat( ode::stat_switches_to_bdf ), stat( ode::stat_switches_to_rkf ),
+                     seconds, calls.c_str() );
+    }
+    else
+    {
+        const Spread steps = spread( column( ode::stat_steps ) );
+        long to_bdf = 0, to_rkf = 0;
+        for ( long v : column( ode::stat_switches_to_bdf ) )
+            to_bdf += v;
+        for ( long v : column( ode::stat_switches_to_rkf ) )
+            to_rkf += v;
+        std::printf( "ode: %ld systems: %ld success, %ld failed, t = %g to %g, %zu samples, steps min %ld / median "
+                     "%g / max %ld, switches %ld to BDF / %ld to RKF45 in all, %.4g s%s\n",
+                     systems, systems - failures, failures, a.t_start, times.back(), nsamples, steps.min, steps.median,
+                     steps.max, to_bdf, to_rkf, seconds, calls.c_str() );
+    }
+    if ( a.stats )
+    {
+        if ( systems == 1 )
+        {
+            std::printf( "statistics:\n  %-20s %s\n", statistic_names[0], status_name( 0 ) );
+            for ( int col = 1; col < ode::stat_count; ++col )
+                std::printf( "  %-20s %ld\n", statistic_names[col], stats[std::size_t( col )] );
+        }
+        else
+        {
+            std::vector<long> by_status( 6, 0 );
+            for ( long s = 0; s < systems; ++s )
+                ++by_status[std::size_t( std::clamp( stats[std::size_t( s ) * ode::stat_count], 0L, 5L ) )];
+            std::printf( "statistics over %ld systems:\n  %-20s", systems, "status" );
+            for ( int st = 0; st < 6; ++st )
+                if ( by_status[std::size_t( st )] )
+                    std::printf( " %s %ld", ode::to_string( ode::SolverStatus( st ) ), by_status[std::size_t( st )] );
+            std::printf( "\n  %-20s %12s %12s %12s\n", "", "min", "median", "max" );
+            for ( int col = 1; col < ode::stat_count; ++col )
+            {
+                const Spread sp = spread( column( col ) );
+                std::printf( "  %-20s %12ld %12g %12ld\n", statistic_names[col], sp.min, sp.median, sp.max );
+            }
+        }
+    }
+    if ( csv.is_open() || !a.out.empty() )
+        std::printf( "samples: %s\n", a.out.c_str() );
+
+    if ( !a.plot.empty() )
+    {
+        std::vector<PlotSeries> series( nsaved );
+        for ( std::size_t j = 0; j < nsaved; ++j )
+        {
+            series[j].name = net.species_names[std::size_t( saved[j] )];
+            for ( std::size_t t = 0; t < nsamples; ++t )
+                series[j].points.emplace_back( times[t], sample_at( 0, t, j ) );
+        }
+        PlotAxes axes;
+        axes.title = concat( std::filesystem::path( a.model ).filename().string(), ": ", n, " species, ", m,
+                             " reactions", systems > 1 ? concat( ", system 0 of ", systems ) : std::string() );
+        axes.x_label = "time";
+        axes.y_label = "concentration";
+        if ( write_line_plot( a.plot, axes, series ) )
+            std::printf( "plot: %s\n", a.plot.c_str() );
+        else
+            std::printf( "plot skipped: this morula was built without cairo (the CSV has the data)\n" );
+    }
+
+    if ( failures > 0 )
+    {
+        long first = -1;
+        int listed = 0;
+        for ( long s = 0; s < systems; ++s )
+            if ( failed[std::size_t( s )] )
+            {
+                if ( first < 0 )
+                    first = s;
+                if ( systems > 1 && listed++ < 10 )
+                    std::fprintf( stderr, "morula: system %ld: %s; last sample reached: %s\n", s, status_name( s ),
+                                  reached_any[std::size_t( s )] ? concat( "t = ", reached[std::size_t( s )] ).c_str()
+                                                                : "none" );
+            }
+        const std::string reach = reached_any[std::size_t( first )]
+                                      ? concat( "t = ", reached[std::size_t( first )] )
+                                      : std::string( "no sample" );
+        if ( systems == 1 )
+            throw std::runtime_error( concat( "integration failed: status ", status_name( 0 ), " after reaching ",
+                                              reach, " of ", times.back(), "; the later samples are NaN" ) );
+        throw std::runtime_error( concat( "integration failed for ", failures, " of ", systems,
+                                          " systems (first: system ", first, ", status ", status_name( first ),
+                                          " after reaching ", reach, " of ", times.back(),
+                                          "); their later samples are NaN" ) );
+    }
+    return 0;
+}
+
+void generate_model( const GenerateArgs& a )
+{
+    namespace fs = std::filesystem;
+    require( a.species >= 1 && a.species <= 100000000, "--species", double( a.species ), "a count >= 1" );
+    require( a.reactions >= 0 && a.reactions <= 1000000000, "--reactions", double( a.reactions ), "a count >= 0" );
+    require( std::isfinite( a.t_end ) && a.t_end > 0, "--t-end", a.t_end, "a time > 0" );
+    require( a.samples >= 2, "--samples", double( a.samples ), "at least 2 (times 0 to --t-end, both included)" );
+    std::error_code ec;
+    const auto status = fs::status( a.out, ec );
+    if ( fs::exists( status ) )
+    {
+        if ( !fs::is_directory( status ) )
+            throw InputError( "--out '" + a.out + "' is a file; expected a folder for the model" );
+        if ( !fs::is_empty( a.out, ec ) && !a.force )
+            throw InputError( "--out '" + a.out + "' is not empty; give --force to write the model files into it" );
+    }
+    ode::ReactionNetwork net = ode::generate_synthetic_network( int( a.species ), int( a.reactions ), a.seed );
+    net.settings.sample_times = even_times( 0, a.t_end, a.samples );
+    ode::write_folder_model( net, a.out );
+    std::printf( "ode: wrote %s (%ld species, %ld reactions, %ld sample times from 0 to %g) to %s\n",
+                 net.source.c_str(), a.species, a.reactions, a.samples, a.t_end, a.out.c_str() );
+}
+} // namespace
+
+void add_ode_command( CLI::App& app )
+{
+    CLI::App* ode_cmd = app.add_subcommand(
+        "ode", "Mass-action reaction networks (LASSIE folder, SBML, text): integrate with RKF45/BDF, generate" );
+    ode_cmd->require_subcommand( 1 );
+
+    auto r = std::make_shared<RunArgs>();
+    CLI::App* run = ode_cmd->add_subcommand( "run", "Integrate a model and write the trajectories (docs/models/ode-app.md)" );
+    run->add_option( "model", r->model, "LASSIE/cupSODA folder, SBML file (.xml/.sbml) or text model" )->required();
+    run->add_option( "--out", r->out, "CSV file of the samples (time, then one column per saved species)" );
+    run->add_option( "--t-start", r->t_start, "Start time (default 0)" );
+    run->add_option( "--t-end", r->t_end, "Last sample time (with --samples; default: the model's sample times)" );
+    run->add_option( "--samples", r->samples, "Number of evenly spaced sample times, t-start to t-end inclusive (>= 2)" );
+    run->add_option( "--rtol", r->rtol, "Relative tolerance (default the model's, else 1e-6)" );
+    run->add_option( "--atol", r->atol, "Absolute tolerance, one value for all species (default the model's, else 1e-12)" );
+    run->add_option( "--method", r->method, "auto (RKF45/BDF switching), rkf45 or bdf" );
+    run->add_option( "--norm", r->norm, "Error norm: mixed (atol + rtol |x|) or paper (LASSIE's per-unit-time rule)" );
+    run->add_flag( "--paper", r->paper, "LASSIE's published settings (paper norm, eps 1e-12, fixed-step BDF1 h = 0.1, "
+                                        "Newton tol 1e-6); later options override them" );
+    run->add_option( "--bdf-order", r->bdf_order, "Highest BDF order, 1 to 5 (default 5)" );
+    run->add_option( "--bdf-step", r->bdf_step, "Fixed BDF step (first order, no error test); needs --newton-tol" );
+    run->add_option( "--newton-tol", r->newton_tol, "Newton stopping tolerance of the fixed-step BDF" );
+    run->add_option( "--eps-s", r->eps_s, "Stiffness threshold: a rejected RKF45 step below it switches to BDF (default 1e-6)" );
+    run->add_option( "--initial-step", r->initial_step, "First step (default 1e-3)" );
+    run->add_option( "--linear", r->linear, "BDF linear solver: auto, dense, kokkos-batched or sparse" );
+    run->add_option( "--mode", r->mode, "fine (one system per team; default for one system) or batched (one per thread)" );
+    run->add_option( "--team-size", r->team_size, "Threads per team in fine mode (default: chosen by the solver)" );
+    run->add_option( "--max-steps", r->max_steps, "Accepted + rejected steps per system before giving up (default 1e7)" );
+    run->add_option( "--save", r->save, "Species to write, by name: A,B,C (default the model's saved species, else all)" );
+    run->add_option( "--batch", r->batch, "Integrate N copies (batched mode); the CSV gets a first column 'system'" );
+    run->add_option( "--vary", r->vary, "With --batch: multiply each copy's rate constants by factors uniform in [1-F, 1+F]" );
+    run->add_option( "--seed", r->seed, "Seed of --vary's std::mt19937_64 (default 1)" );
+    run->add_option( "--plot", r->plot, "PNG plot of the saved species against time (system 0)" );
+    run->add_flag( "--stats", r->stats, "Print the solver's statistics (min/median/max over a batch)" );
+    run->add_flag( "--progress", r->progress, "Print progress (restarts the solver up to 20 times) even when stderr "
+                                              "is not a terminal" );
+    run->add_flag( "--no-progress", r->no_progress, "One solver call and no progress lines" );
+    run->callback( [r, run] { run_ode( *r, *run ); } );
+
+    auto g = std::make_shared<GenerateArgs>();
+    CLI::App* gen = ode_cmd->add_subcommand( "generate", "Write a random LASSIE-style network as a LASSIE folder" );
+    gen->add_option( "--species", g->species, "Number of species (>= 1)" )->required();
+    gen->add_option( "--reactions", g->reactions, "Number of reactions (>= 0)" )->required();
+    gen->add_option( "--seed", g->seed, "Seed of the generator (default 1)" );
+    gen->add_option( "--out", g->out, "Folder to write (created if needed)" )->required();
+    gen->add_option( "--t-end", g->t_end, "Last sample time written to t_vector (default 50)" );
+    gen->add_option( "--samples", g->samples, "Number of sample times from 0 to --t-end (default 10)" );
+    gen->add_flag( "--force", g->force, "Write into a non-empty folder" );
+    gen->callback( [g] { generate_model( *g ); } );
+}
+
+} // namespace morula::app
