@@ -17,9 +17,10 @@
   evaluated once per step, no error test.
 
   Switching (Method::automatic): RKF45 -> BDF when a rejected RKF45 step proposes dt < eps_s (LASSIE's
-  rule). BDF -> RKF45 when, at a check every `stiffness_check_interval` BDF steps, RKF45's stability bound
-  2.5 / rho(J) (rho bounded by Gershgorin's max row sum of |J|) is at least the current BDF step: RKF45
-  would then no longer be held back by stability at the step size accuracy allows.
+  rule), or when three consecutive stiffness estimates (every 5 accepted steps: dt |f(x + e) - f(x)| / |e|
+  with e = w - u) reach 2.0 - the paper's rule alone fires only for eigenvalues beyond 2.5/eps_s.
+  BDF -> RKF45 when, at a check every `stiffness_check_interval` BDF steps, the Gershgorin bound on |lambda|
+  (max row sum of |J|) times the BDF step is at most 1, well inside RKF45's stability interval.
 */
 #ifndef MORULA_ODE_DETAIL_INTEGRATOR_HPP
 #define MORULA_ODE_DETAIL_INTEGRATOR_HPP
