@@ -242,11 +242,18 @@ ode::SolverOptions solver_options( const RunArgs& a, const CLI::App& cmd, const 
             o.mode = ode::ExecutionMode::fine_grained;
         else if ( a.mode == "batched" )
             o.mode = ode::ExecutionMode::batched;
+        else if ( a.mode == "device" )
+        {
+            if ( systems > 1 )
+                throw InputError( concat( "--mode device integrates one system; --batch is ", systems,
+                                          " (use --mode batched or fine)" ) );
+            o.mode = ode::ExecutionMode::device_wide;
+        }
         else
-            throw InputError( concat( "--mode '", a.mode, "': expected fine or batched" ) );
+            throw InputError( concat( "--mode '", a.mode, "': expected fine, device or batched" ) );
     }
     if ( o.linear_solver == ode::LinearSolver::sparse_iterative && o.mode == ode::ExecutionMode::batched )
-        throw InputError( "--linear sparse needs --mode fine (one system per team)" );
+        throw InputError( "--linear sparse needs --mode fine or device" );
     if ( given( "--team-size" ) )
     {
         require( a.team_size >= 1 && a.team_size <= 1 << 20, "--team-size", double( a.team_size ), "a size >= 1" );
@@ -645,7 +652,8 @@ void add_ode_command( CLI::App& app )
     run->add_option( "--eps-s", r->eps_s, "Stiffness threshold: a rejected RKF45 step below it switches to BDF (default 1e-6)" );
     run->add_option( "--initial-step", r->initial_step, "First step (default 1e-3)" );
     run->add_option( "--linear", r->linear, "BDF linear solver: auto, dense, kokkos-batched or sparse" );
-    run->add_option( "--mode", r->mode, "fine (one system per team; default for one system) or batched (one per thread)" );
+    run->add_option( "--mode", r->mode, "fine (one system per team; default for one system), device (one system over the whole device, "
+                                          "one kernel per RKF45 stage) or batched (one system per thread)" );
     run->add_option( "--team-size", r->team_size, "Threads per team in fine mode (default: chosen by the solver)" );
     run->add_option( "--max-steps", r->max_steps, "Accepted + rejected steps per system before giving up (default 1e7)" );
     run->add_option( "--save", r->save, "Species to write, by name: A,B,C (default the model's saved species, else all)" );

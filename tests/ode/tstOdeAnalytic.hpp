@@ -26,9 +26,9 @@ struct Variant
 std::vector<Variant> variants()
 {
     std::vector<Variant> v;
-    for ( auto mode : { ode::ExecutionMode::batched, ode::ExecutionMode::fine_grained } )
+    for ( auto mode : { ode::ExecutionMode::batched, ode::ExecutionMode::fine_grained, ode::ExecutionMode::device_wide } )
     {
-        const std::string m = mode == ode::ExecutionMode::batched ? "batched" : "fine";
+        const std::string m = mode == ode::ExecutionMode::batched ? "batched" : mode == ode::ExecutionMode::fine_grained ? "fine" : "device";
         v.push_back( { ode::Method::rkf45, ode::ErrorNorm::mixed, mode, 5, "rkf45-mixed-" + m } );
         v.push_back( { ode::Method::rkf45, ode::ErrorNorm::paper, mode, 5, "rkf45-paper-" + m } );
         v.push_back( { ode::Method::bdf, ode::ErrorNorm::mixed, mode, 5, "bdf5-" + m } );

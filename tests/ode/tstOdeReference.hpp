@@ -23,7 +23,7 @@ TEST( TEST_CATEGORY, ode_robertson_matches_published_values )
     std::vector<double> times{ 0.0 };
     for ( int i = 0; i < ref::kDecadeCount; ++i )
         times.push_back( ref::kDecadeTimes[i] );
-    for ( auto mode : { ode::ExecutionMode::batched, ode::ExecutionMode::fine_grained } )
+    for ( auto mode : { ode::ExecutionMode::batched, ode::ExecutionMode::fine_grained, ode::ExecutionMode::device_wide } )
         for ( auto method : { ode::Method::automatic, ode::Method::bdf } )
         {
             ode::SolverOptions o;
@@ -140,7 +140,7 @@ TEST( TEST_CATEGORY, ode_random_networks_match_cvode )
                 cvode_worst = std::max( cvode_worst, std::fabs( cvode_loose[i][j] - expected[i][j] ) /
                                                          ( same.absolute_tolerance + same.relative_tolerance * std::fabs( expected[i][j] ) ) );
         std::printf( "%s CVODE at rtol 1e-6: worst error %.2f x tolerance\n", net.source.c_str(), cvode_worst );
-        for ( auto mode : { ode::ExecutionMode::batched, ode::ExecutionMode::fine_grained } )
+        for ( auto mode : { ode::ExecutionMode::batched, ode::ExecutionMode::fine_grained, ode::ExecutionMode::device_wide } )
             for ( auto method : { ode::Method::automatic, ode::Method::rkf45, ode::Method::bdf } )
             {
                 ode::SolverOptions o;

@@ -60,7 +60,7 @@ TEST( TEST_CATEGORY, ode_stiff_chain_over_eight_decades )
     for ( auto& r : net.reactions )
         k.push_back( r.rate_constant );
     const std::vector<double> times{ 0.0, 1e-3, 0.1, 1.0, 10.0, 100.0, 1000.0 };
-    for ( auto mode : { ode::ExecutionMode::batched, ode::ExecutionMode::fine_grained } )
+    for ( auto mode : { ode::ExecutionMode::batched, ode::ExecutionMode::fine_grained, ode::ExecutionMode::device_wide } )
         for ( auto method : { ode::Method::automatic, ode::Method::bdf } )
         {
             ode::SolverOptions o;
@@ -201,6 +201,43 @@ TEST( TEST_CATEGORY, ode_linear_solvers_agree )
                              1e-7 * std::fabs( results[0].samples( 0, i, j ) ) + 1e-12 )
                     << "solver " << v << " t=" << times[i] << " species " << j;
     EXPECT_GT( results[1].stat( ode::stat_linear_iterations ), 0 );
+}
+
+// The device-wide mode runs the same RKF45 as the team integrator, with kernels per stage instead of
+// loops in one team: same steps, same values up to the order of floating-point sums.
+TEST( TEST_CATEGORY, ode_device_wide_matches_fine_grained )
+{
+    auto net = stiff_chain( 6 );
+    for ( auto& r : net.reactions )
+        r.rate_constant = 0.3 + 0.1 * r.reactants[0].species; // not stiff: RKF45 throughout
+    const std::vector<double> times{ 0.0, 0.5, 1.0, 2.5, 7.0 };
+    for ( auto norm : { ode::ErrorNorm::mixed, ode::ErrorNorm::paper } )
+    {
+        ode::SolverOptions o;
+        o.error_norm = norm;
+        o.absolute_tolerance = { norm == ode::ErrorNorm::paper ? 1e-9 : 1e-12 };
+        o.mode = ode::ExecutionMode::fine_grained;
+        auto a = test::solve_one<TEST_EXECSPACE>( net, o, times );
+        o.mode = ode::ExecutionMode::device_wide;
+        auto b = test::solve_one<TEST_EXECSPACE>( net, o, times );
+        ASSERT_EQ( a.status(), ode::SolverStatus::success );
+        ASSERT_EQ( b.status(), ode::SolverStatus::success );
+        EXPECT_EQ( a.stat( ode::stat_switches_to_bdf ), 0 );
+        EXPECT_NEAR( a.stat( ode::stat_steps ), b.stat( ode::stat_steps ), 1 );
+        EXPECT_NEAR( a.stat( ode::stat_rhs_evaluations ), b.stat( ode::stat_rhs_evaluations ), 8 );
+        for ( std::size_t i = 0; i < times.size(); ++i )
+            for ( int j = 0; j < 6; ++j )
+                EXPECT_NEAR( a.samples( 0, i, j ), b.samples( 0, i, j ), 1e-12 + 1e-10 * std::fabs( a.samples( 0, i, j ) ) );
+    }
+    // One system only.
+    using Mem = TEST_MEMSPACE;
+    ode::MassActionSystem<Mem> system( net );
+    ode::SolverOptions o;
+    o.mode = ode::ExecutionMode::device_wide;
+    ode::OdeSolver<TEST_EXECSPACE> solver( system, o );
+    Kokkos::View<double**, Kokkos::LayoutLeft, Mem> x0( "x0", 2, 6 );
+    TEST_EXECSPACE exec;
+    EXPECT_THROW( solver.solve( exec, x0, {}, { 0.0, 1.0 } ), core::InputError );
 }
 
 TEST( TEST_CATEGORY, ode_rejects_bad_options_and_inputs )

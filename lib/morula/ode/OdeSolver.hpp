@@ -20,10 +20,12 @@
 #include <morula/core/KokkosCompat.hpp>
 #include <morula/ode/MassActionSystem.hpp>
 #include <morula/ode/SolverOptions.hpp>
+#include <morula/ode/detail/DeviceWideRkf45.hpp>
 #include <morula/ode/detail/Integrator.hpp>
 
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -128,7 +130,41 @@ class OdeSolver
                 throw InputError( concat( "OdeSolver::solve: saved species index ", saved[j], " (entry ", j,
                                           ") is outside [0, ", n, ")" ) );
 
-        const bool team = m_options.mode == ExecutionMode::fine_grained;
+        compat::ScopedRegion region( "morula::ode::OdeSolver::solve" );
+        if ( m_options.mode == ExecutionMode::device_wide )
+        {
+            if ( systems != 1 )
+                throw InputError( concat( "OdeSolver::solve: the device-wide mode integrates one system; got ", systems,
+                                          " (use the batched or fine-grained mode for several)" ) );
+            return solve_device_wide( exec, initial_states, rate_constants, sample_times, saved, t_start );
+        }
+        return launch( exec, initial_states, rate_constants, sample_times, saved, t_start,
+                       m_options.mode == ExecutionMode::fine_grained, m_device );
+    }
+
+    //! One system with the network's own initial state and rate constants.
+    OdeResult<MemorySpace> solve( const ExecutionSpace& exec, const std::vector<double>& sample_times,
+                                  const std::vector<int>& saved_species = {}, double t_start = 0.0 )
+    {
+        Kokkos::View<double**, Kokkos::LayoutLeft, MemorySpace> x0( "morula::ode::x0", 1, m_system.species );
+        auto row = Kokkos::subview( x0, 0, Kokkos::ALL );
+        Kokkos::deep_copy( exec, row, m_system.initial_state );
+        exec.fence();
+        return solve( exec, x0, matrix_type(), sample_times, saved_species, t_start );
+    }
+
+  private:
+    //! Allocates the result and runs the batched (one thread per system) or team (one team per system)
+    //! integrator kernel; inputs are already validated.
+    OdeResult<MemorySpace> launch( const ExecutionSpace& exec, const matrix_type& initial_states,
+                                   const matrix_type& rate_constants, const std::vector<double>& sample_times,
+                                   const std::vector<int>& saved, double t_start, bool team,
+                                   const detail::DeviceOptions& device_options )
+    {
+        using core::InputError;
+        using core::detail::concat;
+        const long systems = static_cast<long>( initial_states.extent( 0 ) );
+        const int n = m_system.species, m = m_system.reactions;
         detail::WorkspaceMap map( n, m, m_linear == detail::LinearKind::sparse_bicgstab, m_system.jacobian_nonzeros_count );
         const std::size_t need = static_cast<std::size_t>( map.per_system ) * static_cast<std::size_t>( systems );
         if ( m_workspace.extent( 0 ) < need )
@@ -145,7 +181,7 @@ class OdeSolver
 
         detail::SystemIntegrator<MemorySpace> integ;
         integ.sys = m_system;
-        integ.opt = m_device;
+        integ.opt = device_options;
         integ.map = map;
         integ.workspace = m_workspace;
         integ.pivots = m_pivots;
@@ -160,7 +196,6 @@ class OdeSolver
         integ.systems = systems;
         integ.interleaved = !team;
 
-        compat::ScopedRegion region( "morula::ode::OdeSolver::solve" );
         if ( !team )
         {
             Kokkos::parallel_for( "morula::ode::integrate_batched",
@@ -183,18 +218,191 @@ class OdeSolver
         return result;
     }
 
-    //! One system with the network's own initial state and rate constants.
-    OdeResult<MemorySpace> solve( const ExecutionSpace& exec, const std::vector<double>& sample_times,
-                                  const std::vector<int>& saved_species = {}, double t_start = 0.0 )
+    /*!
+      The device-wide mode: RKF45 with one kernel per stage over all species and the step decision on the
+      host from one reduced value per step; the state and the samples stay on the device. A stiff system
+      (the paper's eps_s rule or three stiff estimates in a row) continues from its current state in the
+      team integrator, starting in BDF.
+    */
+    OdeResult<MemorySpace> solve_device_wide( const ExecutionSpace& exec, const matrix_type& initial_states,
+                                              const matrix_type& rate_constants, const std::vector<double>& times,
+                                              const std::vector<int>& saved, double t_start )
     {
-        Kokkos::View<double**, Kokkos::LayoutLeft, MemorySpace> x0( "morula::ode::x0", 1, m_system.species );
-        auto row = Kokkos::subview( x0, 0, Kokkos::ALL );
-        Kokkos::deep_copy( exec, row, m_system.initial_state );
+        using View1 = Kokkos::View<double*, MemorySpace>;
+        using Stages = Kokkos::View<double**, Kokkos::LayoutRight, MemorySpace>;
+        const int n = m_system.species, m = m_system.reactions;
+        const int nsamples = static_cast<int>( times.size() );
+        const int nsaved = static_cast<int>( saved.size() );
+        OdeResult<MemorySpace> result;
+        result.samples = Kokkos::View<double***, Kokkos::LayoutLeft, MemorySpace>(
+            Kokkos::view_alloc( Kokkos::WithoutInitializing, "morula::ode::samples" ), 1, nsamples, nsaved );
+        Kokkos::deep_copy( exec, result.samples, std::numeric_limits<double>::quiet_NaN() );
+        result.statistics = Kokkos::View<long**, Kokkos::LayoutLeft, MemorySpace>( "morula::ode::statistics", 1, stat_count );
+
+        View1 x( "morula::ode::dw::x", n ), next( "morula::ode::dw::next", n ), perturbed( "morula::ode::dw::perturbed", n );
+        Stages stages( "morula::ode::dw::stages", 7, n );
+        View1 k( Kokkos::view_alloc( Kokkos::WithoutInitializing, "morula::ode::dw::k" ), m );
+        Kokkos::deep_copy( exec, x, Kokkos::subview( initial_states, 0, Kokkos::ALL ) );
+        if ( rate_constants.extent( 0 ) > 0 )
+            Kokkos::deep_copy( exec, k, Kokkos::subview( rate_constants, 0, Kokkos::ALL ) );
+        else
+            Kokkos::deep_copy( exec, k, m_system.rate_constants );
+        const auto saved_device = to_device( "morula::ode::saved_species", saved );
+
+        long c[stat_count] = {};
+        const detail::FehlbergTableau tab;
+        const bool paper = m_options.error_norm == ErrorNorm::paper;
+        const bool automatic = m_options.method == Method::automatic;
+        using Range = Kokkos::RangePolicy<ExecutionSpace>;
+        auto record = [&]( int sample ) {
+            Kokkos::parallel_for( "morula::ode::dw::record", Range( exec, 0, nsaved ),
+                                  detail::RecordSample<MemorySpace>{ x, saved_device, result.samples, sample } );
+        };
+        auto stage = [&]( const View1& from, int row, int terms, double dt ) {
+            detail::StageRhs<MemorySpace> f{ m_system, k, from, stages, row, terms, { 0, 0, 0, 0, 0 }, dt };
+            for ( int l = 0; l < terms; ++l )
+                f.a[l] = tab.a[row][l];
+            Kokkos::parallel_for( "morula::ode::dw::stage", Range( exec, 0, n ), f );
+            ++c[stat_rhs_evaluations];
+        };
+
+        double t = t_start, dt = m_options.initial_step;
+        int sample = 0;
+        while ( sample < nsamples && times[sample] <= t )
+            record( sample++ );
+        bool k1_valid = false, handover = m_options.method == Method::bdf;
+        int since_check = 0, stiff = 0, nonstiff = 0;
+        SolverStatus status = SolverStatus::success;
+        while ( sample < nsamples && !handover )
+        {
+            if ( c[stat_steps] + c[stat_rejected] >= m_options.max_steps )
+            {
+                status = SolverStatus::max_steps;
+                break;
+            }
+            const double target = times[sample];
+            const bool clipped = dt >= target - t;
+            const double h = clipped ? target - t : dt;
+            if ( !clipped && !( h > 4.0e-16 * std::max( 1.0, std::fabs( t ) ) ) )
+            {
+                status = SolverStatus::step_too_small;
+                break;
+            }
+            if ( !k1_valid )
+                stage( x, 0, 0, 0.0 );
+            for ( int s = 1; s < 6; ++s )
+                stage( x, s, s, h );
+            detail::StepError<MemorySpace> err{ x, stages, next, m_atol, m_options.relative_tolerance, h, paper, tab };
+            double q = 0.0;
+            if ( paper )
+                Kokkos::parallel_reduce( "morula::ode::dw::error", Range( exec, 0, n ), err, Kokkos::Max<double>( q ) );
+            else
+                Kokkos::parallel_reduce( "morula::ode::dw::error", Range( exec, 0, n ), err, q );
+            // The same rule as the team/thread integrator (detail::SystemIntegrator::rkf45_attempt).
+            bool accepted;
+            double dt_new;
+            if ( paper )
+            {
+                accepted = q <= 1.0;
+                double delta = q > 0.0 ? 0.84 * std::pow( q, -0.25 ) : 5.0;
+                if ( !( delta <= 5.0 ) )
+                    delta = q > 0.0 ? 5.0 : 0.1;
+                dt_new = h * delta;
+            }
+            else
+            {
+                const double e = n > 0 ? std::sqrt( q / n ) : 0.0;
+                accepted = e <= 1.0;
+                double factor = e > 0.0 ? 0.9 * std::pow( e, -0.2 ) : 5.0;
+                factor = factor > 5.0 ? 5.0 : ( factor < 0.2 ? 0.2 : factor );
+                if ( !( e == e ) )
+                    factor = 0.2;
+                dt_new = h * factor;
+            }
+            if ( !accepted )
+            {
+                ++c[stat_rejected];
+                dt = dt_new;
+                if ( automatic && dt_new < m_options.stiffness_threshold )
+                    handover = true;
+                continue;
+            }
+            std::swap( x, next );
+            k1_valid = false;
+            ++c[stat_steps];
+            ++c[stat_rkf_steps];
+            t = clipped ? target : t + h;
+            dt = clipped ? std::max( dt_new, dt ) : dt_new;
+            while ( sample < nsamples && times[sample] <= t )
+                record( sample++ );
+            if ( automatic && ++since_check >= 5 )
+            {
+                since_check = 0;
+                double den = 0.0, num = 0.0;
+                Kokkos::parallel_reduce( "morula::ode::dw::perturb", Range( exec, 0, n ),
+                                         detail::PerturbByError<MemorySpace>{ x, stages, perturbed, h, tab }, den );
+                double h_rho = 0.0;
+                if ( den > 0.0 )
+                {
+                    stage( perturbed, 6, 0, 0.0 );
+                    stage( x, 0, 0, 0.0 );
+                    k1_valid = true;
+                    Kokkos::parallel_reduce( "morula::ode::dw::distance", Range( exec, 0, n ),
+                                             detail::RowDistance<MemorySpace>{ stages, 6, 0 }, num );
+                    h_rho = h * std::sqrt( num / den );
+                }
+                if ( h_rho >= detail::rkf45_stiff_h_rho )
+                {
+                    nonstiff = 0;
+                    if ( ++stiff >= detail::rkf45_stiff_step_count )
+                        handover = true;
+                }
+                else if ( ++nonstiff >= 2 )
+                    stiff = 0;
+            }
+        }
+        if ( status == SolverStatus::success && !handover )
+        {
+            double bad = 0.0;
+            Kokkos::parallel_reduce(
+                "morula::ode::dw::finite", Range( exec, 0, n ), detail::NonFiniteCount<MemorySpace>{ x }, bad );
+            if ( bad > 0.0 )
+                status = SolverStatus::not_finite;
+        }
+        if ( handover && sample < nsamples )
+        {
+            // Continue from (t, x) in the team integrator, in BDF from the step RKF45 last proposed.
+            if ( m_options.method == Method::automatic )
+                ++c[stat_switches_to_bdf];
+            Kokkos::View<double**, Kokkos::LayoutLeft, MemorySpace> x0( "morula::ode::dw::x0", 1, n );
+            Kokkos::deep_copy( exec, Kokkos::subview( x0, 0, Kokkos::ALL ), x );
+            Kokkos::View<double**, Kokkos::LayoutLeft, MemorySpace> k0( "morula::ode::dw::k0", 1, m );
+            Kokkos::deep_copy( exec, Kokkos::subview( k0, 0, Kokkos::ALL ), k );
+            detail::DeviceOptions team_options = m_device;
+            team_options.start_in_bdf = true;
+            team_options.initial_step = m_options.bdf_fixed_step > 0.0 ? m_options.bdf_fixed_step : dt;
+            team_options.max_steps = std::max( 1L, m_options.max_steps - c[stat_steps] - c[stat_rejected] );
+            const std::vector<double> rest( times.begin() + sample, times.end() );
+            auto tail = launch( exec, x0, k0, rest, saved, t, true, team_options );
+            Kokkos::deep_copy( exec,
+                               Kokkos::subview( result.samples, Kokkos::ALL, std::make_pair( sample, nsamples ), Kokkos::ALL ),
+                               tail.samples );
+            auto tail_stats = Kokkos::create_mirror_view( tail.statistics );
+            Kokkos::deep_copy( exec, tail_stats, tail.statistics );
+            exec.fence();
+            for ( int col = 1; col < stat_count; ++col )
+                c[col] += tail_stats( 0, col );
+            status = static_cast<SolverStatus>( tail_stats( 0, stat_status ) );
+        }
+        c[stat_status] = static_cast<long>( status );
+        auto stats = Kokkos::create_mirror_view( result.statistics );
+        for ( int col = 0; col < stat_count; ++col )
+            stats( 0, col ) = c[col];
+        Kokkos::deep_copy( exec, result.statistics, stats );
         exec.fence();
-        return solve( exec, x0, matrix_type(), sample_times, saved_species, t_start );
+        return result;
     }
 
-  private:
     detail::LinearKind resolve_linear_solver() const
     {
         switch ( m_options.linear_solver )
@@ -210,7 +418,7 @@ class OdeSolver
 #endif
         case LinearSolver::automatic: break;
         }
-        if ( m_options.mode == ExecutionMode::fine_grained && m_system.species > m_options.dense_limit )
+        if ( m_options.mode != ExecutionMode::batched && m_system.species > m_options.dense_limit )
             return detail::LinearKind::sparse_bicgstab;
         return detail::LinearKind::dense_pivoted;
     }

@@ -59,7 +59,15 @@ enum class ExecutionMode
       and matrix rows, with team reductions for norms and step control replicated in every thread, so a
       whole integration is one kernel with no host round trip. For one large network (or a few).
     */
-    fine_grained
+    fine_grained,
+    /*!
+      One system spread over the whole device, LASSIE's fine-grained scheme: each RKF45 stage is one kernel
+      over all species, the error norm one reduction - the only value the host reads per step, to decide
+      the step. When the system turns stiff it is handed over, from the current state, to the
+      fine-grained (team) integrator in BDF, which may switch back to RKF45 within the team. For one large
+      network (thousands of species) whose team would be limited by one multiprocessor.
+    */
+    device_wide
 };
 
 struct SolverOptions
@@ -151,8 +159,8 @@ struct SolverOptions
         if ( team_size < 0 )
             throw InputError( concat( "ODE solver: team_size = ", team_size, "; expected >= 0" ) );
         if ( linear_solver == LinearSolver::sparse_iterative && mode == ExecutionMode::batched )
-            throw InputError( "ODE solver: the sparse iterative linear solver needs the fine-grained mode "
-                              "(one system per team)" );
+            throw InputError( "ODE solver: the sparse iterative linear solver needs the fine-grained or "
+                              "device-wide mode" );
     }
 };
 

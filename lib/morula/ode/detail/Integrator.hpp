@@ -70,6 +70,7 @@ struct DeviceOptions
     int fixed_step_max_newton_iterations = 10000;
     long max_steps = 10000000;
     LinearKind linear = LinearKind::dense_pivoted;
+    bool start_in_bdf = false; // the device-wide mode hands a stiff system over in BDF
 };
 
 //! Where each per-system array starts inside one system's slice of the workspace (in elements).
@@ -805,7 +806,7 @@ struct SystemIntegrator
         while ( st.sample < nsamples && sample_times( st.sample ) <= st.t )
             record_state( ops, s, st.sample++, x );
         const double t_end = nsamples > 0 ? sample_times( nsamples - 1 ) : t_start;
-        if ( opt.method == Method::bdf )
+        if ( opt.method == Method::bdf || opt.start_in_bdf )
             bdf_start( ops, s, st, opt.bdf_fixed_step > 0.0 ? opt.bdf_fixed_step : opt.initial_step );
 
         SolverStatus status = SolverStatus::success;
