@@ -153,6 +153,9 @@ void require( bool ok, const char* option, double value, const char* expected )
         throw InputError( concat( option, " ", number( value ), ": expected ", expected ) );
 }
 
+//! One system with at least this many species runs in the device-wide mode unless --mode says otherwise.
+constexpr int device_wide_species = 4096;
+
 ode::SolverOptions solver_options( const RunArgs& a, const CLI::App& cmd, const ode::ReactionNetwork& net, long systems )
 {
     auto given = [&]( const char* name ) { return cmd.count( name ) > 0; };
@@ -234,8 +237,11 @@ ode::SolverOptions solver_options( const RunArgs& a, const CLI::App& cmd, const 
         else
             throw InputError( concat( "--linear '", a.linear, "': expected auto, dense, kokkos-batched or sparse" ) );
     }
-    // One system fills a team best (fine-grained); a batch maps one copy to one thread.
-    o.mode = systems > 1 ? ode::ExecutionMode::batched : ode::ExecutionMode::fine_grained;
+    // A batch maps one copy to one thread. One system: a team up to 2048 species, the whole device
+    // (one kernel per stage) from 4096 up - the crossover measured on the H100 (docs/performance.md).
+    o.mode = systems > 1 ? ode::ExecutionMode::batched
+                         : ( net.species_count() >= device_wide_species ? ode::ExecutionMode::device_wide
+                                                                        : ode::ExecutionMode::fine_grained );
     if ( given( "--mode" ) )
     {
         if ( a.mode == "fine" )

@@ -40,6 +40,7 @@ struct Settings
     int warmup = 1;
     int runs = 3;
     int team_size = 0;
+    std::string mode = "fine"; // table1: fine (one team) or device (one kernel per stage)
 };
 
 std::vector<double> even_times( double t_end, int samples )
@@ -112,7 +113,7 @@ nlohmann::json table1( const Settings& cfg, const std::vector<int>& sizes, const
                 for ( int samples : sample_counts )
                 {
                     auto options = named_settings( name );
-                    options.mode = ode::ExecutionMode::fine_grained;
+                    options.mode = cfg.mode == "device" ? ode::ExecutionMode::device_wide : ode::ExecutionMode::fine_grained;
                     options.team_size = cfg.team_size;
                     ode::OdeSolver<Exec> solver( system, options );
                     const auto times = even_times( 50.0, samples );
@@ -121,6 +122,7 @@ nlohmann::json table1( const Settings& cfg, const std::vector<int>& sizes, const
                     nlohmann::json j{ { "case", "table1" },   { "species", n },      { "reactions", n },
                                       { "model", model },     { "seed", seed },      { "samples", samples },
                                       { "settings", name },   { "time", stats.to_json() },
+                                      { "mode", cfg.mode },
                                       { "linear_solver", static_cast<int>( solver.linear_solver() ) },
                                       { "statistics", statistics_json( result ) } };
                     std::cout << j.dump() << std::endl;
@@ -433,6 +435,8 @@ int main( int argc, char* argv[] )
     app.add_option( "--warmup", cfg.warmup );
     app.add_option( "--runs", cfg.runs );
     app.add_option( "--team-size", cfg.team_size, "fine-grained team size (0: automatic)" );
+    app.add_option( "--mode", cfg.mode, "table1: fine (one team per system) or device (one kernel per RKF45 stage)" )
+        ->check( CLI::IsMember( { "fine", "device" } ) );
     app.add_option( "--out", out_path, "JSON results file" );
     std::string space = "device";
     app.add_option( "--space", space, "device (default execution space) or host (default host execution space)" )

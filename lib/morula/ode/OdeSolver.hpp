@@ -259,9 +259,7 @@ class OdeSolver
                                   detail::RecordSample<MemorySpace>{ x, saved_device, result.samples, sample } );
         };
         auto stage = [&]( const View1& from, int row, int terms, double dt ) {
-            detail::StageRhs<MemorySpace> f{ m_system, k, from, stages, row, terms, { 0, 0, 0, 0, 0 }, dt };
-            for ( int l = 0; l < terms; ++l )
-                f.a[l] = tab.a[row][l];
+            const detail::StageRhs<MemorySpace> f( m_system, k, from, stages, row, terms, tab.a[row], dt );
             Kokkos::parallel_for( "morula::ode::dw::stage", Range( exec, 0, n ), f );
             ++c[stat_rhs_evaluations];
         };
@@ -292,7 +290,7 @@ class OdeSolver
                 stage( x, 0, 0, 0.0 );
             for ( int s = 1; s < 6; ++s )
                 stage( x, s, s, h );
-            detail::StepError<MemorySpace> err{ x, stages, next, m_atol, m_options.relative_tolerance, h, paper, tab };
+            detail::StepError<MemorySpace> err{ x, stages, next, m_atol, m_options.relative_tolerance, h, paper };
             double q = 0.0;
             if ( paper )
                 Kokkos::parallel_reduce( "morula::ode::dw::error", Range( exec, 0, n ), err, Kokkos::Max<double>( q ) );
@@ -340,7 +338,7 @@ class OdeSolver
                 since_check = 0;
                 double den = 0.0, num = 0.0;
                 Kokkos::parallel_reduce( "morula::ode::dw::perturb", Range( exec, 0, n ),
-                                         detail::PerturbByError<MemorySpace>{ x, stages, perturbed, h, tab }, den );
+                                         detail::PerturbByError<MemorySpace>{ x, stages, perturbed, h }, den );
                 double h_rho = 0.0;
                 if ( den > 0.0 )
                 {

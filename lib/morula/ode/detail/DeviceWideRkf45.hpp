@@ -41,23 +41,53 @@ struct FehlbergTableau
 template <class MemorySpace>
 struct StageRhs
 {
-    MassActionSystem<MemorySpace> sys;
-    Kokkos::View<const double*, MemorySpace> k;
-    Kokkos::View<const double*, MemorySpace> x;
-    Kokkos::View<double**, Kokkos::LayoutRight, MemorySpace> stages; // (7, n): k1..k6 and a scratch row
-    int stage = 0;     // the row written
-    int terms = 0;     // how many earlier rows enter y
+    // Raw device pointers instead of Views: the functor stays far below the size (512 bytes on CUDA)
+    // above which Kokkos launches through constant memory with a host synchronisation per launch -
+    // measured at ~20 us per stage with the Views of a whole MassActionSystem captured.
+    const int* term_offsets;
+    const int* term_reaction;
+    const double* term_coefficient;
+    const int* reactant_offsets;
+    const int* reactant_species;
+    const int* reactant_order;
+    const double* k;
+    const double* x;
+    double* stages; // row-major (7, n): k1..k6 and a scratch row
+    int n = 0;
+    int stage = 0;  // the row written
+    int terms = 0;  // how many earlier rows enter y
     double a[5] = { 0, 0, 0, 0, 0 };
     double dt = 0.0;
 
+    StageRhs( const MassActionSystem<MemorySpace>& sys, const Kokkos::View<double*, MemorySpace>& k_,
+              const Kokkos::View<double*, MemorySpace>& x_, const Kokkos::View<double**, Kokkos::LayoutRight, MemorySpace>& stages_,
+              int stage_, int terms_, const double* a_, double dt_ )
+        : term_offsets( sys.species_term_offsets.data() )
+        , term_reaction( sys.species_term_reaction.data() )
+        , term_coefficient( sys.species_term_coefficient.data() )
+        , reactant_offsets( sys.reactant_offsets.data() )
+        , reactant_species( sys.reactant_species.data() )
+        , reactant_order( sys.reactant_order.data() )
+        , k( k_.data() )
+        , x( x_.data() )
+        , stages( stages_.data() )
+        , n( sys.species )
+        , stage( stage_ )
+        , terms( terms_ )
+        , dt( dt_ )
+    {
+        for ( int l = 0; l < terms; ++l )
+            a[l] = a_[l];
+    }
+
     KOKKOS_INLINE_FUNCTION double stage_value( int q ) const
     {
-        double y = x( q );
+        double y = x[q];
         if ( terms > 0 )
         {
             double s = 0.0;
             for ( int l = 0; l < terms; ++l )
-                s += a[l] * stages( l, q );
+                s += a[l] * stages[l * n + q];
             y += dt * s;
         }
         return y;
@@ -66,17 +96,29 @@ struct StageRhs
     KOKKOS_INLINE_FUNCTION void operator()( const int i ) const
     {
         double sum = 0.0;
-        for ( int t = sys.species_term_offsets( i ); t < sys.species_term_offsets( i + 1 ); ++t )
+        for ( int t = term_offsets[i]; t < term_offsets[i + 1]; ++t )
         {
-            const int r = sys.species_term_reaction( t );
-            double v = k( r );
-            for ( int p = sys.reactant_offsets( r ); p < sys.reactant_offsets( r + 1 ); ++p )
-                v *= integer_power( stage_value( sys.reactant_species( p ) ), sys.reactant_order( p ) );
-            sum += sys.species_term_coefficient( t ) * v;
+            const int r = term_reaction[t];
+            double v = k[r];
+            for ( int p = reactant_offsets[r]; p < reactant_offsets[r + 1]; ++p )
+                v *= integer_power( stage_value( reactant_species[p] ), reactant_order[p] );
+            sum += term_coefficient[t] * v;
         }
-        stages( stage, i ) = sum;
+        stages[stage * n + i] = sum;
     }
 };
+
+// Fehlberg's weights of the 4th- and 5th-order solutions, for the kernels below (small functors).
+KOKKOS_INLINE_FUNCTION double fehlberg_b4( int l )
+{
+    constexpr double b[6] = { 25.0 / 216.0, 0, 1408.0 / 2565.0, 2197.0 / 4104.0, -1.0 / 5.0, 0 };
+    return b[l];
+}
+KOKKOS_INLINE_FUNCTION double fehlberg_b5( int l )
+{
+    constexpr double b[6] = { 16.0 / 135.0, 0, 6656.0 / 12825.0, 28561.0 / 56430.0, -9.0 / 50.0, 2.0 / 55.0 };
+    return b[l];
+}
 
 /*!
   u (4th order) and w (5th order) from the stages; the kept one (u for the paper's rule, w for the mixed
@@ -92,15 +134,14 @@ struct StepError
     double rtol = 0.0;
     double dt = 0.0;
     bool paper = false;
-    FehlbergTableau tab;
 
     KOKKOS_INLINE_FUNCTION void operator()( const int j, double& acc ) const
     {
         double du = 0.0, dw = 0.0;
         for ( int l = 0; l < 6; ++l )
         {
-            du += tab.b4[l] * stages( l, j );
-            dw += tab.b5[l] * stages( l, j );
+            du += fehlberg_b4( l ) * stages( l, j );
+            dw += fehlberg_b5( l ) * stages( l, j );
         }
         const double u = x( j ) + dt * du, w = x( j ) + dt * dw;
         const double e = compat::fabs( w - u );
@@ -129,13 +170,12 @@ struct PerturbByError
     Kokkos::View<const double**, Kokkos::LayoutRight, MemorySpace> stages;
     Kokkos::View<double*, MemorySpace> y;
     double dt = 0.0;
-    FehlbergTableau tab;
 
     KOKKOS_INLINE_FUNCTION void operator()( const int j, double& acc ) const
     {
         double d = 0.0;
         for ( int l = 0; l < 6; ++l )
-            d += ( tab.b5[l] - tab.b4[l] ) * stages( l, j );
+            d += ( fehlberg_b5( l ) - fehlberg_b4( l ) ) * stages( l, j );
         const double e = dt * d;
         y( j ) = x( j ) + e;
         acc += e * e;
