@@ -6,6 +6,7 @@
 
 #include <morula/Config.hpp>
 #include <morula/core/KokkosCompat.hpp>
+#include <morula/ode/EpidermisGeneNetwork.hpp>
 #include <morula/ode/ModelReaders.hpp>
 #include <morula/ode/OdeSolver.hpp>
 #include <morula/ode/SyntheticNetwork.hpp>
@@ -192,6 +193,61 @@ nlohmann::json robertson( const Settings& cfg, const std::vector<long>& system_c
                               { "atol", 1e-12 },
                               { "time", stats.to_json() },
                               { "max_mass_error", mass_error },
+                              { "statistics", statistics_json( result ) } };
+            std::cout << j.dump() << std::endl;
+            out.push_back( j );
+        }
+    return out;
+}
+
+// --- batched epidermis gene network ---------------------------------------------------------------------
+// Copies of seed 000's gene network (6 species, Hill regulation), one per cell, each with its own inputs
+// (neighbour averages, adhesion uniform in [0, 20), TGF-beta 0.4) and initial state, t = 0 to t_end.
+template <class Exec>
+nlohmann::json gene_network( const Settings& cfg, const std::vector<long>& system_counts, double t_end )
+{
+    using Mem = typename Exec::memory_space;
+    using Gene = ode::EpidermisGeneNetwork<Mem>;
+    nlohmann::json out = nlohmann::json::array();
+    Exec exec;
+    Gene model;
+    const int n = ode::gene_species_count, m = ode::input_count;
+    const std::vector<double> times{ 0.0, 0.1 * t_end, t_end };
+    for ( long systems : system_counts )
+        for ( auto method : { ode::Method::automatic, ode::Method::bdf } )
+        {
+            Kokkos::View<double**, Kokkos::LayoutLeft, Mem> x0( "x0", systems, n ), in( "in", systems, m );
+            auto hx = Kokkos::create_mirror_view( x0 );
+            auto hin = Kokkos::create_mirror_view( in );
+            std::mt19937_64 rng( 5 );
+            auto u = [&]() { return ( rng() >> 11 ) * 0x1.0p-53; };
+            for ( long s = 0; s < systems; ++s )
+            {
+                for ( int i = 0; i < n; ++i )
+                    hx( s, i ) = u();
+                hin( s, ode::input_mean_N ) = u();
+                hin( s, ode::input_mean_D ) = u();
+                hin( s, ode::input_mean_B ) = 0.2 * u();
+                hin( s, ode::input_adhesion ) = 20.0 * u();
+                hin( s, ode::input_tgf_beta ) = 0.4;
+            }
+            Kokkos::deep_copy( x0, hx );
+            Kokkos::deep_copy( in, hin );
+            ode::SolverOptions options;
+            options.method = method;
+            options.relative_tolerance = 1e-6;
+            options.absolute_tolerance = { 1e-10 };
+            options.mode = ode::ExecutionMode::batched;
+            ode::OdeSolver<Exec, Mem, Gene> solver( model, options );
+            ode::OdeResult<Mem> result;
+            auto stats = bench::time_phase( exec, cfg.warmup, cfg.runs, [] {}, [&] { result = solver.solve( exec, x0, in, times ); } );
+            nlohmann::json j{ { "case", "gene_network_batched" },
+                              { "systems", systems },
+                              { "method", method == ode::Method::bdf ? "bdf" : "automatic" },
+                              { "t_end", t_end },
+                              { "rtol", 1e-6 },
+                              { "atol", 1e-10 },
+                              { "time", stats.to_json() },
                               { "statistics", statistics_json( result ) } };
             std::cout << j.dump() << std::endl;
             out.push_back( j );
@@ -395,6 +451,8 @@ nlohmann::json run( const std::string& which, const Settings& cfg, const std::ve
         results["results"] = table1<Exec>( cfg, sizes, sample_counts, settings, models, write_models );
     else if ( which == "robertson" )
         results["results"] = robertson<Exec>( cfg, systems, t_end );
+    else if ( which == "genes" )
+        results["results"] = gene_network<Exec>( cfg, systems, t_end );
     else if ( which == "lu" )
         results["results"] = batched_lu<Exec>( cfg, lu_systems, lu_n );
     else if ( which == "crossover" )
@@ -422,14 +480,14 @@ int main( int argc, char* argv[] )
     int models = 1, lu_n = 8;
     long lu_systems = 1000000;
     double t_end = 1e5;
-    app.add_option( "--case", which, "table1 | robertson | lu | crossover" )->required();
+    app.add_option( "--case", which, "table1 | robertson | genes | lu | crossover" )->required();
     app.add_option( "--sizes", sizes, "table1/crossover: species = reactions" )->delimiter( ',' );
     app.add_option( "--samples", sample_counts, "table1: sample counts" )->delimiter( ',' );
     app.add_option( "--settings", settings, "table1: paper and/or modern" )->delimiter( ',' );
     app.add_option( "--models", models, "table1: random models per size" );
     app.add_option( "--write-models", write_models, "table1: also write each model in the folder format here" );
-    app.add_option( "--systems", systems, "robertson: batch sizes" )->delimiter( ',' );
-    app.add_option( "--t-end", t_end, "robertson: end time" );
+    app.add_option( "--systems", systems, "robertson, genes: batch sizes" )->delimiter( ',' );
+    app.add_option( "--t-end", t_end, "robertson, genes: end time" );
     app.add_option( "--lu-systems", lu_systems, "lu: number of systems" );
     app.add_option( "--lu-n", lu_n, "lu: matrix size" );
     app.add_option( "--warmup", cfg.warmup );

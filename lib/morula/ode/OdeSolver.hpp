@@ -28,6 +28,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 #include <string>
 #include <vector>
 
@@ -45,17 +46,17 @@ struct OdeResult
 
 namespace detail
 {
-template <class MemorySpace>
+template <class MemorySpace, class Model>
 struct BatchedIntegrate
 {
-    SystemIntegrator<MemorySpace> integrator;
+    SystemIntegrator<MemorySpace, Model> integrator;
     KOKKOS_INLINE_FUNCTION void operator()( const long s ) const { integrator.integrate( ThreadOps{}, s ); }
 };
 
-template <class MemorySpace, class Member>
+template <class MemorySpace, class Model, class Member>
 struct TeamIntegrate
 {
-    SystemIntegrator<MemorySpace> integrator;
+    SystemIntegrator<MemorySpace, Model> integrator;
     KOKKOS_INLINE_FUNCTION void operator()( const Member& member ) const
     {
         const TeamOps<Member> ops{ member };
@@ -64,15 +65,22 @@ struct TeamIntegrate
 };
 } // namespace detail
 
-template <class ExecutionSpace, class MemorySpace = typename ExecutionSpace::memory_space>
+/*!
+  `Model` is a MassActionSystem (the default) or any type with the interface described in
+  detail/Integrator.hpp (e.g. EpidermisGeneNetwork); the device-wide mode is for mass-action systems.
+*/
+template <class ExecutionSpace, class MemorySpace = typename ExecutionSpace::memory_space,
+          class Model = MassActionSystem<MemorySpace>>
 class OdeSolver
 {
   public:
     using execution_space = ExecutionSpace;
     using memory_space = MemorySpace;
+    using model_type = Model;
+    static constexpr bool is_mass_action = std::is_same<Model, MassActionSystem<MemorySpace>>::value;
     using matrix_type = Kokkos::View<const double**, Kokkos::LayoutLeft, MemorySpace>;
 
-    OdeSolver( const MassActionSystem<MemorySpace>& system, const SolverOptions& options )
+    OdeSolver( const Model& system, const SolverOptions& options )
         : m_system( system )
         , m_options( options )
     {
@@ -98,7 +106,7 @@ class OdeSolver
 
     const SolverOptions& options() const { return m_options; }
     detail::LinearKind linear_solver() const { return m_linear; }
-    const MassActionSystem<MemorySpace>& system() const { return m_system; }
+    const Model& system() const { return m_system; }
 
     /*!
       Integrates `initial_states.extent(0)` systems. `rate_constants` is (systems, reactions) or empty
@@ -136,7 +144,11 @@ class OdeSolver
             if ( systems != 1 )
                 throw InputError( concat( "OdeSolver::solve: the device-wide mode integrates one system; got ", systems,
                                           " (use the batched or fine-grained mode for several)" ) );
-            return solve_device_wide( exec, initial_states, rate_constants, sample_times, saved, t_start );
+            if constexpr ( is_mass_action )
+                return solve_device_wide( exec, initial_states, rate_constants, sample_times, saved, t_start );
+            else
+                throw InputError( "OdeSolver::solve: the device-wide mode is for mass-action systems; use the "
+                                  "fine-grained or batched mode for this model" );
         }
         return launch( exec, initial_states, rate_constants, sample_times, saved, t_start,
                        m_options.mode == ExecutionMode::fine_grained, m_device );
@@ -179,7 +191,7 @@ class OdeSolver
         Kokkos::deep_copy( exec, result.samples, std::numeric_limits<double>::quiet_NaN() );
         result.statistics = Kokkos::View<long**, Kokkos::LayoutLeft, MemorySpace>( "morula::ode::statistics", systems, stat_count );
 
-        detail::SystemIntegrator<MemorySpace> integ;
+        detail::SystemIntegrator<MemorySpace, Model> integ;
         integ.sys = m_system;
         integ.opt = device_options;
         integ.map = map;
@@ -200,13 +212,13 @@ class OdeSolver
         {
             Kokkos::parallel_for( "morula::ode::integrate_batched",
                                   Kokkos::RangePolicy<ExecutionSpace, Kokkos::IndexType<long>>( exec, 0, systems ),
-                                  detail::BatchedIntegrate<MemorySpace>{ integ } );
+                                  detail::BatchedIntegrate<MemorySpace, Model>{ integ } );
         }
         else
         {
             using Policy = Kokkos::TeamPolicy<ExecutionSpace>;
             using Member = typename Policy::member_type;
-            detail::TeamIntegrate<MemorySpace, Member> functor{ integ };
+            detail::TeamIntegrate<MemorySpace, Model, Member> functor{ integ };
             Policy probe( exec, static_cast<int>( systems ), 1 );
             const int max_size = probe.team_size_max( functor, Kokkos::ParallelForTag() );
             int size = m_options.team_size > 0 ? m_options.team_size : default_team_size( max_size, n, m );
@@ -458,7 +470,7 @@ class OdeSolver
         return d;
     }
 
-    MassActionSystem<MemorySpace> m_system;
+    Model m_system;
     SolverOptions m_options;
     detail::LinearKind m_linear;
     detail::DeviceOptions m_device;

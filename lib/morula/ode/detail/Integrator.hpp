@@ -113,13 +113,63 @@ enum Slot : int
 };
 
 /*!
+  How the integrator talks to a model. A model has `species`, `reactions` (the length of its per-system
+  parameter vector, also the length of its scratch vector), `jacobian_nonzeros_count`, the Views
+  `jacobian_row_offsets`, `jacobian_columns`, `jacobian_diagonal` (CSR pattern, diagonal stored),
+  `rate_constants` (default parameters) and `initial_state`, and either member functions
+  `rhs(ops, params, x, scratch, f)`, `jacobian_values(ops, params, x, values)` and
+  `dense_jacobian(ops, params, x, J)` (a general model, e.g. EpidermisGeneNetwork), or the overloads
+  below (MassActionSystem, whose kernels live in MassActionKernels.hpp).
+*/
+template <class Ops, class Model>
+KOKKOS_INLINE_FUNCTION void model_rhs( const Ops& ops, const Model& model, const Strided<const double>& params,
+                                       const Strided<const double>& x, const Strided<double>& scratch,
+                                       const Strided<double>& f )
+{
+    model.rhs( ops, params, x, scratch, f );
+}
+template <class Ops, class MemorySpace>
+KOKKOS_INLINE_FUNCTION void model_rhs( const Ops& ops, const MassActionSystem<MemorySpace>& model,
+                                       const Strided<const double>& params, const Strided<const double>& x,
+                                       const Strided<double>& scratch, const Strided<double>& f )
+{
+    evaluate_rhs( ops, model, params, x, scratch, f );
+}
+template <class Ops, class Model>
+KOKKOS_INLINE_FUNCTION void model_jacobian_values( const Ops& ops, const Model& model, const Strided<const double>& params,
+                                                   const Strided<const double>& x, const Strided<double>& values )
+{
+    model.jacobian_values( ops, params, x, values );
+}
+template <class Ops, class MemorySpace>
+KOKKOS_INLINE_FUNCTION void model_jacobian_values( const Ops& ops, const MassActionSystem<MemorySpace>& model,
+                                                   const Strided<const double>& params, const Strided<const double>& x,
+                                                   const Strided<double>& values )
+{
+    evaluate_jacobian_values( ops, model, params, x, values );
+}
+template <class Ops, class Model>
+KOKKOS_INLINE_FUNCTION void model_dense_jacobian( const Ops& ops, const Model& model, const Strided<const double>& params,
+                                                  const Strided<const double>& x, const Strided<double>& J )
+{
+    model.dense_jacobian( ops, params, x, J );
+}
+template <class Ops, class MemorySpace>
+KOKKOS_INLINE_FUNCTION void model_dense_jacobian( const Ops& ops, const MassActionSystem<MemorySpace>& model,
+                                                  const Strided<const double>& params, const Strided<const double>& x,
+                                                  const Strided<double>& J )
+{
+    evaluate_dense_jacobian( ops, model, params, x, J );
+}
+
+/*!
   The integrator for one system. All members are Views or scalars so the struct is captured by value.
   `integrate` is called by one thread (ThreadOps) or by every thread of a team (TeamOps).
 */
-template <class MemorySpace>
+template <class MemorySpace, class Model = MassActionSystem<MemorySpace>>
 struct SystemIntegrator
 {
-    using System = MassActionSystem<MemorySpace>;
+    using System = Model;
     System sys;
     DeviceOptions opt;
     WorkspaceMap map;
@@ -172,7 +222,7 @@ struct SystemIntegrator
     template <class Ops>
     KOKKOS_INLINE_FUNCTION void rhs( const Ops& ops, long s, State& st, const Strided<double>& x, const Strided<double>& f ) const
     {
-        evaluate_rhs( ops, sys, cv( at( s, map.constants ) ), cv( x ), at( s, map.rates ), f );
+        model_rhs( ops, sys, cv( at( s, map.constants ) ), cv( x ), at( s, map.rates ), f );
         ++st.counters[stat_rhs_evaluations];
     }
 
@@ -392,9 +442,9 @@ struct SystemIntegrator
     {
         const auto k = cv( at( s, map.constants ) );
         if ( opt.linear == LinearKind::sparse_bicgstab )
-            evaluate_jacobian_values( ops, sys, k, cv( x ), at( s, map.jacobian ) );
+            model_jacobian_values( ops, sys, k, cv( x ), at( s, map.jacobian ) );
         else
-            evaluate_dense_jacobian( ops, sys, k, cv( x ), at( s, map.jacobian ) );
+            model_dense_jacobian( ops, sys, k, cv( x ), at( s, map.jacobian ) );
         st.jacobian_valid = true;
         st.jacobian_current = true;
         st.lu_c = -1.0;
