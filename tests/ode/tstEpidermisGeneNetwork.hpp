@@ -139,10 +139,23 @@ TEST( TEST_CATEGORY, ode_gene_network_batched_equals_fine_grained )
     auto hb = Kokkos::create_mirror_view( b.samples );
     Kokkos::deep_copy( ha, a.samples );
     Kokkos::deep_copy( hb, b.samples );
+    // Same algorithm, but the two kernels are compiled separately: on CUDA their floating-point
+    // contractions differ in the last bits, which can flip a borderline step decision and give another,
+    // equally valid step sequence (measured up to 1e-8 relative apart at rtol 1e-7). Both must agree to the
+    // requested tolerance.
     for ( int s = 0; s < cells; ++s )
         for ( std::size_t t = 0; t < times.size(); ++t )
             for ( int i = 0; i < n_species; ++i )
-                EXPECT_NEAR( ha( s, t, i ), hb( s, t, i ), 1e-12 + 1e-9 * std::fabs( ha( s, t, i ) ) ) << s;
+                EXPECT_NEAR( ha( s, t, i ), hb( s, t, i ), 1e-12 + o.relative_tolerance * std::fabs( ha( s, t, i ) ) ) << s;
+    auto sa = Kokkos::create_mirror_view( a.statistics );
+    auto sb = Kokkos::create_mirror_view( b.statistics );
+    Kokkos::deep_copy( sa, a.statistics );
+    Kokkos::deep_copy( sb, b.statistics );
+    for ( int s = 0; s < cells; ++s )
+    {
+        EXPECT_EQ( sa( s, ode::stat_status ), 0 );
+        EXPECT_EQ( sb( s, ode::stat_status ), 0 );
+    }
     o.mode = ode::ExecutionMode::device_wide;
     ode::OdeSolver<TEST_EXECSPACE, TEST_MEMSPACE, Gene> device( model, o );
     auto one = Kokkos::subview( x0, std::make_pair( 0, 1 ), Kokkos::ALL );
