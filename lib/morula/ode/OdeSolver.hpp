@@ -281,7 +281,8 @@ class OdeSolver
         while ( sample < nsamples && times[sample] <= t )
             record( sample++ );
         bool k1_valid = false, handover = m_options.method == Method::bdf;
-        int since_check = 0, stiff = 0, nonstiff = 0;
+        int since_check = 0;
+        detail::StiffnessCounter stiffness;
         SolverStatus status = SolverStatus::success;
         while ( sample < nsamples && !handover )
         {
@@ -308,27 +309,8 @@ class OdeSolver
                 Kokkos::parallel_reduce( "morula::ode::dw::error", Range( exec, 0, n ), err, Kokkos::Max<double>( q ) );
             else
                 Kokkos::parallel_reduce( "morula::ode::dw::error", Range( exec, 0, n ), err, q );
-            // The same rule as the team/thread integrator (detail::SystemIntegrator::rkf45_attempt).
-            bool accepted;
             double dt_new;
-            if ( paper )
-            {
-                accepted = q <= 1.0;
-                double delta = q > 0.0 ? 0.84 * std::pow( q, -0.25 ) : 5.0;
-                if ( !( delta <= 5.0 ) )
-                    delta = q > 0.0 ? 5.0 : 0.1;
-                dt_new = h * delta;
-            }
-            else
-            {
-                const double e = n > 0 ? std::sqrt( q / n ) : 0.0;
-                accepted = e <= 1.0;
-                double factor = e > 0.0 ? 0.9 * std::pow( e, -0.2 ) : 5.0;
-                factor = factor > 5.0 ? 5.0 : ( factor < 0.2 ? 0.2 : factor );
-                if ( !( e == e ) )
-                    factor = 0.2;
-                dt_new = h * factor;
-            }
+            const bool accepted = detail::rkf45_step_control( paper, q, n, h, dt_new );
             if ( !accepted )
             {
                 ++c[stat_rejected];
@@ -361,14 +343,8 @@ class OdeSolver
                                              detail::RowDistance<MemorySpace>{ stages, 6, 0 }, num );
                     h_rho = h * std::sqrt( num / den );
                 }
-                if ( h_rho >= detail::rkf45_stiff_h_rho )
-                {
-                    nonstiff = 0;
-                    if ( ++stiff >= detail::rkf45_stiff_step_count )
-                        handover = true;
-                }
-                else if ( ++nonstiff >= 2 )
-                    stiff = 0;
+                if ( stiffness.stiff_enough( h_rho ) )
+                    handover = true;
             }
         }
         if ( status == SolverStatus::success && !handover )

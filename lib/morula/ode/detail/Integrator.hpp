@@ -46,6 +46,55 @@ constexpr int rkf45_stiff_step_count = 3;          // consecutive stiff checks
 constexpr int rkf45_stiffness_check_interval = 5;  // accepted RKF45 steps between checks
 constexpr double bdf_to_rkf45_h_rho = 1.0;
 
+/*!
+  RKF45's accept/reject decision and next step from the reduced error measure q: max_j ER_j / eps_j for
+  the paper's rule, sum_j (|w_j - u_j| / sc_j)^2 over n species for the mixed norm. Shared by the
+  thread/team integrator and the device-wide driver, so both modes take the same steps.
+*/
+KOKKOS_INLINE_FUNCTION bool rkf45_step_control( bool paper, double q, int n, double dt, double& dt_new )
+{
+    if ( paper )
+    {
+        // dt min_j 0.84 (eps_j / ER_j)^(1/4) = dt 0.84 (max_j ER_j / eps_j)^(-1/4), growth capped at 5
+        double delta = q > 0.0 ? 0.84 * compat::pow( q, -0.25 ) : 5.0;
+        if ( !( delta <= 5.0 ) ) // also catches NaN
+            delta = q > 0.0 ? 5.0 : 0.1;
+        dt_new = dt * delta;
+        return q <= 1.0;
+    }
+    const double err = n > 0 ? compat::sqrt( q / n ) : 0.0;
+    double factor = err > 0.0 ? 0.9 * compat::pow( err, -0.2 ) : 5.0;
+    factor = factor > 5.0 ? 5.0 : ( factor < 0.2 ? 0.2 : factor );
+    if ( !( err == err ) )
+        factor = 0.2;
+    dt_new = dt * factor;
+    return err <= 1.0;
+}
+
+//! Consecutive RKF45 stiffness checks: rkf45_stiff_step_count estimates of dt rho >= rkf45_stiff_h_rho in a
+//! row ask for BDF; two non-stiff checks in a row reset the count.
+struct StiffnessCounter
+{
+    int stiff = 0, nonstiff = 0;
+
+    KOKKOS_INLINE_FUNCTION bool stiff_enough( double h_rho )
+    {
+        if ( h_rho >= rkf45_stiff_h_rho )
+        {
+            nonstiff = 0;
+            if ( ++stiff >= rkf45_stiff_step_count )
+            {
+                stiff = 0;
+                return true;
+            }
+        }
+        else if ( ++nonstiff >= 2 )
+            stiff = 0;
+        return false;
+    }
+    KOKKOS_INLINE_FUNCTION void reset() { stiff = nonstiff = 0; }
+};
+
 //! Linear solver actually used (SolverOptions::automatic resolved on the host).
 enum class LinearKind : int
 {
@@ -214,7 +263,7 @@ struct SystemIntegrator
         bool jacobian_valid, jacobian_current;
         bool k1_valid;         // RKF45: k1 = f(x) still valid (x unchanged since)
         double h_rho;          // RKF45: dt times the estimated dominant eigenvalue (automatic mode)
-        int stiff_steps, nonstiff_steps;
+        StiffnessCounter stiffness;
         long counters[stat_count];
     };
 
@@ -302,26 +351,7 @@ struct SystemIntegrator
         };
         double q = paper ? ops.max( n, measure ) : ops.sum( n, measure );
         ops.barrier();
-        bool accepted;
-        if ( paper )
-        {
-            accepted = q <= 1.0;
-            // dt min_j 0.84 (eps_j / ER_j)^(1/4) = dt 0.84 (max_j ER_j / eps_j)^(-1/4)
-            double delta = q > 0.0 ? 0.84 * compat::pow( q, -0.25 ) : 5.0;
-            if ( !( delta <= 5.0 ) ) // also catches NaN
-                delta = q > 0.0 ? 5.0 : 0.1;
-            dt_new = dt * delta;
-        }
-        else
-        {
-            const double err = n > 0 ? compat::sqrt( q / n ) : 0.0;
-            accepted = err <= 1.0;
-            double factor = err > 0.0 ? 0.9 * compat::pow( err, -0.2 ) : 5.0;
-            factor = factor > 5.0 ? 5.0 : ( factor < 0.2 ? 0.2 : factor );
-            if ( !( err == err ) )
-                factor = 0.2;
-            dt_new = dt * factor;
-        }
+        const bool accepted = rkf45_step_control( paper, q, n, dt, dt_new );
         if ( accepted )
         {
             ops.for_each( n, [&]( int j ) { x[j] = xn[j]; } );
@@ -846,7 +876,7 @@ struct SystemIntegrator
         st.sample = 0;
         st.k1_valid = false;
         st.h_rho = 0.0;
-        st.stiff_steps = st.nonstiff_steps = 0;
+        st.stiffness.reset();
         st.in_bdf = false;
         st.order = 1;
         st.h = opt.initial_step;
@@ -892,18 +922,11 @@ struct SystemIntegrator
                     {
                         st.steps_since_check = 0;
                         st.h_rho = rkf45_stiffness( ops, s, st, dt );
-                        if ( st.h_rho >= rkf45_stiff_h_rho )
+                        if ( st.stiffness.stiff_enough( st.h_rho ) )
                         {
-                            st.nonstiff_steps = 0;
-                            if ( ++st.stiff_steps >= rkf45_stiff_step_count )
-                            {
-                                ++st.counters[stat_switches_to_bdf];
-                                st.stiff_steps = 0;
-                                bdf_start( ops, s, st, opt.bdf_fixed_step > 0.0 ? opt.bdf_fixed_step : st.dt );
-                            }
+                            ++st.counters[stat_switches_to_bdf];
+                            bdf_start( ops, s, st, opt.bdf_fixed_step > 0.0 ? opt.bdf_fixed_step : st.dt );
                         }
-                        else if ( ++st.nonstiff_steps >= 2 )
-                            st.stiff_steps = 0;
                     }
                 }
                 else
@@ -913,7 +936,7 @@ struct SystemIntegrator
                     if ( opt.method == Method::automatic && dt_new < opt.stiffness_threshold )
                     {
                         ++st.counters[stat_switches_to_bdf];
-                        st.stiff_steps = 0;
+                        st.stiffness.reset();
                         bdf_start( ops, s, st, opt.bdf_fixed_step > 0.0 ? opt.bdf_fixed_step : dt );
                     }
                 }
