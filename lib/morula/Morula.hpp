@@ -36,4 +36,12 @@
 #include <morula/mechanics/SphereForce.hpp>
 #include <morula/mechanics/SphereMechanics.hpp>
 
+#include <morula/sem/Epidermis.hpp>
+#include <morula/sem/GeneCoupling.hpp>
+#include <morula/sem/Initializers.hpp>
+#include <morula/sem/SemMechanics.hpp>
+#include <morula/sem/SemParameters.hpp>
+#include <morula/sem/Tissue.hpp>
+#include <morula/sem/TissueGrowth.hpp>
+
 #endif

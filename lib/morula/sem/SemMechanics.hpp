@@ -1,0 +1,305 @@
+/*!
+  \file SemMechanics.hpp
+  \brief The subcellular element method on the device: cell centres, the inter-cell Verlet list through
+  the sorted uniform grid, velocities, potential energy and the Runge-Kutta (or Euler) step.
+*/
+#ifndef MORULA_SEM_SEMMECHANICS_HPP
+#define MORULA_SEM_SEMMECHANICS_HPP
+
+#include <morula/core/Box.hpp>
+#include <morula/core/Error.hpp>
+#include <morula/core/KokkosCompat.hpp>
+#include <morula/grid/NeighborList.hpp>
+#include <morula/grid/UniformGrid.hpp>
+#include <morula/sem/SemParameters.hpp>
+#include <morula/sem/Tissue.hpp>
+#include <morula/sem/detail/SemKernels.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <string>
+
+namespace morula::sem
+{
+
+/*!
+  \brief Moves the elements of a Tissue by the SEM equations of motion.
+
+  The box has periodic or open x and y axes (the paper's periodic boundary, through minimum images
+  instead of eight explicit mirror copies, or its "no boundary") and an open z axis; the basement
+  membrane is the plane z = 0. Inter-cell pairs come from a Verlet list over all elements, built through
+  the sorted uniform grid with radius cutoff + skin and rebuilt when the displacement bound since the
+  build (reduced in the last stage kernel, read once per step) could exceed skin / 2. Intra-cell pairs
+  are all pairs of the cell (cells are contiguous in memory), as in the paper.
+*/
+template <class Scalar, class MemorySpace>
+class SemMechanics
+{
+  public:
+    using tissue_type = Tissue<Scalar, MemorySpace>;
+    using position_view = typename tissue_type::position_view;
+
+    SemMechanics( const core::Box<Scalar>& box, const SemParameters& params )
+        : m_box( box )
+        , m_params( params )
+    {
+        params.validate( "SemMechanics" );
+        box.validate( "SemMechanics" );
+        if ( box.boundary[2] != core::Boundary::open )
+            throw core::InputError(
+                "SemMechanics: the z axis must be open (the membrane is z = 0, the top is free)" );
+        m_cutoff = static_cast<Scalar>( params.effective_inter_cutoff() );
+        m_skin = static_cast<Scalar>( params.skin_factor * params.effective_inter_cutoff() );
+        for ( int d = 0; d < 2; ++d )
+            if ( box.is_periodic( d ) && !( box.length( d ) >= 2 * ( m_cutoff + m_skin ) ) )
+                throw core::InputError( core::detail::concat(
+                    "SemMechanics: the periodic box is ", box.length( d ), " long along ",
+                    "xy"[d], ", less than twice the intercellular cutoff plus skin (",
+                    m_cutoff + m_skin, ")" ) );
+        m_metric = Kokkos::View<Scalar, MemorySpace>( "morula::sem::list_metric" );
+    }
+
+    const core::Box<Scalar>& box() const { return m_box; }
+    const SemParameters& parameters() const { return m_params; }
+    Scalar inter_cutoff() const { return m_cutoff; }
+    Scalar skin() const { return m_skin; }
+    long long list_builds() const { return m_list_builds; }
+
+    //! The box of the element grid (covers every element along open axes); valid after prepare().
+    core::Box<Scalar> grid_box() const { return m_grid ? m_grid->geometry().box : m_box; }
+
+    //! Rebuilds the inter-cell list if it is due (step() calls this itself).
+    template <class ExecutionSpace>
+    void prepare( const ExecutionSpace& exec, tissue_type& t )
+    {
+        prepare_list( exec, t );
+    }
+
+    //! Forces a list rebuild before the next step (needed after elements were added or regrouped).
+    void invalidate_list() { m_list_valid = false; }
+
+    //! Cell centres (periodic unwrapping) and membrane adhesion of every cell.
+    template <class ExecutionSpace>
+    void compute_cell_geometry( const ExecutionSpace& exec, tissue_type& t ) const
+    {
+        detail::CellGeometryFunctor<Scalar, MemorySpace> f{ t.positions(), t.cell_offset(),
+                                                            t.cell_count(), t.element_type(),
+                                                            t.centres(), t.adhesion(), m_box };
+        Kokkos::parallel_for( "morula::sem::cell_geometry",
+                              Kokkos::RangePolicy<ExecutionSpace>( exec, 0, t.num_cells() ), f );
+    }
+
+    /*!
+      \brief One time step of the equations of motion (RK2 midpoint or Euler).
+      \throws core::InputError if a position became non-finite (the time step is too large for the
+      potentials); the message names the step size.
+    */
+    template <class ExecutionSpace>
+    void step( const ExecutionSpace& exec, tissue_type& t )
+    {
+        compat::ScopedRegion region( "morula::sem::SemMechanics::step" );
+        prepare_list( exec, t );
+        const int n = t.num_elements();
+        ensure( m_half, t.element_capacity(), "morula::sem::positions_half" );
+        ensure( m_next, t.element_capacity(), "morula::sem::positions_next" );
+        const Scalar dt = static_cast<Scalar>( m_params.time_step );
+        auto x = t.positions();
+        detail::StageFunctor<Scalar, MemorySpace> stage{ evaluator( t, x, false ), x, m_half,
+                                                         m_reference, dt };
+        if ( m_params.integrator == Integrator::runge_kutta2 )
+        {
+            stage.coeff = dt / 2;
+            Kokkos::parallel_for( "morula::sem::rk2_half_step",
+                                  Kokkos::RangePolicy<ExecutionSpace>( exec, 0, n ), stage );
+            stage.velocity = evaluator( t, m_half, false );
+            stage.coeff = dt;
+        }
+        stage.out = m_next;
+        Kokkos::parallel_reduce( "morula::sem::final_stage",
+                                 Kokkos::RangePolicy<ExecutionSpace>( exec, 0, n ), stage,
+                                 Kokkos::Max<Scalar, MemorySpace>( m_metric ) );
+        // The new positions become the tissue's; the old array is the next step's spare.
+        t.swap_positions( m_next );
+        m_metric_pending = true;
+        ++m_steps;
+    }
+
+    //! Velocities dX/dt of every element into v (first num_elements rows).
+    template <class ExecutionSpace, class VelocityView>
+    void velocities( const ExecutionSpace& exec, tissue_type& t, const VelocityView& v,
+                     bool brute_force = false )
+    {
+        if ( !brute_force )
+            prepare_list( exec, t );
+        const auto eval = evaluator( t, t.positions(), brute_force );
+        Kokkos::parallel_for(
+            "morula::sem::velocities", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, t.num_elements() ),
+            KOKKOS_LAMBDA( const int i ) {
+                Scalar u[3];
+                eval( i, u );
+                for ( int d = 0; d < 3; ++d )
+                    v( i, d ) = u[d];
+            } );
+    }
+
+    //! Total potential energy (intra-cell Morse, positive inter-cell Morse, membrane), in double.
+    template <class ExecutionSpace>
+    double potential_energy( const ExecutionSpace& exec, tissue_type& t, bool brute_force = false )
+    {
+        if ( !brute_force )
+            prepare_list( exec, t );
+        detail::EnergyEvaluator<Scalar, MemorySpace> e{ evaluator( t, t.positions(), brute_force ).pairs,
+                                                        m_params.intra, m_params.inter,
+                                                        m_params.membrane };
+        double energy = 0;
+        Kokkos::parallel_reduce( "morula::sem::potential_energy",
+                                 Kokkos::RangePolicy<ExecutionSpace>( exec, 0, t.num_elements() ),
+                                 e, energy );
+        return energy;
+    }
+
+    /*!
+      \brief Rebuilds the inter-cell list now (public only because CUDA lambdas cannot live in private
+      member functions; prepare() calls it when due).
+    */
+    template <class ExecutionSpace>
+    void build_list( const ExecutionSpace& exec, tissue_type& t )
+    {
+        const int n = t.num_elements();
+        auto x = t.positions();
+        const auto box = m_box;
+        // Wrap periodic coordinates into the box (the list is rebuilt, so nothing refers to the old
+        // images) and find the extent along the open axes for the grid.
+        Scalar lo[3], hi[3];
+        for ( int d = 0; d < 3; ++d )
+        {
+            Scalar mn = 0, mx = 0;
+            Kokkos::parallel_reduce(
+                "morula::sem::wrap_and_extent", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, n ),
+                KOKKOS_LAMBDA( const int i, Scalar& m ) {
+                    const Scalar w = detail::wrap( box, d, x( i, d ) );
+                    x( i, d ) = w;
+                    m = w < m ? w : m;
+                },
+                Kokkos::Min<Scalar>( mn ) );
+            Kokkos::parallel_reduce(
+                "morula::sem::extent", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, n ),
+                KOKKOS_LAMBDA( const int i, Scalar& m ) { m = x( i, d ) > m ? x( i, d ) : m; },
+                Kokkos::Max<Scalar>( mx ) );
+            if ( !std::isfinite( static_cast<double>( mn ) ) || !std::isfinite( static_cast<double>( mx ) ) )
+                throw core::InputError( core::detail::concat(
+                    "SemMechanics: an element position is not finite after step ", m_steps,
+                    "; the time step ", m_params.time_step, " is too large for these potentials" ) );
+            lo[d] = mn;
+            hi[d] = mx;
+        }
+        const Scalar radius = m_cutoff + m_skin;
+        // Grid cells no smaller than about one element spacing, so that the grid holds O(elements)
+        // cells even though the repulsive range (0.058) is much shorter than the spacing (0.19-0.30).
+        const Scalar edge = radius > Scalar( 0.5 * m_params.intra.minimum() )
+                                ? radius
+                                : Scalar( 0.5 * m_params.intra.minimum() );
+        core::Box<Scalar> gbox = m_box;
+        bool regrid = !m_grid.has_value();
+        for ( int d = 0; d < 3; ++d )
+        {
+            if ( m_box.is_periodic( d ) )
+                continue;
+            // Open axes: cover the elements with margin; keep the grid while they stay inside it.
+            if ( m_grid && lo[d] >= m_grid->geometry().box.lo[d] && hi[d] < m_grid->geometry().box.hi[d] )
+            {
+                gbox.lo[d] = m_grid->geometry().box.lo[d];
+                gbox.hi[d] = m_grid->geometry().box.hi[d];
+                continue;
+            }
+            const Scalar margin = 4 * edge + Scalar( 0.25 ) * ( hi[d] - lo[d] );
+            gbox.lo[d] = lo[d] - margin;
+            gbox.hi[d] = hi[d] + margin;
+            regrid = true;
+        }
+        if ( regrid )
+            m_grid.emplace( gbox, edge );
+        m_grid->build( exec, x, n );
+        m_list.build( exec, m_grid->query( x ), m_cutoff, m_skin );
+        // Positions at build time, for the displacement bound.
+        if ( static_cast<int>( m_reference.extent( 0 ) ) < n )
+            m_reference = position_view(
+                Kokkos::view_alloc( Kokkos::WithoutInitializing, "morula::sem::list_reference" ),
+                n + n / 2 + 16 );
+        Kokkos::deep_copy( exec, Kokkos::subview( m_reference, std::make_pair( 0, n ), Kokkos::ALL ),
+                           Kokkos::subview( x, std::make_pair( 0, n ), Kokkos::ALL ) );
+        m_list_valid = true;
+        m_metric_pending = false;
+        ++m_list_builds;
+    }
+
+  private:
+    detail::VelocityEvaluator<Scalar, MemorySpace> evaluator( const tissue_type& t,
+                                                              const position_view& x,
+                                                              bool brute_force ) const
+    {
+        detail::PairVisitor<Scalar, MemorySpace> p;
+        p.x = x;
+        p.cell = t.element_cell();
+        p.type = t.element_type();
+        p.offset = t.cell_offset();
+        p.count = t.cell_count();
+        p.list = m_list.view();
+        p.box = m_box;
+        p.inter_cutoff2 = m_cutoff * m_cutoff;
+        p.num_elements = t.num_elements();
+        p.brute_force = brute_force;
+        return { p, m_params.intra, m_params.inter, m_params.membrane };
+    }
+
+    // Spare position arrays have exactly the tissue's capacity, so that they can be swapped in.
+    static void ensure( position_view& v, int capacity, const char* label )
+    {
+        if ( static_cast<int>( v.extent( 0 ) ) != capacity )
+            v = position_view( Kokkos::view_alloc( Kokkos::WithoutInitializing, std::string( label ) ),
+                               capacity );
+    }
+
+    // Reads the last step's displacement bound (the one host synchronisation of a step) and rebuilds
+    // the list when it is due.
+    template <class ExecutionSpace>
+    void prepare_list( const ExecutionSpace& exec, tissue_type& t )
+    {
+        bool rebuild = !m_list_valid || m_list.num_particles() != t.num_elements();
+        if ( !rebuild && m_metric_pending )
+        {
+            Scalar metric = 0;
+            Kokkos::deep_copy( exec, metric, m_metric );
+            exec.fence();
+            m_metric_pending = false;
+            if ( !std::isfinite( static_cast<double>( metric ) ) )
+                throw core::InputError( core::detail::concat(
+                    "SemMechanics: an element position became non-finite after step ", m_steps,
+                    "; the time step ", m_params.time_step,
+                    " is too large for these potentials (see docs/models/epidermis.md)" ) );
+            rebuild = !( metric <= m_skin / 2 );
+        }
+        if ( rebuild )
+            build_list( exec, t );
+    }
+
+    core::Box<Scalar> m_box;
+    SemParameters m_params;
+    Scalar m_cutoff = 0;
+    Scalar m_skin = 0;
+    std::optional<grid::UniformGrid<Scalar, MemorySpace>> m_grid;
+    grid::NeighborList<Scalar, MemorySpace> m_list;
+    position_view m_reference, m_half, m_next;
+    Kokkos::View<Scalar, MemorySpace> m_metric;
+    bool m_list_valid = false;
+    bool m_metric_pending = false;
+    long long m_list_builds = 0;
+    long long m_steps = 0;
+};
+
+} // namespace morula::sem
+
+#endif

@@ -1,0 +1,285 @@
+/*!
+  \file Tissue.hpp
+  \brief Storage of a tissue of subcellular elements: elements and cells in structure-of-arrays Views
+  whose capacities grow without losing data.
+*/
+#ifndef MORULA_SEM_TISSUE_HPP
+#define MORULA_SEM_TISSUE_HPP
+
+#include <morula/core/Error.hpp>
+#include <morula/core/KokkosCompat.hpp>
+#include <morula/ode/EpidermisGeneNetwork.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace morula::sem
+{
+
+//! Element types: only type-1 elements adhere to the basement membrane.
+enum ElementType : int
+{
+    element_free = 0,
+    element_membrane = 1
+};
+
+//! Number of gene-network species per cell (seed 000: N, D, B, Ovol2, Ovol1, c-Myc).
+inline constexpr int gene_species = ode::gene_species_count;
+
+/*!
+  \brief A tissue on the host: elements grouped by cell (cell 0's elements first, then cell 1's, ...),
+  the format of initial conditions, tests and output.
+*/
+struct HostTissue
+{
+    std::vector<double> positions;   //!< 3 per element
+    std::vector<int> type;           //!< per element
+    std::vector<int> cell_elements;  //!< per cell: its number of elements, in cell order
+    std::vector<double> species;     //!< gene_species per cell, cell-major (empty: all zero)
+
+    std::size_t elements() const { return type.size(); }
+    std::size_t cells() const { return cell_elements.size(); }
+
+    //! Throws core::InputError naming `where` unless the arrays are consistent.
+    void validate( const std::string& where ) const
+    {
+        using core::detail::concat;
+        if ( positions.size() != 3 * type.size() )
+            throw core::InputError( concat( where, ": ", positions.size(),
+                                            " position values for ", type.size(),
+                                            " elements (expected 3 per element)" ) );
+        long long total = 0;
+        for ( std::size_t c = 0; c < cell_elements.size(); ++c )
+        {
+            if ( cell_elements[c] < 1 )
+                throw core::InputError( concat( where, ": cell ", c, " has ", cell_elements[c],
+                                                " elements (expected at least 1)" ) );
+            total += cell_elements[c];
+        }
+        if ( total != static_cast<long long>( type.size() ) )
+            throw core::InputError( concat( where, ": the cells hold ", total, " elements but ",
+                                            type.size(), " are given" ) );
+        if ( !species.empty() && species.size() != gene_species * cell_elements.size() )
+            throw core::InputError( concat( where, ": ", species.size(), " species values for ",
+                                            cell_elements.size(), " cells (expected ",
+                                            gene_species, " per cell)" ) );
+        for ( std::size_t i = 0; i < positions.size(); ++i )
+            if ( !std::isfinite( positions[i] ) )
+                throw core::InputError( concat( where, ": element ", i / 3,
+                                                " has a non-finite coordinate" ) );
+        for ( std::size_t i = 0; i < type.size(); ++i )
+            if ( type[i] != element_free && type[i] != element_membrane )
+                throw core::InputError( concat( where, ": element ", i, " has type ", type[i],
+                                                " (expected 0 or 1)" ) );
+        for ( std::size_t i = 0; i < species.size(); ++i )
+            if ( !std::isfinite( species[i] ) || species[i] < 0 )
+                throw core::InputError( concat( where, ": cell ", i / gene_species, " species ",
+                                                i % gene_species, " = ", species[i],
+                                                " (expected a finite value >= 0)" ) );
+    }
+};
+
+/*!
+  \brief Elements and cells of a tissue in device Views.
+
+  Elements are grouped by cell: cell c owns elements [cell_offset(c), cell_offset(c) + cell_count(c)),
+  and element_cell(i) names the owner of element i. Positions, centres and species are LayoutLeft, so
+  that one component (one species) of consecutive elements (cells) is contiguous. Gene-network species
+  are double whatever Scalar is: the network is small and its slow species (Delta decays at 0.006)
+  integrate over 10^5 steps.
+
+  Capacities grow geometrically and keep every entry (reserve()); View handles fetched before a
+  reserve() refer to the old storage.
+*/
+template <class Scalar, class MemorySpace>
+class Tissue
+{
+  public:
+    using scalar_type = Scalar;
+    using memory_space = MemorySpace;
+    using position_view = Kokkos::View<Scalar* [3], Kokkos::LayoutLeft, MemorySpace>;
+    using scalar_view = Kokkos::View<Scalar*, MemorySpace>;
+    using int_view = Kokkos::View<int*, MemorySpace>;
+    using species_view = Kokkos::View<double* [gene_species], Kokkos::LayoutLeft, MemorySpace>;
+
+    Tissue() = default;
+
+    //! Copies a host tissue to the device (validated first).
+    explicit Tissue( const HostTissue& host ) { assign( host ); }
+
+    int num_elements() const { return m_num_elements; }
+    int num_cells() const { return m_num_cells; }
+    int element_capacity() const { return static_cast<int>( m_x.extent( 0 ) ); }
+    int cell_capacity() const { return static_cast<int>( m_offset.extent( 0 ) ); }
+
+    const position_view& positions() const { return m_x; }
+    const int_view& element_cell() const { return m_cell; }
+    const int_view& element_type() const { return m_type; }
+    const int_view& cell_offset() const { return m_offset; }
+    const int_view& cell_count() const { return m_count; }
+    const position_view& centres() const { return m_centre; }   //!< set by compute_cell_geometry
+    const scalar_view& adhesion() const { return m_adhesion; }  //!< sum of |z| over type-1 elements
+    const species_view& species() const { return m_species; }
+
+    //! Ensures the capacities, copying every stored entry (x1.5 growth beyond the request).
+    void reserve( int elements, int cells )
+    {
+        if ( elements > element_capacity() )
+        {
+            const int cap = grown( element_capacity(), elements );
+            Kokkos::resize( m_x, cap );
+            Kokkos::resize( m_cell, cap );
+            Kokkos::resize( m_type, cap );
+        }
+        if ( cells > cell_capacity() )
+        {
+            const int cap = grown( cell_capacity(), cells );
+            Kokkos::resize( m_offset, cap );
+            Kokkos::resize( m_count, cap );
+            Kokkos::resize( m_centre, cap );
+            Kokkos::resize( m_adhesion, cap );
+            Kokkos::resize( m_species, cap );
+        }
+    }
+
+    //! Sets the counts after a device-side change (growth, division); capacities must suffice.
+    void set_counts( int elements, int cells )
+    {
+        if ( elements > element_capacity() || cells > cell_capacity() || elements < 0 || cells < 0 )
+            throw core::InputError( core::detail::concat(
+                "Tissue::set_counts: ", elements, " elements and ", cells,
+                " cells exceed the capacities ", element_capacity(), " and ", cell_capacity() ) );
+        m_num_elements = elements;
+        m_num_cells = cells;
+    }
+
+    /*!
+      \brief Swaps in element arrays of the same capacity (time stepping writes new positions into a
+      spare array; growth and division write a regrouped copy of all three). Counts: set_counts().
+    */
+    void swap_elements( position_view& x, int_view& cell, int_view& type )
+    {
+        if ( x.extent( 0 ) != cell.extent( 0 ) || x.extent( 0 ) != type.extent( 0 ) )
+            throw core::InputError( "Tissue::swap_elements: the arrays differ in length" );
+        std::swap( m_x, x );
+        std::swap( m_cell, cell );
+        std::swap( m_type, type );
+    }
+    void swap_positions( position_view& x )
+    {
+        if ( x.extent( 0 ) != m_x.extent( 0 ) )
+            throw core::InputError( "Tissue::swap_positions: the spare array has another capacity" );
+        std::swap( m_x, x );
+    }
+
+    //! Replaces the contents with a host tissue.
+    void assign( const HostTissue& host )
+    {
+        host.validate( "Tissue" );
+        const int n = static_cast<int>( host.elements() );
+        const int m = static_cast<int>( host.cells() );
+        if ( m_x.extent( 0 ) == 0 )
+            allocate( n > 0 ? n : 1, m > 0 ? m : 1 );
+        reserve( n, m );
+        auto hx = Kokkos::create_mirror_view( m_x );
+        auto hc = Kokkos::create_mirror_view( m_cell );
+        auto ht = Kokkos::create_mirror_view( m_type );
+        auto ho = Kokkos::create_mirror_view( m_offset );
+        auto hn = Kokkos::create_mirror_view( m_count );
+        auto hs = Kokkos::create_mirror_view( m_species );
+        int e = 0;
+        for ( int c = 0; c < m; ++c )
+        {
+            ho( c ) = e;
+            hn( c ) = host.cell_elements[c];
+            for ( int k = 0; k < host.cell_elements[c]; ++k, ++e )
+            {
+                for ( int d = 0; d < 3; ++d )
+                    hx( e, d ) = static_cast<Scalar>( host.positions[3 * e + d] );
+                hc( e ) = c;
+                ht( e ) = host.type[e];
+            }
+            for ( int s = 0; s < gene_species; ++s )
+                hs( c, s ) = host.species.empty() ? 0.0 : host.species[gene_species * c + s];
+        }
+        Kokkos::deep_copy( m_x, hx );
+        Kokkos::deep_copy( m_cell, hc );
+        Kokkos::deep_copy( m_type, ht );
+        Kokkos::deep_copy( m_offset, ho );
+        Kokkos::deep_copy( m_count, hn );
+        Kokkos::deep_copy( m_species, hs );
+        m_num_elements = n;
+        m_num_cells = m;
+    }
+
+    //! Copies the tissue to the host (elements grouped by cell, in cell order).
+    HostTissue to_host() const
+    {
+        auto hx = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), m_x );
+        auto ht = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), m_type );
+        auto ho = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), m_offset );
+        auto hn = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), m_count );
+        auto hs = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), m_species );
+        HostTissue h;
+        h.cell_elements.resize( m_num_cells );
+        h.species.resize( gene_species * static_cast<std::size_t>( m_num_cells ) );
+        h.positions.reserve( 3 * static_cast<std::size_t>( m_num_elements ) );
+        h.type.reserve( m_num_elements );
+        for ( int c = 0; c < m_num_cells; ++c )
+        {
+            h.cell_elements[c] = hn( c );
+            for ( int k = 0; k < hn( c ); ++k )
+            {
+                const int e = ho( c ) + k;
+                for ( int d = 0; d < 3; ++d )
+                    h.positions.push_back( static_cast<double>( hx( e, d ) ) );
+                h.type.push_back( ht( e ) );
+            }
+            for ( int s = 0; s < gene_species; ++s )
+                h.species[gene_species * c + s] = hs( c, s );
+        }
+        return h;
+    }
+
+  private:
+    static int grown( int current, int requested )
+    {
+        const long long g = static_cast<long long>( current ) + current / 2 + 16;
+        const long long want = g > requested ? g : requested;
+        if ( want > INT32_MAX )
+            throw core::CapacityError( core::detail::concat(
+                "Tissue: ", requested, " entries exceed the 32-bit index range" ) );
+        return static_cast<int>( want );
+    }
+
+    void allocate( int elements, int cells )
+    {
+        m_x = position_view( "morula::sem::element_positions", elements );
+        m_cell = int_view( "morula::sem::element_cell", elements );
+        m_type = int_view( "morula::sem::element_type", elements );
+        m_offset = int_view( "morula::sem::cell_offset", cells );
+        m_count = int_view( "morula::sem::cell_count", cells );
+        m_centre = position_view( "morula::sem::cell_centre", cells );
+        m_adhesion = scalar_view( "morula::sem::cell_adhesion", cells );
+        m_species = species_view( "morula::sem::cell_species", cells );
+    }
+
+    position_view m_x;
+    int_view m_cell;
+    int_view m_type;
+    int_view m_offset;
+    int_view m_count;
+    position_view m_centre;
+    scalar_view m_adhesion;
+    species_view m_species;
+    int m_num_elements = 0;
+    int m_num_cells = 0;
+};
+
+} // namespace morula::sem
+
+#endif
