@@ -22,6 +22,7 @@
 
 #include <morula/io/AgentSnapshots.hpp>
 #include <morula/io/LatticeSnapshots.hpp>
+#include <morula/io/TissueSnapshots.hpp>
 
 #include <morula/lattice/DiffusionRules.hpp>
 #include <morula/lattice/Initializers.hpp>

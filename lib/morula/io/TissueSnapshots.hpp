@@ -1,0 +1,98 @@
+/*!
+  \file TissueSnapshots.hpp
+  \brief HDF5 snapshots of a tissue of subcellular elements (one group per output step) with an XDMF
+  index for ParaView.
+*/
+#ifndef MORULA_IO_TISSUESNAPSHOTS_HPP
+#define MORULA_IO_TISSUESNAPSHOTS_HPP
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace morula::io
+{
+
+/*!
+  \brief One output step of a tissue of subcellular elements, on the host: every cell is a cluster of
+  point elements. Element arrays have one entry (three for positions) per element, cell arrays one
+  (three for centres, species_count for species) per cell.
+*/
+struct TissueFrame
+{
+    long long step = 0;
+    double time = 0;
+    std::vector<double> positions;           //!< 3 per element: x0, y0, z0, x1, ...
+    std::vector<std::int32_t> cell;          //!< owning cell of each element, in [0, cells())
+    std::vector<std::int32_t> type;          //!< element type (1 = adheres to the basement membrane, 0 otherwise)
+    std::vector<std::int32_t> state;         //!< per element: state of its cell (0 = basal, 1 = suprabasal)
+    std::vector<double> cell_centres;        //!< 3 per cell
+    std::vector<std::int32_t> cell_elements; //!< element count per cell
+    std::vector<std::int32_t> cell_state;    //!< per cell: 0 basal, 1 suprabasal
+    std::vector<double> species;             //!< species_count values per cell, cell-major (may be empty)
+    int species_count = 0;
+    std::vector<std::string> species_names; //!< species_count names (may be empty when species is empty)
+
+    //! Number of elements: positions.size() / 3.
+    std::size_t elements() const { return positions.size() / 3; }
+    //! Number of cells: cell_elements.size().
+    std::size_t cells() const { return cell_elements.size(); }
+
+    /*!
+      \brief Checks that the arrays agree in size (and that every element's cell is one of the cells).
+      \throws core::InputError naming `where`, the field and the sizes found and expected
+    */
+    void validate( const std::string& where ) const;
+};
+
+//! Whether tissue snapshots can be written (this Morula was built with HDF5).
+bool tissue_snapshots_available();
+
+/*!
+  \brief Writes tissue frames into one HDF5 file, `<prefix>.h5`, and keeps `<prefix>.xmf`, an XDMF
+  temporal collection that ParaView opens as a point cloud per step with cell, type and state as point
+  data.
+
+  Every write adds the group `/step_<step, 10 digits>` with attributes step (int64) and time (double)
+  and datasets positions (n x 3 double), cell, type, state (int32, n), cell_centres (m x 3 double),
+  cell_elements, cell_state (int32, m), element_index (int32, n: 0, 1, ..., n - 1, the Polyvertex
+  connectivity that ParaView's Xdmf3 readers need) and, when species_count > 0, species
+  (m x species_count double, with the attribute names, a list of variable-length UTF-8 strings, when
+  species_names is given). The file is reopened and closed for every write and the XDMF index rewritten,
+  so an interrupted run leaves both readable. A step without elements is stored with zero-size datasets
+  and listed in the index: ParaView's Xdmf3 readers show it empty, its older XDMF Reader logs an error
+  for that step (XDMF 2 cannot read zero-size data) and shows it empty too.
+  \throws core::InputError if HDF5 is not available, a file cannot be written, a frame is inconsistent
+  or its step was written before (the message names the file or the field)
+*/
+class TissueSnapshotWriter
+{
+  public:
+    //! Creates (truncates) `<prefix>.h5` and `<prefix>.xmf`.
+    explicit TissueSnapshotWriter( std::string prefix );
+
+    //! Adds one output step.
+    void write( const TissueFrame& frame );
+
+    const std::string& hdf5_path() const { return m_hdf5; }
+    const std::string& xdmf_path() const { return m_xdmf; }
+
+  private:
+    struct Entry
+    {
+        std::string group;
+        double time;
+        std::size_t n;
+    };
+    void write_xdmf() const;
+
+    std::string m_hdf5;
+    std::string m_xdmf;
+    std::string m_hdf5_name; // as the XDMF file refers to it: relative to the XDMF file's folder
+    std::vector<Entry> m_entries;
+};
+
+} // namespace morula::io
+
+#endif

@@ -1,0 +1,322 @@
+#include <morula/Config.hpp>
+#include <morula/core/Error.hpp>
+#include <morula/io/TissueSnapshots.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#if MORULA_HAVE_HDF5
+#include <hdf5.h>
+#endif
+
+namespace morula_test_io_tissue
+{
+
+// Three cells of 3, 2 and 2 elements with two species, and a step with no cells at all.
+morula::io::TissueFrame frame_with_species()
+{
+    morula::io::TissueFrame f;
+    f.step = 10;
+    f.time = 0.1;
+    f.positions = { 0.5, 1.25, 0.0, 0.75, 1.0, 0.125, 1.0 / 3, 1.5, 0.25, 2.0, 2.0, 1.0,
+                    2.25, 2.5, 1.5, -1.0, 3.0, 2.0, -1.5, 3.5, 2.75 };
+    f.cell = { 0, 0, 0, 1, 1, 2, 2 };
+    f.type = { 1, 1, 0, 0, 1, 0, 0 };
+    f.state = { 0, 0, 0, 0, 0, 1, 1 };
+    f.cell_centres = { 0.5, 1.25, 0.125, 2.125, 2.25, 1.25, -1.25, 3.25, 2.375 };
+    f.cell_elements = { 3, 2, 2 };
+    f.cell_state = { 0, 0, 1 };
+    f.species_count = 2;
+    f.species = { 1.0, 0.5, 2.0, 1e-12, 0.0, 3.75 };
+    f.species_names = { "KLF4", "Notch signal" };
+    return f;
+}
+
+morula::io::TissueFrame empty_frame()
+{
+    morula::io::TissueFrame f;
+    f.step = 11;
+    f.time = 0.30000000000000004; // needs 17 digits to read back
+    return f;
+}
+
+std::string read_text( const std::string& path )
+{
+    std::ifstream in( path );
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
+#if MORULA_HAVE_HDF5
+struct H5
+{
+    hid_t id;
+    herr_t ( *close )( hid_t );
+    H5( hid_t i, herr_t ( *c )( hid_t ) )
+        : id( i )
+        , close( c )
+    {
+    }
+    H5( const H5& ) = delete;
+    ~H5()
+    {
+        if ( id >= 0 )
+            close( id );
+    }
+};
+
+// Reads a dataset after checking its shape and its stored type (class and size).
+template <class T>
+std::vector<T> read_dataset( hid_t group, const std::string& name, const std::vector<hsize_t>& dims,
+                             H5T_class_t type_class, hid_t memory_type )
+{
+    H5 set{ H5Dopen2( group, name.c_str(), H5P_DEFAULT ), H5Dclose };
+    EXPECT_GE( set.id, 0 ) << name;
+    if ( set.id < 0 )
+        return {};
+    H5 type{ H5Dget_type( set.id ), H5Tclose };
+    EXPECT_EQ( H5Tget_class( type.id ), type_class ) << name;
+    EXPECT_EQ( H5Tget_size( type.id ), sizeof( T ) ) << name;
+    H5 space{ H5Dget_space( set.id ), H5Sclose };
+    EXPECT_EQ( H5Sget_simple_extent_ndims( space.id ), int( dims.size() ) ) << name;
+    std::vector<hsize_t> found( dims.size(), 999 );
+    H5Sget_simple_extent_dims( space.id, found.data(), nullptr );
+    EXPECT_EQ( found, dims ) << name;
+    std::size_t count = 1;
+    for ( const auto d : dims )
+        count *= d;
+    std::vector<T> v( count );
+    EXPECT_GE( H5Dread( set.id, memory_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data() ), 0 ) << name;
+    return v;
+}
+
+template <class T>
+T read_scalar_attribute( hid_t object, const char* name, H5T_class_t type_class, hid_t memory_type )
+{
+    T value{};
+    H5 attr{ H5Aopen( object, name, H5P_DEFAULT ), H5Aclose };
+    EXPECT_GE( attr.id, 0 ) << name;
+    if ( attr.id < 0 )
+        return value;
+    H5 type{ H5Aget_type( attr.id ), H5Tclose };
+    EXPECT_EQ( H5Tget_class( type.id ), type_class ) << name;
+    EXPECT_EQ( H5Tget_size( type.id ), sizeof( T ) ) << name;
+    EXPECT_GE( H5Aread( attr.id, memory_type, &value ), 0 ) << name;
+    return value;
+}
+
+std::vector<std::string> read_names( hid_t object )
+{
+    H5 attr{ H5Aopen( object, "names", H5P_DEFAULT ), H5Aclose };
+    EXPECT_GE( attr.id, 0 );
+    if ( attr.id < 0 )
+        return {};
+    H5 space{ H5Aget_space( attr.id ), H5Sclose };
+    std::vector<char*> raw( std::size_t( H5Sget_simple_extent_npoints( space.id ) ), nullptr );
+    H5 type{ H5Tcopy( H5T_C_S1 ), H5Tclose };
+    H5Tset_size( type.id, H5T_VARIABLE );
+    H5Tset_cset( type.id, H5T_CSET_UTF8 );
+    EXPECT_GE( H5Aread( attr.id, type.id, raw.data() ), 0 );
+    std::vector<std::string> names;
+    for ( char* s : raw )
+    {
+        names.emplace_back( s ? s : "<null>" );
+        H5free_memory( s );
+    }
+    return names;
+}
+
+// Every dataset and attribute of group /step_<step> equals the frame's arrays exactly.
+void expect_group_equals( const std::string& path, const morula::io::TissueFrame& f, const std::string& group_name )
+{
+    H5 file{ H5Fopen( path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT ), H5Fclose };
+    ASSERT_GE( file.id, 0 ) << path;
+    H5 group{ H5Gopen2( file.id, group_name.c_str(), H5P_DEFAULT ), H5Gclose };
+    ASSERT_GE( group.id, 0 ) << group_name;
+    EXPECT_EQ( read_scalar_attribute<std::int64_t>( group.id, "step", H5T_INTEGER, H5T_NATIVE_INT64 ), f.step );
+    EXPECT_EQ( read_scalar_attribute<double>( group.id, "time", H5T_FLOAT, H5T_NATIVE_DOUBLE ), f.time );
+    const hsize_t n = f.elements(), m = f.cells();
+    EXPECT_EQ( read_dataset<double>( group.id, "positions", { n, 3 }, H5T_FLOAT, H5T_NATIVE_DOUBLE ), f.positions );
+    EXPECT_EQ( read_dataset<std::int32_t>( group.id, "cell", { n }, H5T_INTEGER, H5T_NATIVE_INT32 ), f.cell );
+    EXPECT_EQ( read_dataset<std::int32_t>( group.id, "type", { n }, H5T_INTEGER, H5T_NATIVE_INT32 ), f.type );
+    EXPECT_EQ( read_dataset<std::int32_t>( group.id, "state", { n }, H5T_INTEGER, H5T_NATIVE_INT32 ), f.state );
+    std::vector<std::int32_t> index( n );
+    for ( std::size_t i = 0; i < n; ++i )
+        index[i] = std::int32_t( i );
+    EXPECT_EQ( read_dataset<std::int32_t>( group.id, "element_index", { n }, H5T_INTEGER, H5T_NATIVE_INT32 ), index );
+    EXPECT_EQ( read_dataset<double>( group.id, "cell_centres", { m, 3 }, H5T_FLOAT, H5T_NATIVE_DOUBLE ),
+               f.cell_centres );
+    EXPECT_EQ( read_dataset<std::int32_t>( group.id, "cell_elements", { m }, H5T_INTEGER, H5T_NATIVE_INT32 ),
+               f.cell_elements );
+    EXPECT_EQ( read_dataset<std::int32_t>( group.id, "cell_state", { m }, H5T_INTEGER, H5T_NATIVE_INT32 ),
+               f.cell_state );
+    if ( f.species_count > 0 )
+    {
+        EXPECT_EQ( read_dataset<double>( group.id, "species", { m, hsize_t( f.species_count ) }, H5T_FLOAT,
+                                         H5T_NATIVE_DOUBLE ),
+                   f.species );
+        H5 set{ H5Dopen2( group.id, "species", H5P_DEFAULT ), H5Dclose };
+        EXPECT_EQ( read_names( set.id ), f.species_names );
+    }
+    else
+        EXPECT_EQ( H5Lexists( group.id, "species", H5P_DEFAULT ), 0 );
+    H5G_info_t info;
+    H5Gget_info( group.id, &info );
+    EXPECT_EQ( info.nlinks, f.species_count > 0 ? 9u : 8u );
+}
+#endif
+
+// Two steps (one with species, one without elements) read back exactly, the XDMF index names both
+// with the HDF5 file's own name, and a step cannot be written twice.
+TEST( TEST_CATEGORY, tissue_snapshots_round_trip )
+{
+    const std::string folder = std::string( "morula_tissue_test_" ) + TEST_EXECSPACE::name();
+    const std::string prefix = folder + "/frames";
+    if ( !morula::io::tissue_snapshots_available() )
+    {
+        EXPECT_THROW( morula::io::TissueSnapshotWriter w( prefix ), morula::core::InputError );
+        GTEST_SKIP() << "built without HDF5";
+    }
+#if MORULA_HAVE_HDF5
+    std::filesystem::remove_all( folder );
+    std::filesystem::create_directories( folder );
+    const auto a = frame_with_species();
+    const auto b = empty_frame();
+    morula::io::TissueSnapshotWriter writer( prefix );
+    EXPECT_EQ( writer.hdf5_path(), prefix + ".h5" );
+    EXPECT_EQ( writer.xdmf_path(), prefix + ".xmf" );
+    EXPECT_EQ( read_text( writer.xdmf_path() ).find( "<Grid Name=\"step_" ), std::string::npos );
+    writer.write( a );
+    writer.write( b );
+    // Read while the writer still exists: each write closes the file.
+    expect_group_equals( writer.hdf5_path(), a, "step_0000000010" );
+    expect_group_equals( writer.hdf5_path(), b, "step_0000000011" );
+
+    try
+    {
+        writer.write( a );
+        ADD_FAILURE() << "writing step 10 twice was accepted";
+    }
+    catch ( const morula::core::InputError& e )
+    {
+        EXPECT_NE( std::string( e.what() ).find( "step 10 is already in '" + writer.hdf5_path() ),
+                   std::string::npos )
+            << e.what();
+    }
+    auto bad = a;
+    bad.step = 12;
+    bad.state.pop_back();
+    EXPECT_THROW( writer.write( bad ), morula::core::InputError );
+    expect_group_equals( writer.hdf5_path(), a, "step_0000000010" );
+
+    const std::string x = read_text( writer.xdmf_path() );
+    EXPECT_NE( x.find( "CollectionType=\"Temporal\"" ), std::string::npos );
+    EXPECT_NE( x.find( "<Time Value=\"0.1\"/>" ), std::string::npos ) << x;
+    EXPECT_NE( x.find( "<Time Value=\"0.30000000000000004\"/>" ), std::string::npos ) << x;
+    EXPECT_NE( x.find( "TopologyType=\"Polyvertex\" NumberOfElements=\"7\"" ), std::string::npos );
+    EXPECT_NE( x.find( "TopologyType=\"Polyvertex\" NumberOfElements=\"0\"" ), std::string::npos );
+    EXPECT_NE( x.find( ">frames.h5:/step_0000000010/positions</DataItem>" ), std::string::npos ) << x;
+    EXPECT_NE( x.find( ">frames.h5:/step_0000000011/positions</DataItem>" ), std::string::npos ) << x;
+    EXPECT_NE( x.find( "<DataItem Dimensions=\"7\" NumberType=\"Int\" Precision=\"4\" "
+                       "Format=\"HDF\">frames.h5:/step_0000000010/element_index</DataItem>" ),
+               std::string::npos )
+        << x;
+    for ( const char* name : { "cell", "type", "state" } )
+        EXPECT_NE( x.find( std::string( "Precision=\"4\" Format=\"HDF\">frames.h5:/step_0000000010/" ) + name +
+                           "</DataItem>" ),
+                   std::string::npos )
+            << name;
+    EXPECT_EQ( x.find( folder ), std::string::npos ) << "the XDMF file must name the HDF5 file relative to itself";
+    EXPECT_EQ( x.find( "step_0000000012" ), std::string::npos );
+    std::filesystem::remove_all( folder );
+#endif
+}
+
+TEST( TEST_CATEGORY, tissue_snapshots_cannot_create )
+{
+    if ( !morula::io::tissue_snapshots_available() )
+        GTEST_SKIP() << "built without HDF5";
+    try
+    {
+        morula::io::TissueSnapshotWriter writer( "morula_no_such_folder/frames" );
+        ADD_FAILURE() << "a file in a missing folder was created";
+    }
+    catch ( const morula::core::InputError& e )
+    {
+        EXPECT_NE( std::string( e.what() ).find( "morula_no_such_folder/frames.h5" ), std::string::npos ) << e.what();
+    }
+}
+
+// Each inconsistency is reported with the field's name and the sizes found and expected.
+TEST( TEST_CATEGORY, tissue_frame_validate )
+{
+    const auto good = frame_with_species();
+    EXPECT_NO_THROW( good.validate( "test" ) );
+    EXPECT_NO_THROW( empty_frame().validate( "test" ) );
+    EXPECT_EQ( good.elements(), 7u );
+    EXPECT_EQ( good.cells(), 3u );
+    auto no_names = good;
+    no_names.species.clear();
+    no_names.species_count = 0;
+    no_names.species_names.clear();
+    EXPECT_NO_THROW( no_names.validate( "test" ) );
+
+    auto expect_message = [&]( morula::io::TissueFrame f, const std::vector<std::string>& parts ) {
+        try
+        {
+            f.validate( "where" );
+            ADD_FAILURE() << "accepted; expected: " << parts[0];
+        }
+        catch ( const morula::core::InputError& e )
+        {
+            const std::string what = e.what();
+            EXPECT_EQ( what.rfind( "where: ", 0 ), 0u ) << what;
+            for ( const auto& p : parts )
+                EXPECT_NE( what.find( p ), std::string::npos ) << "'" << p << "' not in: " << what;
+        }
+    };
+    auto f = good;
+    f.positions.pop_back();
+    expect_message( f, { "'positions'", "20 values", "multiple of 3" } );
+    f = good;
+    f.type.pop_back();
+    expect_message( f, { "'type'", "has 6 values, expected 7" } );
+    f = good;
+    f.cell.push_back( 0 );
+    expect_message( f, { "'cell'", "has 8 values, expected 7" } );
+    f = good;
+    f.state.clear();
+    expect_message( f, { "'state'", "has 0 values, expected 7" } );
+    f = good;
+    f.cell_centres.resize( 8 );
+    expect_message( f, { "'cell_centres'", "has 8 values, expected 9" } );
+    f = good;
+    f.cell_state.push_back( 1 );
+    expect_message( f, { "'cell_state'", "has 4 values, expected 3" } );
+    f = good;
+    f.species.pop_back();
+    expect_message( f, { "'species'", "has 5 values, expected 6" } );
+    f = good;
+    f.species_count = 3;
+    expect_message( f, { "'species'", "has 6 values, expected 9" } );
+    f = good;
+    f.species_names.pop_back();
+    expect_message( f, { "'species_names'", "has 1 values, expected 2" } );
+    f = good;
+    f.species_count = -1;
+    expect_message( f, { "'species_count'", "-1" } );
+    f = good;
+    f.cell[4] = 3;
+    expect_message( f, { "'cell'[4] = 3", "[0, 3)" } );
+}
+
+} // namespace morula_test_io_tissue
