@@ -1,5 +1,6 @@
 // The `morula` command-line program. Each model is a subcommand (`morula <model> --help`); the
 // library does the work, this file only parses arguments and reports errors.
+#include "EpidermisCommand.hpp"
 #include "GridCommand.hpp"
 #include "LatticeCommand.hpp"
 #include "OdeCommand.hpp"
@@ -25,6 +26,7 @@ int main( int argc, char* argv[] )
     morula::app::add_proliferation_command( app );
     morula::app::add_lattice_command( app );
     morula::app::add_ode_command( app );
+    morula::app::add_epidermis_command( app );
 
     // Kokkos reads its own flags (--kokkos-num-threads, --kokkos-device-id, ...) and removes them.
     Kokkos::ScopeGuard guard( argc, argv );

@@ -1,0 +1,320 @@
+#include "EpidermisCommand.hpp"
+#include "Config.hpp"
+#include "TissuePicture.hpp"
+
+#include <morula/Morula.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#if defined( KOKKOS_ENABLE_CUDA )
+#include <cuda_runtime_api.h>
+#elif defined( KOKKOS_ENABLE_HIP )
+#include <hip/hip_runtime_api.h>
+#endif
+#include <unistd.h>
+
+namespace morula::app
+{
+namespace
+{
+// Every key of the configuration file (docs/models/epidermis.md), with the paper's values as defaults.
+struct EpidermisSettings
+{
+    std::string model = "full";
+    std::string precision = "double";
+    long cells = 100;
+    long elements_per_cell = 20;
+    long adhesive_elements = 5;
+    std::string boundary = "periodic";
+    double box_x = 0, box_y = 0;
+    long steps = 40000;
+    double dt = 0.01;
+    std::string integrator = "rk2";
+    long output_every = 2000;
+    long seed = 1;
+    std::string output = "epidermis";
+    double neighbor_cutoff = 0.75;
+    std::string coupling = "average";
+    double tgf_beta = 0.4;
+    long growth_interval = 2000;
+    long division_elements = 40;
+    std::string growth_rule = "basal_state";
+    double delta_threshold = 20;
+    std::vector<double> intra{ 0.3, 0.1, 0.12, 0.36 };
+    std::vector<double> inter{ 0.3, 0.05, 0.12, 0.24 };
+    std::vector<double> membrane{ 0.3, 0.1, 0.12, 0.36 };
+    double inter_cutoff = 0;
+    bool progress = true;
+};
+
+void read_config( const std::string& path, EpidermisSettings& s )
+{
+    const auto c = Config::from_file(
+        path, { "model", "precision", "cells", "elements_per_cell", "adhesive_elements", "boundary", "box_x",
+                "box_y", "steps", "dt", "integrator", "output_every", "seed", "output", "neighbor_cutoff",
+                "coupling", "tgf_beta", "growth_interval", "division_elements", "growth_rule",
+                "delta_threshold", "intra", "inter", "membrane", "inter_cutoff", "progress" } );
+    const double big = 1e300;
+    if ( c.has( "model" ) ) s.model = c.choice( "model", { "movement", "gene_network", "full" } );
+    if ( c.has( "precision" ) ) s.precision = c.choice( "precision", { "float", "double" } );
+    if ( c.has( "cells" ) ) s.cells = c.integer( "cells", 1, 10000000 );
+    if ( c.has( "elements_per_cell" ) ) s.elements_per_cell = c.integer( "elements_per_cell", 1, 10000 );
+    if ( c.has( "adhesive_elements" ) ) s.adhesive_elements = c.integer( "adhesive_elements", 0, 10000 );
+    if ( c.has( "boundary" ) ) s.boundary = c.choice( "boundary", { "periodic", "none" } );
+    if ( c.has( "box_x" ) ) s.box_x = c.number( "box_x", 0, big );
+    if ( c.has( "box_y" ) ) s.box_y = c.number( "box_y", 0, big );
+    if ( c.has( "steps" ) ) s.steps = c.integer( "steps", 0, 1000000000 );
+    if ( c.has( "dt" ) ) s.dt = c.number( "dt", 1e-300, big );
+    if ( c.has( "integrator" ) ) s.integrator = c.choice( "integrator", { "rk2", "euler" } );
+    if ( c.has( "output_every" ) ) s.output_every = c.integer( "output_every", 0, 1000000000 );
+    if ( c.has( "seed" ) ) s.seed = c.integer( "seed", 0, 9007199254740991L );
+    if ( c.has( "output" ) ) s.output = c.text( "output" );
+    if ( c.has( "neighbor_cutoff" ) ) s.neighbor_cutoff = c.number( "neighbor_cutoff", 1e-300, big );
+    if ( c.has( "coupling" ) ) s.coupling = c.choice( "coupling", { "average", "distribute" } );
+    if ( c.has( "tgf_beta" ) ) s.tgf_beta = c.number( "tgf_beta", 0, big );
+    if ( c.has( "growth_interval" ) ) s.growth_interval = c.integer( "growth_interval", 1, 1000000000 );
+    if ( c.has( "division_elements" ) ) s.division_elements = c.integer( "division_elements", 2, 10000 );
+    if ( c.has( "growth_rule" ) ) s.growth_rule = c.choice( "growth_rule", { "basal_state", "low_delta" } );
+    if ( c.has( "delta_threshold" ) ) s.delta_threshold = c.number( "delta_threshold", 0, big );
+    if ( c.has( "intra" ) ) s.intra = c.numbers( "intra", 4, 0, big );
+    if ( c.has( "inter" ) ) s.inter = c.numbers( "inter", 4, 0, big );
+    if ( c.has( "membrane" ) ) s.membrane = c.numbers( "membrane", 4, 0, big );
+    if ( c.has( "inter_cutoff" ) ) s.inter_cutoff = c.number( "inter_cutoff", 0, big );
+    if ( c.has( "progress" ) ) s.progress = c.flag( "progress" );
+}
+
+sem::MorsePotential morse( const std::vector<double>& v ) { return { v[0], v[1], v[2], v[3] }; }
+
+// Memory the model's Views may use, in bytes: free device memory on a GPU, physical memory otherwise.
+double available_memory()
+{
+#if defined( KOKKOS_ENABLE_CUDA )
+    std::size_t free_bytes = 0, total = 0;
+    if ( cudaMemGetInfo( &free_bytes, &total ) == cudaSuccess )
+        return double( free_bytes );
+#elif defined( KOKKOS_ENABLE_HIP )
+    std::size_t free_bytes = 0, total = 0;
+    if ( hipMemGetInfo( &free_bytes, &total ) == hipSuccess )
+        return double( free_bytes );
+#endif
+    return double( sysconf( _SC_PHYS_PAGES ) ) * double( sysconf( _SC_PAGE_SIZE ) );
+}
+
+template <class Scalar>
+int run_epidermis( const EpidermisSettings& s )
+{
+    using exec = Kokkos::DefaultExecutionSpace;
+    using mem = exec::memory_space;
+    exec space;
+    sem::EpidermisParameters p;
+    p.model = s.model == "movement" ? sem::EpidermisModel::movement
+              : s.model == "gene_network" ? sem::EpidermisModel::gene_network : sem::EpidermisModel::full;
+    p.mechanics.intra = morse( s.intra );
+    p.mechanics.inter = morse( s.inter );
+    p.mechanics.membrane = morse( s.membrane );
+    p.mechanics.inter_cutoff = s.inter_cutoff;
+    p.mechanics.time_step = s.dt;
+    p.mechanics.integrator = s.integrator == "euler" ? sem::Integrator::euler : sem::Integrator::runge_kutta2;
+    p.genes.neighbor_cutoff = s.neighbor_cutoff;
+    p.genes.tgf_beta = s.tgf_beta;
+    p.genes.coupling = s.coupling == "distribute" ? sem::NeighborCoupling::distribute : sem::NeighborCoupling::average;
+    p.growth.interval = static_cast<int>( s.growth_interval );
+    p.growth.division_elements = static_cast<int>( s.division_elements );
+    p.growth.rule = s.growth_rule == "low_delta" ? sem::GrowthRule::low_delta : sem::GrowthRule::basal_state;
+    p.growth.delta_threshold = s.delta_threshold;
+    p.validate( "morula epidermis" );
+    if ( s.adhesive_elements > s.elements_per_cell )
+        throw core::InputError( core::detail::concat( "morula epidermis: adhesive_elements = ", s.adhesive_elements,
+                                                      " exceeds elements_per_cell = ", s.elements_per_cell ) );
+    if ( p.model == sem::EpidermisModel::full && s.division_elements <= s.elements_per_cell )
+        throw core::InputError( core::detail::concat(
+            "morula epidermis: division_elements = ", s.division_elements,
+            " must exceed elements_per_cell = ", s.elements_per_cell, " (cells would divide at once)" ) );
+
+    sem::MonolayerSpec spec;
+    spec.cells = static_cast<int>( s.cells );
+    spec.elements_per_cell = static_cast<int>( s.elements_per_cell );
+    spec.adhesive_elements = static_cast<int>( s.adhesive_elements );
+    spec.periodic = s.boundary == "periodic";
+    spec.box_x = s.box_x;
+    spec.box_y = s.box_y;
+    spec.seed = static_cast<std::uint64_t>( s.seed );
+    const auto layer = sem::monolayer<Scalar>( spec, p.mechanics );
+
+    // Memory bound before starting: every growth event adds at most one element per cell and a cell
+    // holds at least division_elements / 2 of them, so elements grow at most by (1 + 2 / division_elements)
+    // per event. About 160 bytes per element (positions x 4 arrays, indices, list) and 200 per cell.
+    double elements = double( layer.tissue.elements() );
+    if ( p.model == sem::EpidermisModel::full )
+        elements *= std::pow( 1.0 + 2.0 / double( s.division_elements ), double( s.steps / s.growth_interval ) );
+    const double bytes = elements * ( 12.0 * sizeof( Scalar ) + 3 * 4 + 40 * 4 ) +
+                         elements / 10.0 * ( 200.0 );
+    const double available = available_memory();
+    if ( bytes > 0.8 * available )
+        throw core::InputError( core::detail::concat(
+            "morula epidermis: this run may grow to ", elements, " elements, about ", bytes / 1e9,
+            " GB, more than 80% of the ", available / 1e9, " GB available on the device; use fewer cells or steps" ) );
+
+    std::printf( "%s\n", core::build_summary().c_str() );
+    std::printf( "epidermis (%s model, %s, %s boundary): %zu cells of %ld elements on a %.3g x %.3g membrane, "
+                 "%ld steps of dt = %g (%s)\n",
+                 s.model.c_str(), s.precision.c_str(), s.boundary.c_str(), layer.tissue.cells(), s.elements_per_cell,
+                 layer.box.length( 0 ), layer.box.length( 1 ), s.steps, s.dt, s.integrator.c_str() );
+    sem::Epidermis<Scalar, mem> model( sem::Tissue<Scalar, mem>( layer.tissue ), layer.box, p );
+
+    std::unique_ptr<io::TissueSnapshotWriter> writer;
+    if ( io::tissue_snapshots_available() )
+        writer = std::make_unique<io::TissueSnapshotWriter>( s.output );
+    else
+        std::printf( "HDF5 not available in this build: no snapshots\n" );
+    std::ofstream csv( s.output + ".csv" );
+    if ( !csv )
+        throw core::InputError( "morula epidermis: cannot write '" + s.output + ".csv'" );
+    csv << "step,time,cells,elements,basal_cells,suprabasal_cells,adherent_cells,mean_centre_height,"
+           "max_centre_height,layers\n";
+
+    auto frame = [&]() {
+        model.update_geometry( space );
+        const auto state = model.cell_states( space );
+        const auto host = model.tissue().to_host();
+        auto hs = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), state );
+        auto hc = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), model.tissue().centres() );
+        auto ha = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), model.tissue().adhesion() );
+        io::TissueFrame f;
+        f.step = model.step_index();
+        f.time = model.time();
+        f.positions = host.positions;
+        f.type.assign( host.type.begin(), host.type.end() );
+        const int m = static_cast<int>( host.cells() );
+        for ( int c = 0; c < m; ++c )
+        {
+            for ( int k = 0; k < host.cell_elements[c]; ++k )
+            {
+                f.cell.push_back( c );
+                f.state.push_back( hs( c ) );
+            }
+            for ( int d = 0; d < 3; ++d )
+                f.cell_centres.push_back( static_cast<double>( hc( c, d ) ) );
+            f.cell_elements.push_back( host.cell_elements[c] );
+            f.cell_state.push_back( hs( c ) );
+        }
+        f.species = host.species;
+        f.species_count = sem::gene_species;
+        f.species_names = { "Notch", "Delta", "bound_Notch_Delta", "Ovol2", "Ovol1", "c-Myc" };
+        // Layer statistics: a cell's layer is its centre height in units of the cell footprint.
+        int basal = 0, adherent = 0, layers = 0;
+        double mean_z = 0, max_z = 0;
+        for ( int c = 0; c < m; ++c )
+        {
+            basal += hs( c ) == 0;
+            adherent += ha( c ) > 0;
+            const double z = static_cast<double>( hc( c, 2 ) );
+            mean_z += z / m;
+            max_z = std::max( max_z, z );
+            layers = std::max( layers, 1 + static_cast<int>( std::floor( z / layer.footprint ) ) );
+        }
+        csv << f.step << ',' << f.time << ',' << m << ',' << host.elements() << ',' << basal << ',' << m - basal
+            << ',' << adherent << ',' << mean_z << ',' << max_z << ',' << layers << '\n';
+        csv.flush();
+        return f;
+    };
+
+    io::TissueFrame last = frame();
+    if ( writer )
+        writer->write( last );
+    const auto t0 = std::chrono::steady_clock::now();
+    int last_percent = -1;
+    for ( long i = 0; i < s.steps; ++i )
+    {
+        model.step( space );
+        const bool out = ( s.output_every > 0 && ( i + 1 ) % s.output_every == 0 ) || i + 1 == s.steps;
+        if ( out )
+        {
+            last = frame();
+            if ( writer )
+                writer->write( last );
+        }
+        const int percent = static_cast<int>( 100 * ( i + 1 ) / s.steps );
+        if ( s.progress && percent != last_percent )
+        {
+            last_percent = percent;
+            const double elapsed = std::chrono::duration<double>( std::chrono::steady_clock::now() - t0 ).count();
+            const int bar = percent / 5;
+            std::fprintf( stderr, "\r[%.*s%*s] %3d%%  step %ld/%ld  %d cells  %.1f s", bar, "####################",
+                          20 - bar, "", percent, i + 1, s.steps, model.tissue().num_cells(), elapsed );
+            std::fflush( stderr );
+        }
+    }
+    if ( s.progress && s.steps > 0 )
+        std::fprintf( stderr, "\n" );
+    const double seconds = std::chrono::duration<double>( std::chrono::steady_clock::now() - t0 ).count();
+    TissueView view;
+    view.box_x = layer.box.length( 0 );
+    view.box_y = layer.box.length( 1 );
+    view.title = core::detail::concat( "epidermis, ", s.model, " model: step ", last.step, ", ", last.cells(), " cells" );
+    const bool png = write_tissue_picture( s.output + ".png", last, view );
+    std::printf( "done: %ld steps in %.2f s (%.1f us/step); %zu cells, %zu elements, %lld divisions, %lld list builds\n",
+                 s.steps, seconds, s.steps ? 1e6 * seconds / s.steps : 0.0, last.cells(), last.elements(),
+                 model.divisions(), model.mechanics().list_builds() );
+    std::printf( "wrote %s.csv%s%s\n", s.output.c_str(), png ? ( ", " + s.output + ".png" ).c_str() : "",
+                 writer ? ( ", " + writer->hdf5_path() + ", " + writer->xdmf_path() ).c_str() : "" );
+    return 0;
+}
+} // namespace
+
+void add_epidermis_command( CLI::App& app )
+{
+    auto config = std::make_shared<std::string>();
+    auto o = std::make_shared<EpidermisSettings>();
+    CLI::App* cmd = app.add_subcommand(
+        "epidermis", "3D epidermis: subcellular elements, gene network, growth and division (seed 000)" );
+    cmd->add_option( "--config", *config, "JSON file; keys as in docs/models/epidermis.md" );
+    cmd->add_option( "--model", o->model, "movement, gene_network or full" )
+        ->check( CLI::IsMember( { "movement", "gene_network", "full" } ) );
+    cmd->add_option( "--precision", o->precision, "float or double" )->check( CLI::IsMember( { "float", "double" } ) );
+    cmd->add_option( "--cells", o->cells, "initial cells on the membrane" )->check( CLI::Range( 1L, 10000000L ) );
+    cmd->add_option( "--elements-per-cell", o->elements_per_cell, "elements of each initial cell" )
+        ->check( CLI::Range( 1L, 10000L ) );
+    cmd->add_option( "--steps", o->steps, "time steps" )->check( CLI::Range( 0L, 1000000000L ) );
+    cmd->add_option( "--dt", o->dt, "time step" )->check( CLI::PositiveNumber );
+    cmd->add_option( "--boundary", o->boundary, "periodic or none" )->check( CLI::IsMember( { "periodic", "none" } ) );
+    cmd->add_option( "--output-every", o->output_every, "steps between snapshots (0: first and last)" )
+        ->check( CLI::Range( 0L, 1000000000L ) );
+    cmd->add_option( "--seed", o->seed, "seed of the cells' orientations" )->check( CLI::Range( 0L, 9007199254740991L ) );
+    cmd->add_option( "--output", o->output, "prefix of the .h5, .xmf, .csv and .png files" );
+    cmd->add_flag( "--no-progress", "no progress bar" );
+    cmd->callback( [config, o, cmd] {
+        EpidermisSettings s;
+        if ( !config->empty() )
+            read_config( *config, s );
+        // Flags given on the command line win over the file.
+        if ( cmd->count( "--model" ) ) s.model = o->model;
+        if ( cmd->count( "--precision" ) ) s.precision = o->precision;
+        if ( cmd->count( "--cells" ) ) s.cells = o->cells;
+        if ( cmd->count( "--elements-per-cell" ) ) s.elements_per_cell = o->elements_per_cell;
+        if ( cmd->count( "--steps" ) ) s.steps = o->steps;
+        if ( cmd->count( "--dt" ) ) s.dt = o->dt;
+        if ( cmd->count( "--boundary" ) ) s.boundary = o->boundary;
+        if ( cmd->count( "--output-every" ) ) s.output_every = o->output_every;
+        if ( cmd->count( "--seed" ) ) s.seed = o->seed;
+        if ( cmd->count( "--output" ) ) s.output = o->output;
+        if ( cmd->count( "--no-progress" ) ) s.progress = false;
+        if ( s.precision == "float" )
+            run_epidermis<float>( s );
+        else
+            run_epidermis<double>( s );
+    } );
+}
+
+} // namespace morula::app

@@ -1,0 +1,13 @@
+// `morula epidermis`: the 3D epidermis model of seed 000 (subcellular elements, gene network, growth
+// and division) from a JSON config file or flags.
+#ifndef MORULA_APPS_EPIDERMISCOMMAND_HPP
+#define MORULA_APPS_EPIDERMISCOMMAND_HPP
+
+#include <CLI/CLI.hpp>
+
+namespace morula::app
+{
+void add_epidermis_command( CLI::App& app );
+}
+
+#endif
