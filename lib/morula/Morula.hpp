@@ -37,6 +37,7 @@
 #include <morula/mechanics/SphereForce.hpp>
 #include <morula/mechanics/SphereMechanics.hpp>
 
+#include <morula/angio/Angiogenesis.hpp>
 #include <morula/sem/Epidermis.hpp>
 #include <morula/sem/GeneCoupling.hpp>
 #include <morula/sem/Initializers.hpp>

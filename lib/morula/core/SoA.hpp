@@ -108,6 +108,20 @@ class SoA
     }
 
     /*!
+      \brief Sets the number of entries to `new_size` <= capacity() without touching any entry: for
+      entries [size(), new_size) that a kernel has already written (appends on the device), or to drop
+      trailing entries. Larger than the capacity is an InputError.
+    */
+    void set_size( std::size_t new_size )
+    {
+        if ( new_size > m_capacity )
+            throw InputError( detail::concat( "SoA::set_size(", m_label, "): ", new_size,
+                                              " entries exceed the capacity ", m_capacity,
+                                              "; reserve() first" ) );
+        m_size = new_size;
+    }
+
+    /*!
       \brief Reorders every field by a gather: entry i becomes old entry perm(i), i < size().
 
       Uses a spare buffer per field (allocated once, then swapped), so repeated permutes allocate

@@ -1,0 +1,430 @@
+/*!
+  \file TumourAngiogenesis.hpp
+  \brief The tumour growth and angiogenesis model of seed 001 (complex automata: spherical cells and vessel
+  tubes driven by particle dynamics), every phase a device kernel.
+*/
+#ifndef MORULA_ANGIO_TUMOURANGIOGENESIS_HPP
+#define MORULA_ANGIO_TUMOURANGIOGENESIS_HPP
+
+#include <morula/angio/AngioParameters.hpp>
+#include <morula/angio/TumourCells.hpp>
+#include <morula/angio/VesselTubes.hpp>
+#include <morula/angio/detail/AngioKernels.hpp>
+#include <morula/core/Box.hpp>
+#include <morula/core/Error.hpp>
+#include <morula/core/KokkosCompat.hpp>
+#include <morula/grid/UniformGrid.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+namespace morula::angio
+{
+
+//! Seconds per phase, summed over timed steps (seed 001, section 2.1).
+struct AngioPhaseTimes
+{
+    double removal = 0;     //!< removing lysed cells (stable compaction)
+    double grid = 0;        //!< binning cells, and every sort_every steps rearranging them in grid order
+    double cell_cell = 0;   //!< forces, pressure and exchange contacts
+    double blood_flow = 0;  //!< Murray split and blood oxygen along the vessels
+    double tube_tube = 0;   //!< tube grid, tube contacts, anastomosis
+    double tube_cell = 0;   //!< Algorithm 5 (per tube) and Algorithm 6 (per cell)
+    double exchange = 0;    //!< oxygen and TAF sweeps
+    double motion = 0;      //!< barrier forces and overdamped motion
+    double tube_growth = 0; //!< tip growth and sprouting
+    double life_cycle = 0;  //!< states, growth, division, lysis
+    double counters = 0;    //!< the one read of the step's counters
+    long long steps = 0;
+
+    double total() const
+    {
+        return removal + grid + cell_cell + blood_flow + tube_tube + tube_cell + exchange + motion + tube_growth +
+               life_cycle + counters;
+    }
+};
+
+//! What one step did.
+struct AngioStepReport
+{
+    int divisions = 0;   //!< cells added by division
+    int lysed = 0;       //!< dead cells that shrank away this step (removed at the start of the next)
+    int removed = 0;     //!< lysed cells removed at the start of this step
+    int new_tubes = 0;   //!< tubes added (sprouts and tip splits)
+    int sprouts = 0;
+    int anastomoses = 0;
+    bool sorted = false; //!< whether the cells were rearranged in grid order
+};
+
+/*!
+  \brief Tumour cells and vessel tubes in a closed box, one step at a time, entirely on the device.
+
+  A step: remove lysed cells; bin the cells in the sorted uniform grid (rearranging them in grid order
+  every sort_every steps); cell-cell interactions; blood flow; tube-tube interactions; tube-cell and
+  cell-tube interactions; oxygen and TAF exchange sweeps; barrier forces and motion; tube growth and
+  sprouting; the cell life cycle. Capacities are reserved before the kernels run (a step can at most
+  double the cells and the tubes), so new cells and tubes are appended on the device; the host reads
+  one small array of counters at the end of the step (and the grid its status when it builds). Nothing
+  else crosses between host and device inside the time loop.
+
+  \tparam Scalar float or double (all fields)
+  \tparam MemorySpace where the cells, tubes and scratch arrays live
+*/
+template <class Scalar, class MemorySpace>
+class TumourAngiogenesis
+{
+  public:
+    using cells_type = TumourCells<Scalar, MemorySpace>;
+    using tubes_type = VesselTubes<Scalar, MemorySpace>;
+    using grid_type = grid::UniformGrid<Scalar, MemorySpace>;
+
+    /*!
+      \throws core::InputError for bad parameters, a box that is not closed on every axis, cells larger than
+      the division radius or tubes longer than the tube grid allows (the message names the item)
+    */
+    TumourAngiogenesis( cells_type cells, tubes_type tubes, const core::Box<Scalar>& box, const AngioParameters& p )
+        : m_cells( std::move( cells ) )
+        , m_tubes( std::move( tubes ) )
+        , m_box( box )
+        , m_params( p )
+    {
+        const std::string where = "TumourAngiogenesis";
+        box.validate( where );
+        p.validate( where );
+        for ( int d = 0; d < 3; ++d )
+            if ( box.boundary[d] != core::Boundary::closed )
+                throw core::InputError( core::detail::concat( where, ": the box must be closed on every axis (walls); axis ",
+                                                              "xyz"[d], " is ", core::to_string( box.boundary[d] ) ) );
+        m_constants = detail::Constants<Scalar>::make( p, box, p.exchange.max_contacts );
+        check_inputs( where );
+        m_counters = Kokkos::View<long long*, MemorySpace>( "morula::angio::counters", detail::num_counters );
+        m_work.counters = m_counters;
+        m_work.exchange_rate = Kokkos::View<Scalar*, MemorySpace>( "morula::angio::exchange_rate", 2 );
+        grid::GridOptions options; // row-major cells: Algorithm 5 reads rows of cells as one run
+        m_grid = std::make_unique<grid_type>( box, m_constants.cell_reach, options );
+        m_tube_grid = std::make_unique<grid_type>( box, m_tube_reach, options );
+    }
+
+    const AngioParameters& parameters() const { return m_params; }
+    const core::Box<Scalar>& box() const { return m_box; }
+    const cells_type& cells() const { return m_cells; }
+    const tubes_type& tubes() const { return m_tubes; }
+    int num_cells() const { return static_cast<int>( m_cells.size() ); }
+    int num_tubes() const { return static_cast<int>( m_tubes.size() ); }
+    double time() const { return m_time; }
+    long long step_index() const { return m_step; }
+    const AngioPhaseTimes& times() const { return m_times; }
+    void reset_times() { m_times = {}; }
+    const grid_type& grid() const { return *m_grid; }
+    //! Largest centre distance of two interacting cells (the grid's cutoff).
+    Scalar cell_reach() const { return m_constants.cell_reach; }
+    //! Exchange contacts of the last cell-cell phase (neighbour, conductance sqrt(2) rho w, count).
+    const detail::Workspace<Scalar, MemorySpace>& workspace() const { return m_work; }
+
+    //! One step (see the class description); with `timed`, every phase is fenced and timed.
+    template <class ExecutionSpace>
+    AngioStepReport step( const ExecutionSpace& exec, bool timed = false )
+    {
+        compat::ScopedRegion region( "morula::angio::TumourAngiogenesis::step" );
+        AngioStepReport report;
+        auto phase = [&]( double& slot, auto&& op ) {
+            if ( !timed )
+                return op();
+            exec.fence();
+            const auto t0 = std::chrono::steady_clock::now();
+            op();
+            exec.fence();
+            slot += std::chrono::duration<double>( std::chrono::steady_clock::now() - t0 ).count();
+        };
+        phase( m_times.removal, [&] { report.removed = remove_lysed( exec ); } );
+        prepare_step( exec );
+        phase( m_times.grid, [&] { report.sorted = build_grid( exec ); } );
+        phase( m_times.cell_cell, [&] { interact_cells( exec ); } );
+        phase( m_times.blood_flow, [&] { update_blood_flow( exec ); } );
+        phase( m_times.tube_tube, [&] { interact_tubes( exec ); } );
+        phase( m_times.tube_cell, [&] { interact_tubes_and_cells( exec ); } );
+        phase( m_times.exchange, [&] { exchange( exec ); } );
+        phase( m_times.motion, [&] { move( exec ); } );
+        phase( m_times.tube_growth, [&] { grow_vessels( exec ); } );
+        phase( m_times.life_cycle, [&] { advance_life_cycle( exec ); } );
+        phase( m_times.counters, [&] { finish_step( exec, report ); } );
+        if ( timed )
+            ++m_times.steps;
+        return report;
+    }
+
+    // The phases, in step order. Public so that benchmarks can time them one by one (and because nvcc
+    // does not allow device lambdas in private member functions).
+
+    //! Removes the cells that lysed in the previous step (stable: the others keep their order).
+    template <class ExecutionSpace>
+    int remove_lysed( const ExecutionSpace& exec )
+    {
+        if ( m_pending_lysed == 0 )
+            return 0;
+        const int n = num_cells();
+        const int kept = n - m_pending_lysed;
+        detail::ensure_extent_1d( m_work.permutation, m_cells.capacity(), "morula::angio::permutation" );
+        detail::removal_permutation( exec, cells_view(), n, kept, m_work.permutation );
+        m_cells.permute( exec, m_work.permutation );
+        m_cells.set_size( kept );
+        const int removed = m_pending_lysed;
+        m_pending_lysed = 0;
+        return removed;
+    }
+
+    //! Reserves room for a step that doubles cells and tubes, sizes the scratch arrays, zeroes the counters.
+    template <class ExecutionSpace>
+    void prepare_step( const ExecutionSpace& exec )
+    {
+        const std::size_t n = m_cells.size(), m = m_tubes.size();
+        if ( m_cells.capacity() < 2 * n )
+            m_cells.reserve( 3 * n + 16 );
+        if ( m_tubes.capacity() < 2 * m )
+            m_tubes.reserve( 3 * m + 16 );
+        const std::size_t cap = m_cells.capacity(), tcap = m_tubes.capacity();
+        if ( m_work.contact.extent( 0 ) < cap )
+        {
+            using namespace Kokkos;
+            const int K = m_params.exchange.max_contacts, Kt = m_params.max_tubes_per_cell;
+            m_work.contact = decltype( m_work.contact )( view_alloc( WithoutInitializing, std::string( "morula::angio::contact" ) ), cap, K );
+            m_work.conductance = decltype( m_work.conductance )( view_alloc( WithoutInitializing, std::string( "morula::angio::conductance" ) ), cap, K );
+            m_work.contact_count = decltype( m_work.contact_count )( "morula::angio::contact_count", cap );
+            m_work.tube_list = decltype( m_work.tube_list )( view_alloc( WithoutInitializing, std::string( "morula::angio::tube_list" ) ), cap, Kt );
+            m_work.tube_count = decltype( m_work.tube_count )( "morula::angio::tube_count", cap );
+            m_work.supply_level = decltype( m_work.supply_level )( "morula::angio::supply_level", cap );
+            m_work.supply_rate = decltype( m_work.supply_rate )( "morula::angio::supply_rate", cap );
+            m_work.oxygen_next = decltype( m_work.oxygen_next )( "morula::angio::oxygen_next", cap );
+            m_work.taf_next = decltype( m_work.taf_next )( "morula::angio::taf_next", cap );
+        }
+        if ( m_work.midpoints.extent( 0 ) < tcap )
+        {
+            m_work.midpoints = decltype( m_work.midpoints )( "morula::angio::tube_midpoints", tcap );
+            m_work.children_fixed = decltype( m_work.children_fixed )( "morula::angio::murray_sums", tcap );
+        }
+        Kokkos::deep_copy( exec, m_counters, 0LL );
+    }
+
+    //! Bins the cells; every sort_every builds also rearranges them in grid order. Returns whether it did.
+    template <class ExecutionSpace>
+    bool build_grid( const ExecutionSpace& exec )
+    {
+        const bool sort = m_params.sort_every > 0 && m_builds % m_params.sort_every == 0;
+        m_grid->build( exec, m_cells.positions(), num_cells() );
+        if ( sort )
+            m_grid->permute( exec, m_cells );
+        ++m_builds;
+        return sort;
+    }
+
+    //! Cell-cell forces, pressure and exchange contacts (from both sides, or once with atomics).
+    template <class ExecutionSpace>
+    void interact_cells( const ExecutionSpace& exec )
+    {
+        const auto query = m_grid->query( m_cells.positions() );
+        if ( m_params.atomic_cell_cell )
+            detail::cell_cell_atomic( exec, query, cells_view(), num_cells(), m_constants, m_work );
+        else
+            detail::cell_cell_both_sides( exec, query, cells_view(), num_cells(), m_constants, m_work );
+    }
+
+    //! Flow and blood oxygen of every tube.
+    template <class ExecutionSpace>
+    void update_blood_flow( const ExecutionSpace& exec )
+    {
+        if ( num_tubes() > 0 )
+            detail::blood_flow( exec, tubes_view(), num_tubes(), m_constants, m_work );
+    }
+
+    //! Tube grid over the midpoints, tube-tube contacts and anastomosis.
+    template <class ExecutionSpace>
+    void interact_tubes( const ExecutionSpace& exec )
+    {
+        const int m = num_tubes();
+        if ( m == 0 )
+            return;
+        detail::tube_midpoints( exec, tubes_view(), m, m_work );
+        m_tube_grid->build( exec, m_work.midpoints, m );
+        detail::tube_tube( exec, m_tube_grid->query( m_work.midpoints ), tubes_view(), m, m_tube_reach, m_constants,
+                           m_work );
+    }
+
+    //! Algorithm 5 (tube-cell, per tube, building the per-cell tube lists) then Algorithm 6 (cell-tube).
+    template <class ExecutionSpace>
+    void interact_tubes_and_cells( const ExecutionSpace& exec )
+    {
+        const int n = num_cells(), m = num_tubes();
+        Kokkos::deep_copy( exec, m_work.tube_count, 0 );
+        if ( m > 0 )
+            detail::tube_cell( exec, m_grid->query( m_cells.positions() ), cells_view(), tubes_view(), m, m_constants,
+                               m_work );
+        detail::cell_tube( exec, cells_view(), tubes_view(), n, m_constants, m_work );
+    }
+
+    //! The pseudo-time steps, then `sweeps` exchange sweeps of oxygen and TAF.
+    template <class ExecutionSpace>
+    void exchange( const ExecutionSpace& exec )
+    {
+        const int n = num_cells(), sweeps = m_params.exchange.sweeps;
+        if ( sweeps == 0 || n == 0 )
+            return;
+        const auto cells = cells_view();
+        detail::exchange_steps( exec, cells, n, m_constants, m_work );
+        for ( int s = 0; s < sweeps; ++s )
+        {
+            if ( s % 2 == 0 )
+                detail::exchange_sweep( exec, cells, n, m_constants, m_work, cells.oxygen, cells.taf,
+                                        m_work.oxygen_next, m_work.taf_next );
+            else
+                detail::exchange_sweep( exec, cells, n, m_constants, m_work, m_work.oxygen_next, m_work.taf_next,
+                                        cells.oxygen, cells.taf );
+        }
+        if ( sweeps % 2 == 1 )
+        {
+            const auto range = std::make_pair( 0, n );
+            Kokkos::deep_copy( exec, Kokkos::subview( cells.oxygen, range ), Kokkos::subview( m_work.oxygen_next, range ) );
+            Kokkos::deep_copy( exec, Kokkos::subview( cells.taf, range ), Kokkos::subview( m_work.taf_next, range ) );
+        }
+    }
+
+    //! Barrier forces and overdamped motion.
+    template <class ExecutionSpace>
+    void move( const ExecutionSpace& exec )
+    {
+        detail::move_cells( exec, cells_view(), num_cells(), m_constants );
+    }
+
+    //! Tip growth and sprouting (new tubes appended on the device).
+    template <class ExecutionSpace>
+    void grow_vessels( const ExecutionSpace& exec )
+    {
+        if ( num_tubes() > 0 )
+            detail::grow_tubes( exec, tubes_view(), num_tubes(), m_constants, static_cast<Scalar>( m_time ),
+                                static_cast<std::uint32_t>( m_step ), m_tubes.next_id(), m_work );
+    }
+
+    //! States, growth, division and lysis (daughters appended on the device).
+    template <class ExecutionSpace>
+    void advance_life_cycle( const ExecutionSpace& exec )
+    {
+        if ( num_cells() > 0 )
+            detail::life_cycle( exec, cells_view(), num_cells(), m_constants, static_cast<std::uint32_t>( m_step ),
+                                m_cells.next_id(), m_work );
+    }
+
+    /*!
+      \brief Reads the step's counters (the one host read of a step), updates the sizes and the clock.
+      \throws core::CapacityError if a cell had more contacts or tubes than its lists hold (the message
+      names the parameter to raise); std::runtime_error if a concentration went negative or non-finite
+    */
+    template <class ExecutionSpace>
+    void finish_step( const ExecutionSpace& exec, AngioStepReport& report )
+    {
+        long long host[detail::num_counters];
+        Kokkos::View<long long*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> h( host, detail::num_counters );
+        Kokkos::deep_copy( exec, h, m_counters );
+        exec.fence();
+        if ( host[detail::counter_max_contacts] > 0 )
+            throw core::CapacityError( core::detail::concat(
+                "TumourAngiogenesis: at step ", m_step, " a cell had ", host[detail::counter_max_contacts],
+                " exchange contacts, more than exchange.max_contacts = ", m_params.exchange.max_contacts,
+                "; raise it" ) );
+        if ( host[detail::counter_max_tubes] > 0 )
+            throw core::CapacityError( core::detail::concat(
+                "TumourAngiogenesis: at step ", m_step, " a cell touched ", host[detail::counter_max_tubes],
+                " tubes, more than max_tubes_per_cell = ", m_params.max_tubes_per_cell, "; raise it" ) );
+        if ( host[detail::counter_negative] > 0 )
+            throw std::runtime_error( core::detail::concat(
+                "TumourAngiogenesis: at step ", m_step, " the oxygen or TAF of ", host[detail::counter_negative],
+                " cells became negative or non-finite; lower exchange.sweep_fraction" ) );
+        report.divisions = static_cast<int>( host[detail::counter_divisions] );
+        report.lysed = static_cast<int>( host[detail::counter_lysed] );
+        report.new_tubes = static_cast<int>( host[detail::counter_new_tubes] );
+        report.sprouts = static_cast<int>( host[detail::counter_sprouts] );
+        report.anastomoses = static_cast<int>( host[detail::counter_anastomoses] );
+        m_cells.set_size( m_cells.size() + report.divisions );
+        m_cells.set_next_id( m_cells.next_id() + report.divisions );
+        m_tubes.set_size( m_tubes.size() + report.new_tubes );
+        m_tubes.set_next_id( m_tubes.next_id() + report.new_tubes );
+        m_pending_lysed += report.lysed;
+        m_divisions += report.divisions;
+        m_sprouts += report.sprouts;
+        m_anastomoses += report.anastomoses;
+        m_time += m_params.time_step;
+        ++m_step;
+    }
+
+    long long divisions() const { return m_divisions; }
+    long long sprouts() const { return m_sprouts; }
+    long long anastomoses() const { return m_anastomoses; }
+
+    //! Kernel handles of the current cell and tube arrays (fetch again after a step: arrays may move).
+    detail::CellViews<Scalar, MemorySpace> cells_view() const { return detail::CellViews<Scalar, MemorySpace>( m_cells ); }
+    detail::TubeViews<Scalar, MemorySpace> tubes_view() const { return detail::TubeViews<Scalar, MemorySpace>( m_tubes ); }
+
+  private:
+    // Cells must be alive or dead, no larger than the division radius; tubes no longer than the tube
+    // grid's reach allows (longer ones must be cut, as HostTubes::add_vessel does).
+    void check_inputs( const std::string& where )
+    {
+        const auto hc = m_cells.to_host();
+        for ( std::size_t i = 0; i < hc.size(); ++i )
+        {
+            if ( hc.state[i] < cell_new || hc.state[i] > cell_dead )
+                throw core::InputError( core::detail::concat( where, ": cell ", i, " has state ", hc.state[i],
+                                                              " (expected 0 new, 1 mature, 2 hypoxic or 3 dead)" ) );
+            if ( !( hc.radius[i] > 0 && hc.radius[i] <= m_params.life.division_radius * ( 1 + 1e-6 ) ) )
+                throw core::InputError( core::detail::concat( where, ": cell ", i, " has radius ", hc.radius[i],
+                                                              " (expected a value in (0, life.division_radius = ",
+                                                              m_params.life.division_radius, "])" ) );
+        }
+        const auto ht = m_tubes.to_host();
+        double rmax = m_params.vessels.sprout_radius, lmax = 0;
+        for ( std::size_t i = 0; i < ht.size(); ++i )
+        {
+            rmax = std::max( { rmax, ht.radius_a[i], ht.radius_b[i] } );
+            double l2 = 0;
+            for ( int d = 0; d < 3; ++d )
+                l2 += ( ht.end_b[3 * i + d] - ht.end_a[3 * i + d] ) * ( ht.end_b[3 * i + d] - ht.end_a[3 * i + d] );
+            lmax = std::max( lmax, std::sqrt( l2 ) );
+            for ( int d = 0; d < 3; ++d )
+                for ( double x : { ht.end_a[3 * i + d], ht.end_b[3 * i + d] } )
+                    if ( !( x >= m_box.lo[d] && x <= m_box.hi[d] ) )
+                        throw core::InputError( core::detail::concat( where, ": tube ", i, " has an end outside the box along ",
+                                                                      "xyz"[d], ": ", x, " not in [", m_box.lo[d], ", ",
+                                                                      m_box.hi[d], "]" ) );
+        }
+        const double grown = m_params.vessels.max_tube_length + m_params.vessels.tip_speed * m_params.time_step;
+        if ( lmax > 4 * m_params.vessels.max_tube_length )
+            throw core::InputError( core::detail::concat( where, ": a tube is ", lmax, " um long, more than 4 x vessels.max_tube_length = ",
+                                                          4 * m_params.vessels.max_tube_length,
+                                                          "; cut long vessels into tubes (HostTubes::add_vessel does)" ) );
+        // Two tubes touch only if their midpoints are within half their lengths plus their radii.
+        m_tube_reach = static_cast<Scalar>( std::max( grown, lmax ) + 2 * rmax );
+    }
+
+    cells_type m_cells;
+    tubes_type m_tubes;
+    core::Box<Scalar> m_box;
+    AngioParameters m_params;
+    detail::Constants<Scalar> m_constants;
+    detail::Workspace<Scalar, MemorySpace> m_work;
+    Kokkos::View<long long*, MemorySpace> m_counters;
+    std::unique_ptr<grid_type> m_grid, m_tube_grid;
+    Scalar m_tube_reach = 0;
+    AngioPhaseTimes m_times;
+    double m_time = 0;
+    long long m_step = 0;
+    long long m_builds = 0;
+    int m_pending_lysed = 0;
+    long long m_divisions = 0, m_sprouts = 0, m_anastomoses = 0;
+};
+
+} // namespace morula::angio
+
+#endif

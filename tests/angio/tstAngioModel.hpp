@@ -1,0 +1,196 @@
+#include "AngioTestUtils.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <vector>
+
+namespace morula_test_angio
+{
+using morula::angio::cell_dead;
+using morula::angio::cell_hypoxic;
+using morula::angio::cell_mature;
+using morula::angio::cell_new;
+
+double total_amount( const HostCells& h, const std::vector<double>& c )
+{
+    double s = 0;
+    for ( std::size_t i = 0; i < h.size(); ++i )
+        s += volume( h.radius[i] ) * c[i];
+    return s;
+}
+
+double spread( const std::vector<double>& c )
+{
+    const auto [lo, hi] = std::minmax_element( c.begin(), c.end() );
+    return *hi - *lo;
+}
+
+// Without sources and sinks the exchange only moves oxygen and TAF between touching cells: the amounts
+// sum_i V_i c_i stay the same to rounding, while the concentrations even out.
+TEST( TEST_CATEGORY, angio_exchange_conserves_oxygen_and_taf )
+{
+    const double edge = 200;
+    HostCells h = centred_cluster( edge, 35 );
+    for ( std::size_t i = 0; i < h.size(); ++i )
+    {
+        h.radius[i] = 5.0 + 0.6 * std::cos( 0.9 * i );
+        h.oxygen[i] = 0.5 + 0.5 * std::sin( 2.3 * i );
+        h.taf[i] = i % 7 == 0 ? 3.0 : 0.0;
+    }
+    AngioParameters p;
+    p.exchange.oxygen_uptake = 0;
+    p.exchange.taf_decay = 0;
+    p.exchange.taf_production = 0;
+    p.exchange.sweeps = 40;
+    Model m = make_model( h, HostTubes{}, edge, p );
+    TEST_EXECSPACE exec;
+    m.prepare_step( exec );
+    m.build_grid( exec );
+    m.interact_cells( exec );
+    m.interact_tubes_and_cells( exec );
+    const auto before = m.cells().to_host();
+    m.exchange( exec );
+    const auto after = m.cells().to_host();
+    const double o0 = total_amount( before, before.oxygen ), o1 = total_amount( after, after.oxygen );
+    const double t0 = total_amount( before, before.taf ), t1 = total_amount( after, after.taf );
+    EXPECT_NEAR( o1, o0, 1e-12 * o0 );
+    EXPECT_NEAR( t1, t0, 1e-12 * t0 );
+    EXPECT_LT( spread( after.oxygen ), 0.5 * spread( before.oxygen ) );
+    EXPECT_LT( spread( after.taf ), 0.5 * spread( before.taf ) );
+    for ( std::size_t i = 0; i < after.size(); ++i )
+    {
+        EXPECT_GE( after.oxygen[i], 0 );
+        EXPECT_GE( after.taf[i], 0 );
+    }
+}
+
+// With uptake on and a perfused vessel as the only source, oxygen falls away from the vessel.
+TEST( TEST_CATEGORY, angio_oxygen_falls_with_distance_from_a_vessel )
+{
+    const double edge = 200;
+    HostCells h = centred_cluster( edge, 45 );
+    HostTubes t;
+    t.add_vessel( { 100, 0, 100, 100, 200, 100 }, 5, 20, "test" ); // through the cluster's centre, along y
+    AngioParameters p;
+    p.exchange.sweeps = 400;
+    p.exchange.oxygen_uptake = 5; // penetration sqrt(D / q) = 20 μm, well inside the cluster
+    p.vessels.sprouting = false;
+    // Cells overlapping the vessel are pushed out over a few steps; keep the exchange of the last one.
+    Model m = make_model( h, t, edge, p );
+    TEST_EXECSPACE exec;
+    for ( int s = 0; s < 5; ++s )
+        m.step( exec );
+    const auto c = m.cells().to_host();
+    double near = 0, far = 0;
+    int n_near = 0, n_far = 0;
+    for ( std::size_t i = 0; i < c.size(); ++i )
+    {
+        const double dx = c.position[3 * i] - 100, dz = c.position[3 * i + 2] - 100;
+        const double r = std::sqrt( dx * dx + dz * dz );
+        if ( r < 15 )
+        {
+            near += c.oxygen[i];
+            ++n_near;
+        }
+        else if ( r > 35 )
+        {
+            far += c.oxygen[i];
+            ++n_far;
+        }
+    }
+    ASSERT_GT( n_near, 5 );
+    ASSERT_GT( n_far, 5 );
+    EXPECT_GT( near / n_near, 2 * far / n_far );
+}
+
+// The life-cycle rules at their thresholds, one cell per rule.
+TEST( TEST_CATEGORY, angio_state_transitions_follow_the_rules )
+{
+    AngioParameters p;
+    p.exchange.sweeps = 0; // keep the oxygen as set
+    const double dt = p.time_step;
+    const auto& L = p.life;
+    const double eps = 1e-6;
+    struct Case
+    {
+        double age, oxygen, hypoxic_time;
+        int state;
+        int expect;
+        const char* what;
+    };
+    const std::vector<Case> cases = {
+        { L.maturation_age - 0.5 * dt, 1, 0, cell_new, cell_mature, "New matures at maturation_age" },
+        { L.maturation_age - 1.5 * dt, 1, 0, cell_new, cell_new, "New stays New before maturation_age" },
+        { 10, L.hypoxia_threshold - eps, 0, cell_mature, cell_hypoxic, "below the hypoxia threshold" },
+        { 10, L.hypoxia_threshold + eps, 0, cell_mature, cell_mature, "just above the hypoxia threshold" },
+        { 10, L.recovery_threshold, 3, cell_hypoxic, cell_mature, "recovers at the recovery threshold" },
+        { 10, L.recovery_threshold - eps, 3, cell_hypoxic, cell_hypoxic, "stays hypoxic below recovery" },
+        { 10, 0.01, L.hypoxic_survival - 0.5 * dt, cell_hypoxic, cell_dead, "dies after hypoxic_survival" },
+        { 10, 0.01, L.hypoxic_survival - 1.5 * dt, cell_hypoxic, cell_hypoxic, "survives before hypoxic_survival" },
+        { L.max_age - 0.5 * dt, 1, 0, cell_mature, cell_dead, "dies at max_age" },
+    };
+    HostCells h;
+    for ( std::size_t k = 0; k < cases.size(); ++k )
+    {
+        const double x[3] = { 20.0 + 30.0 * ( k % 5 ), 20.0 + 30.0 * ( k / 5 ), 50 }; // far apart
+        h.add( x, 5, cases[k].age, cases[k].state, cases[k].oxygen, 0, static_cast<std::int64_t>( k ) );
+        h.hypoxic_time[k] = cases[k].hypoxic_time;
+    }
+    Model m = make_model( h, HostTubes{}, 200, p );
+    TEST_EXECSPACE exec;
+    m.step( exec );
+    const auto out = m.cells().to_host();
+    ASSERT_EQ( out.size(), cases.size() );
+    for ( std::size_t i = 0; i < out.size(); ++i )
+    {
+        const Case& c = cases[out.id[i]];
+        EXPECT_EQ( out.state[i], c.expect ) << c.what;
+    }
+}
+
+// Division at the division radius: two New cells of half the volume each, the same concentrations (so the
+// amounts are kept), new ids; a dead cell shrinks, lyses below the lysis radius and is removed next step.
+TEST( TEST_CATEGORY, angio_division_and_lysis )
+{
+    AngioParameters p;
+    p.exchange.sweeps = 0;
+    const double R = p.life.division_radius;
+    HostCells h;
+    const double x0[3] = { 50, 50, 50 }, x1[3] = { 150, 150, 150 };
+    h.add( x0, R, 10, cell_mature, 0.7, 0.3, 0 );
+    h.add( x1, p.life.lysis_radius * 1.01, 10, cell_dead, 0.2, 0.0, 1 );
+    Model m = make_model( h, HostTubes{}, 200, p );
+    TEST_EXECSPACE exec;
+    const auto r1 = m.step( exec );
+    EXPECT_EQ( r1.divisions, 1 );
+    EXPECT_EQ( r1.lysed, 1 );
+    const auto a = m.cells().to_host();
+    ASSERT_EQ( a.size(), 3u ); // the lysed cell is still stored until the next step
+    std::map<std::int64_t, std::size_t> at;
+    for ( std::size_t i = 0; i < a.size(); ++i )
+        at[a.id[i]] = i;
+    ASSERT_EQ( at.count( 2 ), 1u ); // the daughter's id
+    const std::size_t mo = at[0], da = at[2];
+    EXPECT_NEAR( volume( a.radius[mo] ) + volume( a.radius[da] ), volume( R ), 1e-9 * volume( R ) );
+    EXPECT_NEAR( a.radius[mo], a.radius[da], 1e-12 );
+    EXPECT_EQ( a.state[mo], cell_new );
+    EXPECT_EQ( a.state[da], cell_new );
+    EXPECT_DOUBLE_EQ( a.oxygen[da], 0.7 );
+    EXPECT_DOUBLE_EQ( a.taf[da], 0.3 );
+    double sep2 = 0;
+    for ( int d = 0; d < 3; ++d )
+        sep2 += ( a.position[3 * mo + d] - a.position[3 * da + d] ) * ( a.position[3 * mo + d] - a.position[3 * da + d] );
+    EXPECT_GT( std::sqrt( sep2 ), 0.5 * a.radius[mo] ); // moved apart (and then pushed by the overlap)
+    const auto r2 = m.step( exec );
+    EXPECT_EQ( r2.removed, 1 );
+    const auto b = m.cells().to_host();
+    ASSERT_EQ( b.size(), 2u );
+    for ( std::size_t i = 0; i < b.size(); ++i )
+        EXPECT_NE( b.id[i], 1 );
+    EXPECT_EQ( m.divisions(), 1 );
+}
+
+} // namespace morula_test_angio
