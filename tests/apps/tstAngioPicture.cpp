@@ -55,7 +55,7 @@ morula::io::AngioFrame small_frame()
     f.tube_delivered = { 0, 0 };
     f.tube_taf = { 0, 0 };
     f.tube_parent = { -1, 0 };
-    f.tube_flags = { 0, morula::io::angio_tube_tip | morula::io::angio_tube_sprout_origin };
+    f.tube_flags = { 0, morula::io::angio_tube_tip | morula::io::angio_tube_sprouted };
     f.tube_id = { 10, 11 };
     return f;
 }

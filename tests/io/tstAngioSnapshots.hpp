@@ -43,7 +43,7 @@ morula::io::AngioFrame tumour_and_vessel()
     f.tube_delivered = { 0.125, 1e-7 };
     f.tube_taf = { 0.0, 0.5 };
     f.tube_parent = { -1, 0 };
-    f.tube_flags = { 0, morula::io::angio_tube_tip | morula::io::angio_tube_sprout_origin };
+    f.tube_flags = { 0, morula::io::angio_tube_tip | morula::io::angio_tube_sprouted };
     f.tube_id = { 100, 4000000000001 };
     return f;
 }
@@ -80,7 +80,7 @@ morula::io::AngioFrame vessels_only()
     f.tube_delivered = { 0.1, 0.2, 0.3 };
     f.tube_taf = { 0.01, 0.02, 0.03 };
     f.tube_parent = { -1, 0, 0 };
-    f.tube_flags = { 0, morula::io::angio_tube_sprout_origin, morula::io::angio_tube_anastomosed };
+    f.tube_flags = { 0, morula::io::angio_tube_sprouted, morula::io::angio_tube_anastomosed };
     f.tube_id = { 1, 2, 3 };
     return f;
 }

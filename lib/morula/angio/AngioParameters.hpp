@@ -63,6 +63,7 @@ struct LifeCycleParameters
 {
     double division_radius = 6.3;   //!< μm: a Mature cell of this radius divides (two cells of radius / 2^(1/3))
     double growth_rate = 29;        //!< μm³/h: volume growth of a normoxic cell (doubling 18 h at radius 5)
+    double growth_spread = 0.25;    //!< each cell grows at growth_rate (1 + spread u), u uniform in [-1, 1) per cell
     double maturation_age = 6;      //!< h: New -> Mature
     double hypoxia_threshold = 0.1; //!< oxygen below which a live cell turns Hypoxic (and does not grow)
     double recovery_threshold = 0.15; //!< oxygen at or above which a Hypoxic cell recovers
@@ -103,7 +104,7 @@ struct AngioParameters
     VesselParameters vessels;
     std::uint64_t seed = 1;      //!< of the hashed RNG (division axes, sprouting)
     int sort_every = 10;         //!< permute cells into grid order every this many steps (0: never)
-    int max_tubes_per_cell = 16; //!< width of the per-cell tube lists (Algorithm 5)
+    int max_tubes_per_cell = 32; //!< width of the per-cell tube lists (Algorithm 5)
     bool atomic_cell_cell = false; //!< cell-cell pairs once with atomics instead of from both sides
 
     //! Radius of a new daughter cell: the division radius / 2^(1/3).
@@ -149,6 +150,8 @@ struct AngioParameters
             fail( "exchange.max_contacts", exchange.max_contacts, "an integer in [1, 1000]" );
         positive( "life.division_radius", life.division_radius );
         non_negative( "life.growth_rate", life.growth_rate );
+        if ( !( life.growth_spread >= 0 && life.growth_spread < 1 ) )
+            fail( "life.growth_spread", life.growth_spread, "a value in [0, 1)" );
         non_negative( "life.maturation_age", life.maturation_age );
         fraction( "life.hypoxia_threshold", life.hypoxia_threshold );
         if ( !( life.recovery_threshold >= life.hypoxia_threshold && life.recovery_threshold <= 1 ) )

@@ -53,8 +53,7 @@ struct AngioPhaseTimes
 struct AngioStepReport
 {
     int divisions = 0;   //!< cells added by division
-    int lysed = 0;       //!< dead cells that shrank away this step (removed at the start of the next)
-    int removed = 0;     //!< lysed cells removed at the start of this step
+    int removed = 0;     //!< dead cells that shrank away (lysed) and were removed this step
     int new_tubes = 0;   //!< tubes added (sprouts and tip splits)
     int sprouts = 0;
     int anastomoses = 0;
@@ -64,10 +63,10 @@ struct AngioStepReport
 /*!
   \brief Tumour cells and vessel tubes in a closed box, one step at a time, entirely on the device.
 
-  A step: remove lysed cells; bin the cells in the sorted uniform grid (rearranging them in grid order
+  A step: bin the cells in the sorted uniform grid (rearranging them in grid order
   every sort_every steps); cell-cell interactions; blood flow; tube-tube interactions; tube-cell and
   cell-tube interactions; oxygen and TAF exchange sweeps; barrier forces and motion; tube growth and
-  sprouting; the cell life cycle. Capacities are reserved before the kernels run (a step can at most
+  sprouting; the cell life cycle; removal of the cells that lysed. Capacities are reserved before the kernels run (a step can at most
   double the cells and the tubes), so new cells and tubes are appended on the device; the host reads
   one small array of counters at the end of the step (and the grid its status when it builds). Nothing
   else crosses between host and device inside the time loop.
@@ -141,7 +140,6 @@ class TumourAngiogenesis
             exec.fence();
             slot += std::chrono::duration<double>( std::chrono::steady_clock::now() - t0 ).count();
         };
-        phase( m_times.removal, [&] { report.removed = remove_lysed( exec ); } );
         prepare_step( exec );
         phase( m_times.grid, [&] { report.sorted = build_grid( exec ); } );
         phase( m_times.cell_cell, [&] { interact_cells( exec ); } );
@@ -153,6 +151,7 @@ class TumourAngiogenesis
         phase( m_times.tube_growth, [&] { grow_vessels( exec ); } );
         phase( m_times.life_cycle, [&] { advance_life_cycle( exec ); } );
         phase( m_times.counters, [&] { finish_step( exec, report ); } );
+        phase( m_times.removal, [&] { report.removed = remove_lysed( exec ); } );
         if ( timed )
             ++m_times.steps;
         return report;
@@ -161,7 +160,8 @@ class TumourAngiogenesis
     // The phases, in step order. Public so that benchmarks can time them one by one (and because nvcc
     // does not allow device lambdas in private member functions).
 
-    //! Removes the cells that lysed in the previous step (stable: the others keep their order).
+    //! Removes the cells that lysed in this step's life cycle (stable: the others keep their order); call
+    //! after finish_step(), which counts them.
     template <class ExecutionSpace>
     int remove_lysed( const ExecutionSpace& exec )
     {
@@ -343,7 +343,7 @@ class TumourAngiogenesis
                 "TumourAngiogenesis: at step ", m_step, " the oxygen or TAF of ", host[detail::counter_negative],
                 " cells became negative or non-finite; lower exchange.sweep_fraction" ) );
         report.divisions = static_cast<int>( host[detail::counter_divisions] );
-        report.lysed = static_cast<int>( host[detail::counter_lysed] );
+        const int lysed = static_cast<int>( host[detail::counter_lysed] );
         report.new_tubes = static_cast<int>( host[detail::counter_new_tubes] );
         report.sprouts = static_cast<int>( host[detail::counter_sprouts] );
         report.anastomoses = static_cast<int>( host[detail::counter_anastomoses] );
@@ -351,12 +351,22 @@ class TumourAngiogenesis
         m_cells.set_next_id( m_cells.next_id() + report.divisions );
         m_tubes.set_size( m_tubes.size() + report.new_tubes );
         m_tubes.set_next_id( m_tubes.next_id() + report.new_tubes );
-        m_pending_lysed += report.lysed;
+        m_pending_lysed += lysed;
         m_divisions += report.divisions;
         m_sprouts += report.sprouts;
         m_anastomoses += report.anastomoses;
         m_time += m_params.time_step;
         ++m_step;
+    }
+
+    /*!
+      \brief Turns sprouting on or off from the next step: the angiogenic switch, the moment a dormant
+      avascular tumour starts recruiting vessels.
+    */
+    void set_sprouting( bool on )
+    {
+        m_params.vessels.sprouting = on;
+        m_constants.sprouting = on;
     }
 
     long long divisions() const { return m_divisions; }

@@ -26,7 +26,7 @@ enum CellState : std::int32_t
     cell_mature = 1,  //!< old enough to divide
     cell_hypoxic = 2, //!< short of oxygen: produces TAF, does not grow
     cell_dead = 3,    //!< by age or prolonged hypoxia: shrinks (lysis), still takes up space
-    cell_lysed = 4    //!< shrunk away: removed at the start of the next step (never seen outside)
+    cell_lysed = 4    //!< shrunk away: removed at the end of the step (never seen outside a step)
 };
 
 //! Name of a state as written in CSV headers and docs.

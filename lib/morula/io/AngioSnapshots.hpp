@@ -63,7 +63,7 @@ struct AngioFrame
 enum AngioTubeFlag : std::int32_t
 {
     angio_tube_tip = 1,           //!< growing tip: end_b is the tip of a sprout
-    angio_tube_sprout_origin = 2, //!< the first tube of a sprout, branching off its parent
+    angio_tube_sprouted = 2,      //!< grown by angiogenesis (not one of the initial vessels)
     angio_tube_anastomosed = 4    //!< joined another vessel (a closed loop)
 };
 

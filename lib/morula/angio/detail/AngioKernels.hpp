@@ -46,7 +46,7 @@ struct Constants
     Scalar repulsion, adhesion, range, friction_per_radius, wall_stiffness;
     Scalar oxygen_diffusion, oxygen_uptake, hypoxic_uptake, taf_diffusion, taf_decay, taf_production;
     Scalar sweep_fraction;
-    Scalar division_radius, daughter_radius, growth_rate, maturation_age, hypoxia_threshold,
+    Scalar division_radius, daughter_radius, growth_rate, growth_spread, maturation_age, hypoxia_threshold,
         recovery_threshold, hypoxic_survival, max_age, max_pressure, lysis_rate, lysis_radius;
     Scalar inflow, perfusion_half, blood_oxygen_length, wall_conductance, sprout_taf, sprout_rate,
         sprout_refractory, sprout_radius, sprout_length, tip_speed, tip_taf, tip_persistence,
@@ -78,6 +78,7 @@ struct Constants
         c.division_radius = s( p.life.division_radius );
         c.daughter_radius = s( p.daughter_radius() );
         c.growth_rate = s( p.life.growth_rate );
+        c.growth_spread = s( p.life.growth_spread );
         c.maturation_age = s( p.life.maturation_age );
         c.hypoxia_threshold = s( p.life.hypoxia_threshold );
         c.recovery_threshold = s( p.life.recovery_threshold );
@@ -875,7 +876,9 @@ KOKKOS_INLINE_FUNCTION TubeGrowth<Scalar> plan_tube_growth( const TubeViews<Scal
         g.splits = grown2 > c.max_tube_length * c.max_tube_length;
         return g;
     }
-    if ( !c.sprouting || ( flags & tube_anastomosed ) || !( sensed >= c.sprout_taf ) || !( gnorm > Scalar( 0 ) ) ||
+    // Sprouts come from the initial vessels only; new vessels extend from their tips.
+    if ( !c.sprouting || ( flags & ( tube_anastomosed | tube_sprouted ) ) || !( sensed >= c.sprout_taf ) ||
+         !( gnorm > Scalar( 0 ) ) ||
          time - t.last_sprout( i ) < c.sprout_refractory )
         return g;
     const core::HashedRng rng( c.seed );
@@ -924,7 +927,7 @@ KOKKOS_INLINE_FUNCTION void append_tube( const TubeViews<Scalar, MemorySpace>& t
 /*!
   \brief Tube growth and sprouting. A tip in enough TAF extends at tip_speed along a blend of its own
   direction and the TAF gradient (stopping at a wall); one longer than max_tube_length splits at its
-  middle, the front half becoming a new tip tube. A tube (not a tip) in TAF above sprout_taf sprouts at
+  middle, the front half becoming a new tip tube. A tube of the initial vessels in TAF above sprout_taf sprouts at
   rate sprout_rate, at most once per refractory time: a new tip of sprout_radius grows from its middle up
   the TAF gradient. New tubes go to slots m, m + 1, ... in the order of their parents (a scan), with ids
   next_id, next_id + 1, ...; their number goes to the counters.
@@ -1033,7 +1036,10 @@ KOKKOS_INLINE_FUNCTION CellFate<Scalar> plan_cell_fate( const CellViews<Scalar, 
         if ( ( f.state == cell_new || f.state == cell_mature ) && cells.pressure( i ) <= c.max_pressure )
         {
             const Scalar vmax = sphere_volume_of_radius( c.division_radius );
-            Scalar v = sphere_volume_of_radius( f.radius ) + c.growth_rate * c.dt;
+            // Cells of one lineage do not stay in step: each grows at its own rate, fixed by its id.
+            const core::HashedRng rng( c.seed );
+            const Scalar u = Scalar( 2 ) * rng.uniform<Scalar>( static_cast<std::uint64_t>( cells.id( i ) ), 5, 0 ) - Scalar( 1 );
+            Scalar v = sphere_volume_of_radius( f.radius ) + c.growth_rate * ( Scalar( 1 ) + c.growth_spread * u ) * c.dt;
             v = v < vmax ? v : vmax;
             f.radius = sphere_radius_of_volume( v );
         }
