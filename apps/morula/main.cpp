@@ -1,5 +1,6 @@
 // The `morula` command-line program. Each model is a subcommand (`morula <model> --help`); the
 // library does the work, this file only parses arguments and reports errors.
+#include "AngioCommand.hpp"
 #include "EpidermisCommand.hpp"
 #include "GridCommand.hpp"
 #include "LatticeCommand.hpp"
@@ -27,6 +28,7 @@ int main( int argc, char* argv[] )
     morula::app::add_lattice_command( app );
     morula::app::add_ode_command( app );
     morula::app::add_epidermis_command( app );
+    morula::app::add_angiogenesis_command( app );
 
     // Kokkos reads its own flags (--kokkos-num-threads, --kokkos-device-id, ...) and removes them.
     Kokkos::ScopeGuard guard( argc, argv );

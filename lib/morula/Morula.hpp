@@ -21,6 +21,7 @@
 #include <morula/grid/UniformGrid.hpp>
 
 #include <morula/io/AgentSnapshots.hpp>
+#include <morula/io/AngioSnapshots.hpp>
 #include <morula/io/LatticeSnapshots.hpp>
 #include <morula/io/TissueSnapshots.hpp>
 

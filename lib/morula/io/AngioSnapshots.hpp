@@ -43,7 +43,7 @@ struct AngioFrame
     std::vector<double> tube_delivered; //!< oxygen delivered to the tissue
     std::vector<double> tube_taf;
     std::vector<std::int32_t> tube_parent; //!< -1 for a vessel's inlet tube, else the parent tube's index
-    std::vector<std::int32_t> tube_flags;  //!< bit 0: growing tip, bit 1: sprout origin, bit 2: anastomosed
+    std::vector<std::int32_t> tube_flags;  //!< bit 0: growing tip, bit 1: grown by angiogenesis, bit 2: anastomosed
     std::vector<std::int64_t> tube_id;
 
     //! Number of cells: cell_positions.size() / 3.

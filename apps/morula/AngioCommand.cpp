@@ -1,0 +1,350 @@
+#include "AngioCommand.hpp"
+#include "AngioPicture.hpp"
+#include "Config.hpp"
+
+#include <morula/Morula.hpp>
+#include <morula/io/AngioSnapshots.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace morula::app
+{
+namespace
+{
+// Every key of the configuration file (docs/models/angiogenesis.md). Model parameters use the names of
+// the fields of angio::AngioParameters and default to its values.
+struct AngioSettings
+{
+    std::string precision = "double";
+    double box[3] = { 400, 400, 400 };
+    double tumour_centre[3] = { 220, 200, 200 };
+    double tumour_radius = 20;
+    double cell_radius = 5;
+    struct Vessel
+    {
+        std::vector<double> points;
+        double radius = 5;
+    };
+    std::vector<Vessel> vessels;
+    long steps = 1000;
+    long output_every = 100;
+    long seed = 1;
+    double angiogenic_switch = 0; // h: sprouting from this time on (when sprouting is true)
+    std::string output = "angiogenesis";
+    bool progress = true;
+    angio::AngioParameters p;
+};
+
+const std::set<std::string> vessel_keys{ "points", "radius" };
+
+void read_config( const std::string& path, AngioSettings& s )
+{
+    const auto c = Config::from_file(
+        path, { "precision", "box", "tumour_centre", "tumour_radius", "cell_radius", "vessels", "steps", "dt",
+                "output_every", "seed", "angiogenic_switch", "output", "progress", "repulsion", "adhesion",
+                "adhesion_range", "friction", "reference_radius", "wall_stiffness", "oxygen_diffusion",
+                "oxygen_uptake", "hypoxic_uptake_factor", "taf_diffusion", "taf_decay", "taf_production", "sweeps",
+                "sweep_fraction", "max_contacts", "division_radius", "growth_rate", "growth_spread",
+                "maturation_age", "hypoxia_threshold", "recovery_threshold", "hypoxic_survival", "max_age",
+                "max_pressure", "lysis_rate", "lysis_radius", "inflow", "perfusion_half", "blood_oxygen_length",
+                "wall_conductance", "sprouting", "sprout_taf", "sprout_rate", "sprout_refractory", "sprout_radius",
+                "sprout_length", "tip_speed", "tip_taf", "tip_persistence", "max_tube_length", "tube_repulsion",
+                "sort_every", "max_tubes_per_cell", "atomic_cell_cell" } );
+    const double big = 1e300;
+    auto num = [&]( const char* key, double& v, double lo ) {
+        if ( c.has( key ) )
+            v = c.number( key, lo, big );
+    };
+    auto integer = [&]( const char* key, int& v, long lo, long hi ) {
+        if ( c.has( key ) )
+            v = static_cast<int>( c.integer( key, lo, hi ) );
+    };
+    if ( c.has( "precision" ) ) s.precision = c.choice( "precision", { "float", "double" } );
+    if ( c.has( "box" ) )
+    {
+        const auto b = c.numbers( "box", 3, 1e-300, big );
+        for ( int d = 0; d < 3; ++d )
+            s.box[d] = b[d];
+    }
+    if ( c.has( "tumour_centre" ) )
+    {
+        const auto b = c.numbers( "tumour_centre", 3, -big, big );
+        for ( int d = 0; d < 3; ++d )
+            s.tumour_centre[d] = b[d];
+    }
+    num( "tumour_radius", s.tumour_radius, 0 );
+    num( "cell_radius", s.cell_radius, 1e-300 );
+    if ( c.has( "vessels" ) )
+    {
+        s.vessels.clear();
+        for ( const auto& v : c.objects( "vessels", vessel_keys, true ) )
+        {
+            AngioSettings::Vessel vessel;
+            vessel.points = v.numbers( "points", 0, -big, big );
+            if ( v.has( "radius" ) )
+                vessel.radius = v.number( "radius", 1e-300, big );
+            s.vessels.push_back( vessel );
+        }
+    }
+    if ( c.has( "steps" ) ) s.steps = c.integer( "steps", 0, 1000000000 );
+    num( "dt", s.p.time_step, 1e-300 );
+    if ( c.has( "output_every" ) ) s.output_every = c.integer( "output_every", 0, 1000000000 );
+    if ( c.has( "seed" ) ) s.seed = c.integer( "seed", 0, 9007199254740991L );
+    num( "angiogenic_switch", s.angiogenic_switch, 0 );
+    if ( c.has( "output" ) ) s.output = c.text( "output" );
+    if ( c.has( "progress" ) ) s.progress = c.flag( "progress" );
+    auto& p = s.p;
+    num( "repulsion", p.mechanics.repulsion, 0 );
+    num( "adhesion", p.mechanics.adhesion, 0 );
+    num( "adhesion_range", p.mechanics.adhesion_range, 0 );
+    num( "friction", p.mechanics.friction, 0 );
+    num( "reference_radius", p.mechanics.reference_radius, 0 );
+    num( "wall_stiffness", p.mechanics.wall_stiffness, 0 );
+    num( "oxygen_diffusion", p.exchange.oxygen_diffusion, 0 );
+    num( "oxygen_uptake", p.exchange.oxygen_uptake, 0 );
+    num( "hypoxic_uptake_factor", p.exchange.hypoxic_uptake_factor, 0 );
+    num( "taf_diffusion", p.exchange.taf_diffusion, 0 );
+    num( "taf_decay", p.exchange.taf_decay, 0 );
+    num( "taf_production", p.exchange.taf_production, 0 );
+    integer( "sweeps", p.exchange.sweeps, 0, 10000 );
+    num( "sweep_fraction", p.exchange.sweep_fraction, 0 );
+    integer( "max_contacts", p.exchange.max_contacts, 1, 1000 );
+    num( "division_radius", p.life.division_radius, 0 );
+    num( "growth_rate", p.life.growth_rate, 0 );
+    num( "growth_spread", p.life.growth_spread, 0 );
+    num( "maturation_age", p.life.maturation_age, 0 );
+    num( "hypoxia_threshold", p.life.hypoxia_threshold, 0 );
+    num( "recovery_threshold", p.life.recovery_threshold, 0 );
+    num( "hypoxic_survival", p.life.hypoxic_survival, 0 );
+    num( "max_age", p.life.max_age, 0 );
+    num( "max_pressure", p.life.max_pressure, 0 );
+    num( "lysis_rate", p.life.lysis_rate, 0 );
+    num( "lysis_radius", p.life.lysis_radius, 0 );
+    num( "inflow", p.vessels.inflow, 0 );
+    num( "perfusion_half", p.vessels.perfusion_half, 0 );
+    num( "blood_oxygen_length", p.vessels.blood_oxygen_length, 0 );
+    num( "wall_conductance", p.vessels.wall_conductance, 0 );
+    if ( c.has( "sprouting" ) ) p.vessels.sprouting = c.flag( "sprouting" );
+    num( "sprout_taf", p.vessels.sprout_taf, 0 );
+    num( "sprout_rate", p.vessels.sprout_rate, 0 );
+    num( "sprout_refractory", p.vessels.sprout_refractory, 0 );
+    num( "sprout_radius", p.vessels.sprout_radius, 0 );
+    num( "sprout_length", p.vessels.sprout_length, 0 );
+    num( "tip_speed", p.vessels.tip_speed, 0 );
+    num( "tip_taf", p.vessels.tip_taf, 0 );
+    num( "tip_persistence", p.vessels.tip_persistence, 0 );
+    num( "max_tube_length", p.vessels.max_tube_length, 0 );
+    num( "tube_repulsion", p.vessels.tube_repulsion, 0 );
+    integer( "sort_every", p.sort_every, 0, 1000000000 );
+    integer( "max_tubes_per_cell", p.max_tubes_per_cell, 1, 1024 );
+    if ( c.has( "atomic_cell_cell" ) ) p.atomic_cell_cell = c.flag( "atomic_cell_cell" );
+}
+
+// Host copies of the model's cells and tubes as one output frame.
+template <class Model>
+io::AngioFrame make_frame( const Model& m )
+{
+    const auto c = m.cells().to_host();
+    const auto t = m.tubes().to_host();
+    io::AngioFrame f;
+    f.step = m.step_index();
+    f.time = m.time();
+    f.cell_positions = c.position;
+    f.cell_radius = c.radius;
+    f.cell_age = c.age;
+    f.cell_oxygen = c.oxygen;
+    f.cell_taf = c.taf;
+    f.cell_pressure = c.pressure;
+    f.cell_state = c.state;
+    f.cell_id = c.id;
+    f.tube_end_a = t.end_a;
+    f.tube_end_b = t.end_b;
+    f.tube_radius_a = t.radius_a;
+    f.tube_radius_b = t.radius_b;
+    f.tube_flow = t.flow;
+    f.tube_blood_oxygen = t.blood_oxygen;
+    f.tube_delivered = t.delivered;
+    f.tube_taf = t.taf;
+    f.tube_parent = t.parent;
+    f.tube_flags = t.flags;
+    f.tube_id = t.id;
+    return f;
+}
+
+template <class Scalar>
+int run_angiogenesis( const AngioSettings& s )
+{
+    using exec = Kokkos::DefaultExecutionSpace;
+    using mem = exec::memory_space;
+    exec space;
+    const std::string where = "morula angiogenesis";
+    angio::AngioParameters p = s.p;
+    p.seed = static_cast<std::uint64_t>( s.seed );
+    const bool sprouting = p.vessels.sprouting;
+    p.vessels.sprouting = sprouting && s.angiogenic_switch <= 0;
+    p.validate( where );
+
+    angio::HostCells cells;
+    if ( s.tumour_radius > 0 )
+    {
+        angio::ClusterSpec cluster;
+        for ( int d = 0; d < 3; ++d )
+            cluster.centre[d] = s.tumour_centre[d];
+        cluster.radius = s.tumour_radius;
+        cluster.cell_radius = s.cell_radius;
+        cluster.seed = p.seed;
+        angio::add_cluster( cells, cluster );
+    }
+    angio::HostTubes tubes;
+    for ( std::size_t k = 0; k < s.vessels.size(); ++k )
+        tubes.add_vessel( s.vessels[k].points, s.vessels[k].radius, p.vessels.max_tube_length,
+                          core::detail::concat( where, ": vessels[", k, "]" ) );
+    const core::Box<Scalar> box( { 0, 0, 0 }, { Scalar( s.box[0] ), Scalar( s.box[1] ), Scalar( s.box[2] ) },
+                                 core::Boundary::closed );
+    for ( std::size_t i = 0; i < cells.size(); ++i )
+        for ( int d = 0; d < 3; ++d )
+            if ( !( cells.position[3 * i + d] >= 0 && cells.position[3 * i + d] <= s.box[d] ) )
+                throw core::InputError( core::detail::concat(
+                    where, ": the tumour (tumour_centre, tumour_radius) reaches outside the box along ", "xyz"[d],
+                    " (cell at ", cells.position[3 * i + d], ", box [0, ", s.box[d], "])" ) );
+
+    std::printf( "%s\n", core::build_summary().c_str() );
+    std::printf( "angiogenesis (%s): %zu cells, %zu vessel tubes in a %g x %g x %g um box, %ld steps of %g h%s\n",
+                 s.precision.c_str(), cells.size(), tubes.size(), s.box[0], s.box[1], s.box[2], s.steps, p.time_step,
+                 sprouting ? ( s.angiogenic_switch > 0
+                                   ? core::detail::concat( ", angiogenic switch at ", s.angiogenic_switch, " h" ).c_str()
+                                   : ", sprouting on" )
+                           : ", sprouting off" );
+    angio::TumourAngiogenesis<Scalar, mem> model( angio::TumourCells<Scalar, mem>( cells ),
+                                                  angio::VesselTubes<Scalar, mem>( tubes ), box, p );
+
+    std::unique_ptr<io::AngioSnapshotWriter> writer;
+    if ( io::angio_snapshots_available() )
+        writer = std::make_unique<io::AngioSnapshotWriter>( s.output );
+    else
+        std::printf( "HDF5 not available in this build: no snapshots\n" );
+    std::ofstream csv( s.output + ".csv" );
+    if ( !csv )
+        throw core::InputError( where + ": cannot write '" + s.output + ".csv'" );
+    csv << "step,time_h,cells,new,mature,hypoxic,dead,tubes,vessel_length_um,sprouts,anastomoses,mean_oxygen,max_taf\n";
+    auto record = [&]( const io::AngioFrame& f ) {
+        int count[4] = { 0, 0, 0, 0 };
+        double oxygen = 0, taf = 0, length = 0;
+        for ( std::size_t i = 0; i < f.cells(); ++i )
+        {
+            ++count[f.cell_state[i]];
+            oxygen += f.cell_oxygen[i];
+            taf = std::max( taf, f.cell_taf[i] );
+        }
+        for ( std::size_t i = 0; i < f.tubes(); ++i )
+        {
+            double l2 = 0;
+            for ( int d = 0; d < 3; ++d )
+                l2 += std::pow( f.tube_end_b[3 * i + d] - f.tube_end_a[3 * i + d], 2 );
+            length += std::sqrt( l2 );
+        }
+        csv << f.step << ',' << f.time << ',' << f.cells() << ',' << count[0] << ',' << count[1] << ',' << count[2]
+            << ',' << count[3] << ',' << f.tubes() << ',' << length << ',' << model.sprouts() << ','
+            << model.anastomoses() << ',' << ( f.cells() ? oxygen / f.cells() : 0.0 ) << ',' << taf << '\n';
+        csv.flush();
+        if ( writer )
+            writer->write( f );
+    };
+
+    io::AngioFrame last = make_frame( model );
+    record( last );
+    const auto t0 = std::chrono::steady_clock::now();
+    int last_percent = -1;
+    bool switched = p.vessels.sprouting;
+    for ( long i = 0; i < s.steps; ++i )
+    {
+        if ( sprouting && !switched && model.time() >= s.angiogenic_switch )
+        {
+            model.set_sprouting( true );
+            switched = true;
+        }
+        model.step( space );
+        if ( ( s.output_every > 0 && ( i + 1 ) % s.output_every == 0 ) || i + 1 == s.steps )
+        {
+            last = make_frame( model );
+            record( last );
+        }
+        const int percent = static_cast<int>( 100 * ( i + 1 ) / s.steps );
+        if ( s.progress && percent != last_percent )
+        {
+            last_percent = percent;
+            const double elapsed = std::chrono::duration<double>( std::chrono::steady_clock::now() - t0 ).count();
+            const int bar = percent / 5;
+            std::fprintf( stderr, "\r[%.*s%*s] %3d%%  step %ld/%ld  %d cells  %d tubes  %.1f s", bar,
+                          "####################", 20 - bar, "", percent, i + 1, s.steps, model.num_cells(),
+                          model.num_tubes(), elapsed );
+            std::fflush( stderr );
+        }
+    }
+    if ( s.progress && s.steps > 0 )
+        std::fprintf( stderr, "\n" );
+    const double seconds = std::chrono::duration<double>( std::chrono::steady_clock::now() - t0 ).count();
+    AngioView view;
+    for ( int d = 0; d < 3; ++d )
+        view.hi[d] = s.box[d];
+    char title[160];
+    std::snprintf( title, sizeof title, "tumour and vessels: t = %.1f h, %zu cells, %zu tubes", last.time, last.cells(),
+                   last.tubes() );
+    view.title = title;
+    const bool png = write_angio_picture( s.output + ".png", last, view );
+    int dead = 0, hypoxic = 0;
+    for ( auto st : last.cell_state )
+    {
+        dead += st == angio::cell_dead;
+        hypoxic += st == angio::cell_hypoxic;
+    }
+    std::printf( "done: %ld steps (%g h) in %.2f s (%.1f us/step); %zu cells (%d hypoxic, %d dead), %zu tubes, "
+                 "%lld divisions, %lld sprouts, %lld anastomoses\n",
+                 s.steps, std::round( model.time() * 1e6 ) / 1e6, seconds, s.steps ? 1e6 * seconds / s.steps : 0.0, last.cells(), hypoxic, dead,
+                 last.tubes(), model.divisions(), model.sprouts(), model.anastomoses() );
+    std::printf( "wrote %s.csv%s%s\n", s.output.c_str(), png ? ( ", " + s.output + ".png" ).c_str() : "",
+                 writer ? ( ", " + writer->hdf5_path() + ", " + writer->xdmf_path() ).c_str() : "" );
+    return 0;
+}
+} // namespace
+
+void add_angiogenesis_command( CLI::App& app )
+{
+    auto config = std::make_shared<std::string>();
+    auto o = std::make_shared<AngioSettings>();
+    CLI::App* cmd = app.add_subcommand(
+        "angiogenesis", "tumour growth and angiogenesis: cells, vessel tubes, oxygen and TAF (seed 001)" );
+    cmd->add_option( "--config", *config, "JSON file; keys as in docs/models/angiogenesis.md" );
+    cmd->add_option( "--precision", o->precision, "float or double" )->check( CLI::IsMember( { "float", "double" } ) );
+    cmd->add_option( "--steps", o->steps, "time steps" )->check( CLI::Range( 0L, 1000000000L ) );
+    cmd->add_option( "--output-every", o->output_every, "steps between snapshots (0: first and last)" )
+        ->check( CLI::Range( 0L, 1000000000L ) );
+    cmd->add_option( "--seed", o->seed, "seed of the random numbers" )->check( CLI::Range( 0L, 9007199254740991L ) );
+    cmd->add_option( "--output", o->output, "prefix of the .h5, .xmf, .csv and .png files" );
+    cmd->add_flag( "--no-progress", "no progress bar" );
+    cmd->callback( [config, o, cmd] {
+        AngioSettings s;
+        if ( !config->empty() )
+            read_config( *config, s );
+        if ( cmd->count( "--precision" ) ) s.precision = o->precision;
+        if ( cmd->count( "--steps" ) ) s.steps = o->steps;
+        if ( cmd->count( "--output-every" ) ) s.output_every = o->output_every;
+        if ( cmd->count( "--seed" ) ) s.seed = o->seed;
+        if ( cmd->count( "--output" ) ) s.output = o->output;
+        if ( cmd->count( "--no-progress" ) ) s.progress = false;
+        if ( s.precision == "float" )
+            run_angiogenesis<float>( s );
+        else
+            run_angiogenesis<double>( s );
+    } );
+}
+
+} // namespace morula::app

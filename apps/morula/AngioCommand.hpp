@@ -1,0 +1,13 @@
+// `morula angiogenesis`: tumour growth and angiogenesis (seed 001) from a JSON configuration file.
+#ifndef MORULA_APPS_ANGIOCOMMAND_HPP
+#define MORULA_APPS_ANGIOCOMMAND_HPP
+
+#include <CLI/CLI.hpp>
+
+namespace morula::app
+{
+//! Registers the `angiogenesis` subcommand on `app`.
+void add_angiogenesis_command( CLI::App& app );
+} // namespace morula::app
+
+#endif
