@@ -67,7 +67,7 @@ struct Settings
     int warmup_steps = 20;
     int runs = 5;
     int warmup = 1;
-    int sweeps = 8;
+    int sweeps = 64;
     std::string precision = "both";
     std::string out;
     double cell_radius = 5;

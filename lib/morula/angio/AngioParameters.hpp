@@ -53,7 +53,7 @@ struct ExchangeParameters
     double taf_diffusion = 100;     //!< μm²/s, VEGF-like factor in tissue
     double taf_decay = 5e-4;        //!< 1/s: half-life 23 min
     double taf_production = 1e-3;   //!< 1/s (concentration per second) by a hypoxic cell
-    int sweeps = 8;                 //!< exchange sweeps per step
+    int sweeps = 64;                //!< exchange sweeps per step (relaxation lag ~2-5 h at the default uptake)
     double sweep_fraction = 0.5;    //!< pseudo-time step as a fraction of the largest that keeps values >= 0
     int max_contacts = 32;          //!< width of a cell's contact list; more live neighbours is a CapacityError
 };
