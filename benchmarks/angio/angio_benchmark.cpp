@@ -1,7 +1,7 @@
 // The tumour growth and angiogenesis model of seed 001 (Worecki and Wcisło 2012) timed as in its section 4,
 // phase by phase, on Kokkos::DefaultExecutionSpace and its memory space.
 //
-//   angio_benchmark --case cellcell [--cells 1e4,1e5,1e6] [--volume-fraction 0.5] [--sweeps 8]
+//   angio_benchmark --case cellcell [--cells 1e4,1e5,1e6] [--volume-fraction 0.5] [--sweeps 64]
 //     The paper's random input without tubes: N Mature cells of radius 5 um at uniform random positions
 //     in a closed cube sized for the volume fraction, oxygen 1, uptake, TAF production and decay off,
 //     sort_every 1. Timed: grid build + sort, grid build alone, cell-cell from both sides, cell-cell with
