@@ -8,6 +8,7 @@ packages=(
   libtrilinos-kokkos-dev libtrilinos-kokkos-kernels-dev
   libhdf5-dev libsbml5-dev libsundials-dev libgtest-dev libbenchmark-dev
   libcli11-dev nlohmann-json3-dev libfmt-dev libcairo2-dev
+  python3 python3-matplotlib
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstdio>
 #include <ctime>
 #include <fstream>
@@ -22,6 +23,7 @@
 #include <unistd.h>
 
 #if defined( KOKKOS_ENABLE_CUDA )
+#include <cuda_profiler_api.h>
 #include <cuda_runtime.h>
 #endif
 #if defined( KOKKOS_ENABLE_HIP )
@@ -80,6 +82,37 @@ template <class ExecutionSpace, class Body>
 Stats time_phase( const ExecutionSpace& exec, int warmup, int runs, Body&& body )
 {
     return time_phase( exec, warmup, runs, [] {}, body );
+}
+
+/*!
+  For the hardware-counter cross-check (benchmarks/roofline/ncu_crosscheck.py): when the environment
+  variable MORULA_PROFILE_KERNEL names `kernel`, runs `setup` and then `body` once more between
+  cudaProfilerStart and cudaProfilerStop, so that `ncu --profile-from-start off` measures exactly the
+  kernels of that one run. Does nothing otherwise, and on backends without a profiler API.
+*/
+template <class ExecutionSpace, class Setup, class Body>
+void profile_once( const ExecutionSpace& exec, const char* kernel, Setup&& setup, Body&& body )
+{
+    const char* wanted = std::getenv( "MORULA_PROFILE_KERNEL" );
+    if ( wanted == nullptr || std::string( wanted ) != kernel )
+        return;
+    setup();
+    exec.fence();
+#if defined( KOKKOS_ENABLE_CUDA )
+    cudaProfilerStart();
+#endif
+    body();
+    exec.fence();
+#if defined( KOKKOS_ENABLE_CUDA )
+    cudaProfilerStop();
+#endif
+    std::printf( "profiled one run of %s\n", kernel );
+}
+
+template <class ExecutionSpace, class Body>
+void profile_once( const ExecutionSpace& exec, const char* kernel, Body&& body )
+{
+    profile_once( exec, kernel, [] {}, body );
 }
 
 // Copy bandwidth (read + write bytes per second) of a plain parallel copy of 2 x 1 GiB.
@@ -160,6 +193,37 @@ inline std::string utc_now()
     return buf;
 }
 
+//! The host instruction-set extensions this translation unit was compiled for: CPU roofs and kernels are
+//! empirical, so they are those of this code generation (x86-64 baseline unless -march was given).
+inline std::string host_isa()
+{
+    std::string isa;
+#if defined( __x86_64__ )
+    isa = "x86-64";
+#elif defined( __aarch64__ )
+    isa = "aarch64";
+#endif
+#if defined( __SSE2__ )
+    isa += " sse2";
+#endif
+#if defined( __AVX__ )
+    isa += " avx";
+#endif
+#if defined( __AVX2__ )
+    isa += " avx2";
+#endif
+#if defined( __FMA__ )
+    isa += " fma";
+#endif
+#if defined( __AVX512F__ )
+    isa += " avx512f";
+#endif
+#if defined( __ARM_FEATURE_SVE )
+    isa += " sve";
+#endif
+    return isa;
+}
+
 //! Where and with what a benchmark ran, for the header of every result file.
 template <class ExecutionSpace>
 nlohmann::json machine_info( const ExecutionSpace& exec )
@@ -175,6 +239,7 @@ nlohmann::json machine_info( const ExecutionSpace& exec )
              { "kokkos_version", morula::core::kokkos_version() },
              { "morula", morula::core::build_summary() },
              { "compiler", compiler() },
+             { "host_isa", host_isa() },
              { "date", utc_now() } };
 }
 
