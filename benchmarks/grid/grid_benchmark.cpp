@@ -1,10 +1,17 @@
 // Grid benchmark (issue #2): build, permute and neighbour sweep of Morula's sorted uniform grid for
 // 1M, 4M and 16M uniformly random points in 256^3 cells, next to Kokkos::BinSort's
-// create_permute_vector for the same points and bins, in the same run. Writes one JSON file.
+// create_permute_vector for the same points and bins, in the same run. Writes one JSON file, with a
+// roofline record (issue #8: analytic bytes and flops, docs/roofline/grid-and-mechanics.md) for each
+// timed Morula kernel in its top-level "kernels" array.
 //
 //   grid_benchmark [--sizes 1000000,4000000,16777216] [--cells 256] [--runs 10] [--warmup 3]
 //                  [--scalar float|double|both] [--neighbors 30] [--out results.json]
+//                  [--roofline-suite]
+//
+// --roofline-suite: the roofline suite's case, 4M points, both precisions, 3 runs after 1 warm-up
+// (options given explicitly still win; the CI smoke test adds --sizes 100000 --cells 32 --runs 2).
 #include "../common/BenchmarkUtils.hpp"
+#include "../common/Roofline.hpp"
 #include "GridBenchmarkCommon.hpp"
 
 #include <morula/core/SoA.hpp>
@@ -37,6 +44,7 @@ struct Settings
     std::string space = "device";
     std::string out = "grid_benchmark.json";
     bool verbose = false;
+    bool roofline_suite = false;
 };
 
 nlohmann::json phase( const Stats& s, double bytes, double items, const char* item_name )
@@ -52,8 +60,33 @@ nlohmann::json phase( const Stats& s, double bytes, double items, const char* it
     return j;
 }
 
+/*!
+  Density-like sweep with floating-point work per neighbour: out(i) = sum over neighbours j of
+  (h^2 - r_ij^2)^3 (4 flops per neighbour: subtract, two multiplies, add).
+*/
+template <class ExecutionSpace, class Query, class OutView>
+void density_sweep( const ExecutionSpace& exec, const Query& query,
+                    typename Query::scalar_type radius, const OutView& out )
+{
+    using Scalar = typename Query::scalar_type;
+    using neighbors_type = morula::grid::ParticleNeighbors<Query, ExecutionSpace>;
+    const Scalar h2 = radius * radius;
+    morula::grid::for_each_particle(
+        exec, query,
+        KOKKOS_LAMBDA( const int i, const neighbors_type& nb ) {
+            Scalar s = 0;
+            nb.for_each( [&]( int, Scalar, Scalar, Scalar, Scalar r2 ) {
+                const Scalar w = h2 - r2;
+                s += w * w * w;
+            } );
+            out( i ) = s;
+        },
+        radius, "morula::bench::density_sweep" );
+}
+
 template <class Scalar, class ExecutionSpace>
-nlohmann::json run_case( const ExecutionSpace& exec, const Settings& set, int n )
+nlohmann::json run_case( const ExecutionSpace& exec, const Settings& set, int n,
+                         nlohmann::json& kernels )
 {
     using memory_space = typename ExecutionSpace::memory_space;
     using positions_type = Kokkos::View<Scalar* [3], Kokkos::LayoutLeft, memory_space>;
@@ -86,6 +119,19 @@ nlohmann::json run_case( const ExecutionSpace& exec, const Settings& set, int n 
                                                    [&] { grid.build( exec, original, n ); } );
     result["build"] = phase( build, morula::bench::build_bytes( n, ncells, sizeof( Scalar ) ),
                              n, "particles" );
+    const char* precision = morula::bench::precision_name<Scalar>();
+    const nlohmann::json build_parameters = { { "n", n },
+                                              { "cells", ncells },
+                                              { "cells_per_axis", grid.geometry().ncell[0] },
+                                              { "ordering", "row_major" },
+                                              { "boundary", "closed" } };
+    kernels.push_back( morula::bench::kernel_record(
+        "grid", "grid_build",
+        { morula::bench::build_bytes( n, ncells, sizeof( Scalar ) ), 6.0 * n, precision,
+          "positions 3Sn read; cell keys 4n written, read; (cell, particle) pairs 8n written, read; "
+          "permutation 4n, offsets 4C written. 6 flops/particle: cell coordinate (x - lo) * inv_h "
+          "per axis" },
+        build, build_parameters ) );
     progress( "binsort" );
     // 2. Kokkos::BinSort with the same bins: create_permute_vector only.
     {
@@ -116,6 +162,11 @@ nlohmann::json run_case( const ExecutionSpace& exec, const Settings& set, int n 
         [&] { Kokkos::deep_copy( exec, particles.positions(), original ); },
         [&] { grid.permute( exec, particles ); } );
     result["permute"] = phase( permute, 2.0 * 3 * sizeof( Scalar ) * n + 4.0 * n, n, "particles" );
+    kernels.push_back( morula::bench::kernel_record(
+        "grid", "grid_permute",
+        { 2.0 * 3 * sizeof( Scalar ) * n + 4.0 * n, 0, "none",
+          "positions 3Sn gathered (read), 3Sn written to the spare buffer; permutation 4n read" },
+        permute, build_parameters ) );
 
     progress( "sweep" );
     // 4. Neighbour sweep at ~`neighbors` per particle: radius from the density, cells of edge >=
@@ -156,12 +207,63 @@ nlohmann::json run_case( const ExecutionSpace& exec, const Settings& set, int n 
     sj["bytes"] = 3.0 * sizeof( Scalar ) * n + 4.0 * n + 4.0 * g.num_cells();
     result["sweep"] = sj;
 
+    // 5. The same sweep with floating-point work per neighbour (a density sum).
+    progress( "density sweep" );
+    Kokkos::View<Scalar*, memory_space> density_out( "density", n );
+    const Stats density_stats = morula::bench::time_phase(
+        exec, set.warmup, set.runs, [&] { density_sweep( exec, query, radius, density_out ); } );
+    nlohmann::json dj = phase( density_stats, 0, candidates, "candidate_pairs" );
+    result["density_sweep"] = dj;
+
+    // Roofline records of the two sweeps: the stencil walk counted by walking it again (untimed).
+    const morula::bench::StencilTally tally = morula::bench::stencil_tally( exec, query, radius );
+    const double walk_flops = morula::bench::stencil_flops( tally, query );
+    const double sweep_read = 3.0 * sizeof( Scalar ) * n + 4.0 * ( g.num_cells() + 1 );
+    const nlohmann::json sweep_parameters = {
+        { "n", n },
+        { "radius", radius },
+        { "cells", g.num_cells() },
+        { "cells_per_axis", g.ncell[0] },
+        { "ordering", "row_major" },
+        { "boundary", "closed" },
+        { "data_sorted", true },
+        { "neighbors_per_particle", double( pairs ) / n },
+        { "pairs_within_radius", pairs },
+        { "candidates_tested", tally.candidates },
+        { "candidates_27_cells", candidates },
+        { "rows_tested", tally.rows_tested },
+        { "rows_passed", tally.rows_passed } };
+    kernels.push_back( morula::bench::kernel_record(
+        "grid", "grid_sweep_count",
+        { sweep_read + 4.0 * n, walk_flops, precision,
+          "positions 3Sn, offsets 4(C+1) read once (neighbour re-reads from cache), counts 4n "
+          "written. Flops: 28/particle + 3/row tested + 4/row scanned + 8/candidate tested "
+          "(counted by walking the stencil)" },
+        sweep, sweep_parameters ) );
+    kernels.push_back( morula::bench::kernel_record(
+        "grid", "grid_sweep_density",
+        { sweep_read + double( sizeof( Scalar ) ) * n, walk_flops + 4.0 * double( pairs ),
+          precision,
+          "as grid_sweep_count, sums Sn written instead of counts; + 4 flops per neighbour within "
+          "the radius ((h^2 - r^2)^3 summed)" },
+        density_stats, sweep_parameters ) );
+
     std::printf( "%-6s n=%9d cells=%d^3: build %.3f ms (BinSort %.3f), permute %.3f "
-                 "ms, sweep %.3f ms (%.1f nbrs, %.3g candidates/s)\n",
+                 "ms, sweep %.3f ms (%.1f nbrs, %.3g candidates/s), density sweep %.3f ms\n",
                  sizeof( Scalar ) == 4 ? "float" : "double", n, set.cells, 1e3 * build.median(),
                  1e3 * result["kokkos_binsort_create_permute_vector"]["median_s"].get<double>(),
                  1e3 * permute.median(), 1e3 * sweep.median(), double( pairs ) / n,
-                 candidates / sweep.median() );
+                 candidates / sweep.median(), 1e3 * density_stats.median() );
+    if ( set.roofline_suite || set.verbose )
+        for ( std::size_t k = kernels.size() - 4; k < kernels.size(); ++k )
+        {
+            const auto& r = kernels[k];
+            std::printf( "  %-20s %10.3f ms  AI %7.3f flop/B  %8.2f GB/s  %8.2f GFLOP/s\n",
+                         r["kernel"].get<std::string>().c_str(),
+                         1e3 * r["time"]["median_s"].get<double>(),
+                         r["arithmetic_intensity"].get<double>(),
+                         r["gbytes_per_s"].get<double>(), r["gflops_per_s"].get<double>() );
+        }
     std::fflush( stdout );
     return result;
 }
@@ -179,16 +281,20 @@ void run_all( const ExecutionSpace& exec, const Settings& set )
                                  { { "runs", set.runs },
                                    { "warmup", set.warmup },
                                    { "cells_per_axis", set.cells },
-                                   { "sweep_neighbors", set.neighbors } } },
-                               { "cases", nlohmann::json::array() } };
+                                   { "sweep_neighbors", set.neighbors },
+                                   { "roofline_suite", set.roofline_suite } } },
+                               { "cases", nlohmann::json::array() },
+                               { "kernels", nlohmann::json::array() } };
     std::printf( "%s\n%s on %s\n", morula::core::build_summary().c_str(), ExecutionSpace::name(),
                  machine["device"].get<std::string>().c_str() );
     for ( long n : set.sizes )
     {
         if ( set.scalar != "double" )
-            results["cases"].push_back( run_case<float>( exec, set, static_cast<int>( n ) ) );
+            results["cases"].push_back(
+                run_case<float>( exec, set, static_cast<int>( n ), results["kernels"] ) );
         if ( set.scalar != "float" )
-            results["cases"].push_back( run_case<double>( exec, set, static_cast<int>( n ) ) );
+            results["cases"].push_back(
+                run_case<double>( exec, set, static_cast<int>( n ), results["kernels"] ) );
     }
     morula::bench::write_json( set.out, results );
     std::printf( "wrote %s\n", set.out.c_str() );
@@ -212,7 +318,21 @@ int main( int argc, char* argv[] )
         ->check( CLI::IsMember( { "device", "host" } ) );
     app.add_option( "--out", set.out, "JSON result file" );
     app.add_flag( "--verbose", set.verbose, "Print each phase as it starts" );
+    app.add_flag( "--roofline-suite", set.roofline_suite,
+                  "Roofline suite case: --sizes 4000000 --runs 3 --warmup 1 --scalar both unless "
+                  "given" );
     CLI11_PARSE( app, argc, argv );
+    if ( set.roofline_suite )
+    {
+        if ( app.count( "--sizes" ) == 0 )
+            set.sizes = { 4000000 };
+        if ( app.count( "--runs" ) == 0 )
+            set.runs = 3;
+        if ( app.count( "--warmup" ) == 0 )
+            set.warmup = 1;
+        if ( app.count( "--scalar" ) == 0 )
+            set.scalar = "both";
+    }
 
     Kokkos::ScopeGuard guard( argc, argv );
     if ( set.space == "device" )

@@ -3,7 +3,12 @@
 //   mechanics_benchmark [--space device|host] [--scalar float|double|both] [--runs 10] [--warmup 3]
 //                       [--agents 2000000] [--neighbors 6,27,47] [--cells 64] [--steps 10]
 //                       [--repeats 3] [--orders z-order,row-major,unsorted] [--skip-a] [--skip-b]
-//                       [--out results.json]
+//                       [--out results.json] [--roofline-suite] [--no-copy-roof]
+//
+// --roofline-suite: the roofline suite's case (issue #8): benchmark B only, 2M agents, 27 neighbours,
+// Z-order, both precisions, 3 runs after 1 warm-up, results in mechanics_benchmark.json (options given
+// explicitly still win; the CI smoke test adds --agents 50000 --neighbors 6 --runs 2 --scalar float
+// --no-copy-roof).
 //
 // A: a 64^3 lattice of cells (diameter 30, spacing 20) that grow, divide and push each other for 10
 //    steps; the time of each operation (division, grid build, Z-order sort, forces, displacement),
@@ -14,7 +19,13 @@
 //    in row-major cell order, or not at all. Bytes: what the operation must move (per agent: position, diameter, adherence and
 //    density read, force and displacement written; the cell offsets read), against the copy bandwidth
 //    measured in the same run.
+// Each case of B also appends roofline records (analytic bytes and flops,
+// docs/roofline/grid-and-mechanics.md) of its three timed kernels (Z-order sort, grid build,
+// compute_displacements) to the result file's top-level "kernels" array. A's times are sums over
+// steps whose agent counts change, so A has no records.
 #include <common/BenchmarkUtils.hpp>
+#include <common/Roofline.hpp>
+#include <grid/GridBenchmarkCommon.hpp>
 
 #include <morula/Morula.hpp>
 
@@ -23,6 +34,7 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -49,11 +61,89 @@ struct Settings
     //! row-major: sorted by row-major cell order; unsorted: never sorted (read through the grid).
     std::vector<std::string> orders{ "z-order", "row-major", "unsorted" };
     std::string out;
+    bool roofline_suite = false;
+    bool no_copy_roof = false; //!< skip the copy-bandwidth measurement (2 x 1 GiB)
 };
+
+//! Neighbours within the query's cutoff at distance^2 > 1e-16 (the force loop's non-coincident
+//! branch), summed over the agents; untimed, for the flop count.
+template <class ExecutionSpace, class Query>
+long long pairs_within_cutoff( const ExecutionSpace& exec, const Query& query )
+{
+    using Scalar = typename Query::scalar_type;
+    using neighbors_type = morula::grid::ParticleNeighbors<Query, ExecutionSpace>;
+    Kokkos::View<int*, typename Query::memory_space> counts( "counts", query.num_particles() );
+    const Scalar coincident2 = Scalar( 1e-16 );
+    morula::grid::for_each_particle(
+        exec, query,
+        KOKKOS_LAMBDA( const int i, const neighbors_type& nb ) {
+            int c = 0;
+            nb.for_each( [&]( int, Scalar, Scalar, Scalar, Scalar r2 ) {
+                c += r2 > coincident2 ? 1 : 0;
+            } );
+            counts( i ) = c;
+        },
+        query.cutoff(), "morula::bench::pairs_within_cutoff" );
+    long long total = 0;
+    Kokkos::parallel_reduce(
+        "morula::bench::sum", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, query.num_particles() ),
+        KOKKOS_LAMBDA( const int i, long long& s ) { s += counts( i ); }, total );
+    return total;
+}
+
+/*!
+  Agents whose force breaks their adherence (displacement_from_force goes past its early return), and
+  among them those whose move is capped at max_displacement; from the forces of the last
+  compute_displacements(), same arithmetic. Untimed, for the flop count.
+*/
+template <class ExecutionSpace, class VectorView, class Scalar, class MemorySpace>
+void count_movers( const ExecutionSpace& exec, const VectorView& force,
+                   const mechanics::SphereAgents<Scalar, MemorySpace>& agents,
+                   const mechanics::MechanicsParameters<Scalar>& mp, long long& movers,
+                   long long& capped )
+{
+    const auto adherence = agents.adherence();
+    const auto density = agents.densities();
+    const auto diameter = agents.diameters();
+    const Scalar dt = mp.time_step;
+    const Scalar max_move = mp.max_displacement;
+    const int n = static_cast<int>( agents.size() );
+    movers = 0;
+    capped = 0;
+    Kokkos::parallel_reduce(
+        "morula::bench::movers", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, n ),
+        KOKKOS_LAMBDA( const int i, long long& s ) {
+            const Scalar norm = morula::compat::sqrt( force( i, 0 ) * force( i, 0 ) +
+                                                      force( i, 1 ) * force( i, 1 ) +
+                                                      force( i, 2 ) * force( i, 2 ) );
+            s += ( norm > adherence( i ) && norm > Scalar( 0 ) ) ? 1 : 0;
+        },
+        movers );
+    Kokkos::parallel_reduce(
+        "morula::bench::capped", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, n ),
+        KOKKOS_LAMBDA( const int i, long long& s ) {
+            const Scalar norm = morula::compat::sqrt( force( i, 0 ) * force( i, 0 ) +
+                                                      force( i, 1 ) * force( i, 1 ) +
+                                                      force( i, 2 ) * force( i, 2 ) );
+            if ( !( norm > adherence( i ) && norm > Scalar( 0 ) ) )
+                return;
+            const Scalar mass = density( i ) * mechanics::sphere_volume( diameter( i ) );
+            s += norm * ( dt / mass ) > max_move ? 1 : 0;
+        },
+        capped );
+}
+
+void print_record( const nlohmann::json& r )
+{
+    std::printf( "  %-32s %-6s %10.3f ms  AI %7.3f flop/B  %8.2f GB/s  %8.2f GFLOP/s\n",
+                 r["kernel"].get<std::string>().c_str(), r["precision"].get<std::string>().c_str(),
+                 1e3 * r["time"]["median_s"].get<double>(), r["arithmetic_intensity"].get<double>(),
+                 r["gbytes_per_s"].get<double>(), r["gflops_per_s"].get<double>() );
+}
 
 template <class Scalar, class ExecutionSpace>
 nlohmann::json benchmark_b( const ExecutionSpace& exec, const Settings& set, double neighbors,
-                            const std::string& order, double bandwidth )
+                            const std::string& order, double bandwidth, nlohmann::json& kernels )
 {
     using mem = typename ExecutionSpace::memory_space;
     mechanics::AgentProperties<Scalar> props; // BioDynaMo's cell: diameter 30, adherence 0.4, mass 1
@@ -90,6 +180,79 @@ nlohmann::json benchmark_b( const ExecutionSpace& exec, const Settings& set, dou
     const double n = set.agents;
     const double bytes = n * 12.0 * sizeof( Scalar ) + 4.0 * mech.grid().num_cells();
     const double t = forces.median();
+
+    // Roofline records (untimed counting passes over the same data and grid).
+    {
+        const auto& grid = mech.grid();
+        const auto& g = grid.geometry();
+        const double S = sizeof( Scalar );
+        const double cells = grid.num_cells();
+        const bool morton = mp.ordering == morula::grid::CellOrdering::morton;
+        const auto query = grid.query( agents.positions() );
+        const morula::bench::StencilTally tally =
+            morula::bench::stencil_tally( exec, query, query.cutoff() );
+        const long long in_cutoff = pairs_within_cutoff( exec, query );
+        const long long occupied = morula::bench::occupied_cells( exec, grid.cell_offsets(),
+                                                                  grid.num_cells() );
+        long long movers = 0, capped = 0;
+        count_movers( exec, mech.forces(), agents, mp, movers, capped );
+        int open_axes = 0;
+        for ( int d = 0; d < 3; ++d )
+            open_axes += box.boundary[d] == morula::core::Boundary::open ? 1 : 0;
+        const char* precision = morula::bench::precision_name<Scalar>();
+        const nlohmann::json parameters = {
+            { "agents", set.agents },
+            { "neighbors_target", neighbors },
+            { "neighbors_measured", pairs / n },
+            { "box_edge", edge },
+            { "boundary", "periodic" },
+            { "agent_order", order },
+            { "cell_ordering", morton ? "morton" : "row_major" },
+            { "cells", grid.num_cells() },
+            { "cells_per_axis", g.ncell[0] },
+            { "occupied_cells", occupied },
+            { "cutoff", query.cutoff() },
+            { "candidates_tested", tally.candidates },
+            { "pairs_within_cutoff", in_cutoff },
+            { "overlapping_pairs", pairs },
+            { "agents_moving", movers },
+            { "agents_capped", capped } };
+        // Sort: one gather per field (position 3S, diameter, adherence, density S each, id 8), read
+        // and written; the permutation counted once although each field's gather reads it again.
+        kernels.push_back( morula::bench::kernel_record(
+            "mechanics", "mechanics_sort_agents",
+            { 4.0 * n + 2.0 * n * ( 6.0 * S + 8.0 ), 0, "none",
+              "permutation 4n read; 5 fields (position 3S, diameter, adherence, density S, id 8) "
+              "gathered and written: 2n(6S + 8)" },
+            sort, parameters ) );
+        kernels.push_back( morula::bench::kernel_record(
+            "mechanics", "mechanics_grid_build",
+            { ( 2.0 + open_axes ) * S * n + morula::bench::build_bytes( n, cells, sizeof( Scalar ) ) +
+                  ( morton ? 4.0 * occupied : 0.0 ),
+              6.0 * n, precision,
+              "diameter, density 2Sn read (largest diameter; + Sn per open axis); grid build: "
+              "positions 3Sn, cell keys 4n written and read, pairs 8n written and read, permutation 4n, "
+              "offsets 4C written; Morton key of each occupied cell 4 read. 6 flops/agent" },
+            build, parameters ) );
+        const double force_bytes = 12.0 * S * n + 4.0 * ( cells + 1 ) + ( morton ? 4.0 * cells : 0.0 ) +
+                                   ( sorted ? 0.0 : 4.0 * n );
+        const double force_flops = 12.0 * n + 5.0 * double( movers ) + double( capped ) +
+                                   morula::bench::stencil_flops( tally, query ) +
+                                   13.0 * double( in_cutoff ) + 9.0 * double( pairs );
+        kernels.push_back( morula::bench::kernel_record(
+            "mechanics", "mechanics_compute_displacements",
+            { force_bytes, force_flops, precision,
+              "position 3S, diameter, adherence, density S read, force 3S, displacement 3S written per "
+              "agent; offsets 4(C+1)" +
+                  std::string( morton ? ", Morton cell keys 4C" : "" ) +
+                  ( sorted ? "" : ", permutation 4n" ) +
+                  " read. Flops: 12/agent + 5/moving agent (+1 capped) + stencil walk (28/agent, "
+                  "3/row, 2/x cell tested, 8/candidate, +3 in shifted runs) + 13/pair within the "
+                  "cutoff + 9/overlapping pair" },
+            forces, parameters ) );
+        for ( std::size_t k = kernels.size() - 3; k < kernels.size(); ++k )
+            print_record( kernels[k] );
+    }
     std::printf( "B %-6s n=%d neighbours %5.2f (target %2.0f) %-9s: forces %8.3f ms (min %8.3f), "
                  "%.3g interactions/s, %5.1f%% of the copy roof; grid build %.3f ms, sort %.3f ms\n",
                  sizeof( Scalar ) == 4 ? "float" : "double", set.agents, pairs / n, neighbors,
@@ -177,9 +340,13 @@ void run_all( const ExecutionSpace& exec, const Settings& set )
     std::printf( "%s\n%s on %s\n", morula::core::build_summary().c_str(), ExecutionSpace::name(),
                  ExecutionSpace::name() == std::string( "Cuda" ) ? morula::bench::device_name().c_str()
                                                                  : morula::bench::cpu_model().c_str() );
-    const double bandwidth = morula::bench::copy_bandwidth( exec, set.runs );
-    std::printf( "copy bandwidth: %.0f GB/s\n", bandwidth * 1e-9 );
+    // Without the measurement (--no-copy-roof) the copy-roof fractions are NaN (null in the JSON).
+    const double bandwidth = set.no_copy_roof ? std::numeric_limits<double>::quiet_NaN()
+                                              : morula::bench::copy_bandwidth( exec, set.runs );
+    if ( !set.no_copy_roof )
+        std::printf( "copy bandwidth: %.0f GB/s\n", bandwidth * 1e-9 );
     nlohmann::json cases = nlohmann::json::array();
+    nlohmann::json kernels = nlohmann::json::array();
     auto each_scalar = [&]( auto&& f ) {
         if ( set.scalar != "double" )
             f( float() );
@@ -194,7 +361,7 @@ void run_all( const ExecutionSpace& exec, const Settings& set )
         if ( !set.skip_b )
             for ( double nb : set.neighbors )
                 for ( const auto& order : set.orders )
-                    cases.push_back( benchmark_b<Scalar>( exec, set, nb, order, bandwidth ) );
+                    cases.push_back( benchmark_b<Scalar>( exec, set, nb, order, bandwidth, kernels ) );
     } );
     if ( !set.out.empty() )
     {
@@ -204,8 +371,10 @@ void run_all( const ExecutionSpace& exec, const Settings& set )
                              { "settings",
                                { { "runs", set.runs },
                                  { "warmup", set.warmup },
-                                 { "repeats_a", set.repeats } } },
-                             { "cases", cases } };
+                                 { "repeats_a", set.repeats },
+                                 { "roofline_suite", set.roofline_suite } } },
+                             { "cases", cases },
+                             { "kernels", kernels } };
         morula::bench::write_json( set.out, j );
         std::printf( "wrote %s\n", set.out.c_str() );
     }
@@ -235,7 +404,30 @@ int main( int argc, char* argv[] )
     app.add_flag( "--skip-a", set.skip_a, "Skip benchmark A" );
     app.add_flag( "--skip-b", set.skip_b, "Skip benchmark B" );
     app.add_option( "--out", set.out, "JSON result file" );
+    app.add_flag( "--no-copy-roof", set.no_copy_roof,
+                  "Skip the copy-bandwidth measurement (2 x 1 GiB; copy-roof fractions become null)" );
+    app.add_flag( "--roofline-suite", set.roofline_suite,
+                  "Roofline suite case: B only, --agents 2000000 --neighbors 27 --orders z-order "
+                  "--runs 3 --warmup 1 --scalar both --out mechanics_benchmark.json unless given" );
     CLI11_PARSE( app, argc, argv );
+    if ( set.roofline_suite )
+    {
+        set.skip_a = true;
+        if ( app.count( "--agents" ) == 0 )
+            set.agents = 2000000;
+        if ( app.count( "--neighbors" ) == 0 )
+            set.neighbors = { 27 };
+        if ( app.count( "--orders" ) == 0 )
+            set.orders = { "z-order" };
+        if ( app.count( "--runs" ) == 0 )
+            set.runs = 3;
+        if ( app.count( "--warmup" ) == 0 )
+            set.warmup = 1;
+        if ( app.count( "--scalar" ) == 0 )
+            set.scalar = "both";
+        if ( app.count( "--out" ) == 0 )
+            set.out = "mechanics_benchmark.json";
+    }
     try
     {
         if ( set.space == "device" )
