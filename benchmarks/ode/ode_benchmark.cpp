@@ -1,8 +1,14 @@
 // ODE benchmarks (issue #4): the LASSIE paper's Table 1 protocol (synthetic M x N networks, t_max = 50,
 // 10 and 1000 samples, the paper's settings and modern tolerances) in the fine-grained mode; batched
 // Robertson systems; batched 8x8 LU factor-and-solve layouts; the dense-vs-sparse Newton solver
-// crossover. Every case prints one JSON object per configuration and the whole run goes to --out.
-#include <common/BenchmarkUtils.hpp>
+// crossover; and the roofline kernels (issue #8): the mass-action and gene-network right-hand sides and the
+// dense analytic Jacobian over a batch of systems, and the batched LU factor-and-solve, each with its bytes
+// and flops counted analytically (docs/roofline/ode-and-sem.md). Every case prints one JSON object per
+// configuration and the whole run goes to --out, with a top-level "kernels" array of roofline records.
+//
+//   ode_benchmark --roofline-suite [--quick] [--space host] [--out F]   the roofline kernels at suite size
+//   ode_benchmark --case roofline --rhs-systems S --rhs-species N --lu-systems S --lu-n n
+#include "../common/Roofline.hpp"
 
 #include <morula/Config.hpp>
 #include <morula/core/KokkosCompat.hpp>
@@ -11,12 +17,15 @@
 #include <morula/ode/OdeSolver.hpp>
 #include <morula/ode/SyntheticNetwork.hpp>
 #include <morula/ode/detail/DenseLu.hpp>
+#include <morula/ode/detail/MassActionKernels.hpp>
 
 #include <Kokkos_Core.hpp>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -325,19 +334,46 @@ bench::Stats kokkos_batched_lu( const Settings& cfg, long systems, int n, double
 }
 #endif
 
+/*!
+  Work of one batched LU factor-and-solve of `systems` n x n systems (docs/roofline/ode-and-sem.md):
+  flops n(n-1)/2 multipliers + n(n-1)(2n-1)/3 for the trailing updates (one FMA = 2 per element per
+  step) + 2n(n-1) + n for the two substitutions; bytes: A read (n^2) and written (n^2 - n: row 0 is
+  never changed unless the first pivot swaps it, `first_row_swaps` systems), b read and written (2n),
+  and for Morula's pivoted LU the pivot indices written (n ints).
+*/
+bench::WorkCount lu_work( long systems, int n, bool pivots, long first_row_swaps )
+{
+    const double N = n;
+    bench::WorkCount w;
+    w.precision = "double";
+    const double per_system = N * ( N - 1 ) / 2 + N * ( N - 1 ) * ( 2 * N - 1 ) / 3 + 2 * N * ( N - 1 ) + N;
+    w.flops = double( systems ) * per_system;
+    w.bytes = double( systems ) * ( ( N * N + ( N * N - N ) + 2 * N ) * 8.0 + ( pivots ? 4.0 * N : 0.0 ) ) +
+              double( first_row_swaps ) * N * 8.0;
+    w.basis = "per system: A read n^2 + written n^2-n doubles, b read+written 2n" +
+              std::string( pivots ? ", pivots n ints" : "" ) +
+              "; flops n(n-1)/2 + n(n-1)(2n-1)/3 (factor) + 2n(n-1) + n (solves)";
+    return w;
+}
+
 template <class Exec>
-nlohmann::json batched_lu( const Settings& cfg, long systems, int n )
+nlohmann::json batched_lu( const Settings& cfg, long systems, int n, nlohmann::json& kernels )
 {
     using Mem = typename Exec::memory_space;
     nlohmann::json out = nlohmann::json::array();
     Exec exec;
-    auto report = [&]( const std::string& variant, const bench::Stats& stats, double error ) {
-        const double bytes = double( systems ) * ( 2.0 * n * n + 3.0 * n ) * 8.0; // A read + LU written, b read/written
+    const nlohmann::json parameters{ { "systems", systems }, { "n", n } };
+    auto report = [&]( const std::string& variant, const bench::Stats& stats, double error, long first_row_swaps ) {
+        const auto work = lu_work( systems, n, variant == "morula_pivoted_interleaved", first_row_swaps );
+        // effective_bandwidth_GBps keeps its earlier convention (2n^2 + 3n doubles per system) so that
+        // older result files compare; the kernel record below has the compulsory-traffic count.
+        const double legacy_bytes = double( systems ) * ( 2.0 * n * n + 3.0 * n ) * 8.0;
         nlohmann::json j{ { "case", "batched_lu" }, { "variant", variant }, { "systems", systems }, { "n", n },
                           { "time", stats.to_json() }, { "max_error", error },
-                          { "effective_bandwidth_GBps", bytes / stats.median() / 1e9 } };
+                          { "effective_bandwidth_GBps", legacy_bytes / stats.median() / 1e9 } };
         std::cout << j.dump() << std::endl;
         out.push_back( j );
+        kernels.push_back( bench::kernel_record( "ode", "lu_" + variant, work, stats, parameters ) );
     };
 
     // Morula: row-major per system, systems interleaved (element (s, i, j) at s + systems (i n + j)).
@@ -389,7 +425,12 @@ nlohmann::json batched_lu( const Settings& cfg, long systems, int n )
                 }
             },
             Kokkos::Max<double>( e ) );
-        report( "morula_pivoted_interleaved", stats, e );
+        // Systems whose first pivot swapped row 0 (it is then written too); none for these matrices.
+        long swaps = 0;
+        Kokkos::parallel_reduce(
+            "first_row_swaps", Kokkos::RangePolicy<Exec, Kokkos::IndexType<long>>( exec, 0, S ),
+            KOKKOS_LAMBDA( const long s, long& c ) { c += piv( s ) != 0 ? 1 : 0; }, swaps );
+        report( "morula_pivoted_interleaved", stats, e, swaps );
     }
 #if MORULA_HAVE_KOKKOSKERNELS
     // KokkosBatched SerialLU + SerialTrsv on View<double***> with the system index slowest (LayoutRight)
@@ -397,11 +438,291 @@ nlohmann::json batched_lu( const Settings& cfg, long systems, int n )
     {
         double e = 0.0;
         auto stats = kokkos_batched_lu<Exec, Kokkos::LayoutRight>( cfg, systems, n, e );
-        report( "kokkos_batched_system_slowest", stats, e );
+        report( "kokkos_batched_system_slowest", stats, e, 0 );
         stats = kokkos_batched_lu<Exec, Kokkos::LayoutLeft>( cfg, systems, n, e );
-        report( "kokkos_batched_interleaved", stats, e );
+        report( "kokkos_batched_interleaved", stats, e, 0 );
     }
 #endif
+    return out;
+}
+
+// --- roofline kernels: right-hand sides and Jacobian over a batch -----------------------------------------
+// One thread per system, the systems' vectors interleaved (element i of system s at s + S i), as the
+// batched solver's workspace holds them; the device functions are the solver's own
+// (ode::detail::evaluate_rhs, evaluate_dense_jacobian, EpidermisGeneNetwork::rhs).
+
+//! Analytic work of the mass-action kernels per system and of their shared structure, from the compiled
+//! network (docs/roofline/ode-and-sem.md, "Mass-action right-hand side" and "Dense Jacobian").
+struct MassActionWork
+{
+    // right-hand side
+    double rhs_flops = 0;           // sum_r A_r (rate products) + 2 T (one FMA per species term)
+    double rhs_doubles = 0;         // k read M, x read (species that are reactants), rates written M, f written N
+    double rhs_structure_bytes = 0; // CSR arrays, read once per launch
+    // dense Jacobian
+    double jac_flops = 0;           // sum over contributions (A_r - [a_p == 1] + 2)
+    double jac_doubles = 0;         // k and x entries the contributions read, J written N^2
+    double jac_structure_bytes = 0;
+    long reactant_factors = 0, species_terms = 0, jacobian_nonzeros = 0, contributions = 0;
+};
+
+MassActionWork mass_action_work( const ode::MassActionStructure& s )
+{
+    MassActionWork w;
+    const int n = s.species, m = s.reactions;
+    std::vector<char> x_read( n, 0 ), x_jac( n, 0 ), k_jac( m, 0 );
+    std::vector<int> order( m, 0 ); // A_r, the total reactant order
+    for ( int r = 0; r < m; ++r )
+        for ( int p = s.reactant_offsets[r]; p < s.reactant_offsets[r + 1]; ++p )
+        {
+            order[r] += s.reactant_order[p];
+            x_read[s.reactant_species[p]] = 1;
+        }
+    for ( int r = 0; r < m; ++r )
+        w.rhs_flops += order[r]; // k_r x^a ...: A_r multiplications
+    w.reactant_factors = static_cast<long>( s.reactant_species.size() );
+    w.species_terms = static_cast<long>( s.species_term_reaction.size() );
+    w.rhs_flops += 2.0 * w.species_terms;
+    long xr = 0;
+    for ( char c : x_read )
+        xr += c;
+    w.rhs_doubles = m + xr + m + n;
+    w.rhs_structure_bytes = 4.0 * ( m + 1 ) + 8.0 * w.reactant_factors + 4.0 * ( n + 1 ) + 12.0 * w.species_terms;
+
+    w.jacobian_nonzeros = static_cast<long>( s.jacobian_columns.size() );
+    w.contributions = static_cast<long>( s.contribution_reaction.size() );
+    for ( long c = 0; c < w.contributions; ++c )
+    {
+        const int r = s.contribution_reaction[c], p = s.contribution_factor[c];
+        w.jac_flops += order[r] - ( s.reactant_order[p] == 1 ? 1 : 0 ) + 2;
+        k_jac[r] = 1;
+        for ( int o = s.reactant_offsets[r]; o < s.reactant_offsets[r + 1]; ++o )
+            x_jac[s.reactant_species[o]] = 1;
+    }
+    long kj = 0, xj = 0;
+    for ( char c : k_jac )
+        kj += c;
+    for ( char c : x_jac )
+        xj += c;
+    w.jac_doubles = kj + xj + double( n ) * n;
+    w.jac_structure_bytes = 4.0 * ( n + 1 ) + 4.0 * w.jacobian_nonzeros + 4.0 * ( w.jacobian_nonzeros + 1 ) +
+                            16.0 * w.contributions + 4.0 * ( m + 1 ) + 8.0 * w.reactant_factors;
+    return w;
+}
+
+//! Flops of one Hill value a + b / (1 + (c X)^h), |h| = m: c X, m - 1 products, 1 + q, then b / den and
+//! a + (repression, h > 0) or b q / den and a + (activation): m + 3 or m + 4. The derivative the same
+//! function computes is dead code when no Jacobian is asked for.
+double hill_value_flops( const ode::HillTerm& t )
+{
+    const int m = t.h > 0 ? t.h : -t.h;
+    return m + ( t.h > 0 ? 3.0 : 4.0 );
+}
+
+//! Flops of one evaluation of the epidermis gene network's f (EpidermisGeneNetwork::evaluate without J):
+//! the eight Hill values plus 26 for the six rate expressions (f_B reuses k_a N <D> and k_d B of f_N).
+double gene_rhs_flops( const ode::EpidermisGeneParameters& p )
+{
+    return hill_value_flops( p.BN ) + hill_value_flops( p.ON ) + hill_value_flops( p.ND ) + hill_value_flops( p.VO ) +
+           hill_value_flops( p.GO ) + hill_value_flops( p.OV ) + hill_value_flops( p.AV ) + hill_value_flops( p.OM ) +
+           26.0;
+}
+
+template <class Exec>
+void launch_mass_action_rhs( const Exec& exec, const ode::MassActionSystem<typename Exec::memory_space>& sys,
+                             const Kokkos::View<double*, typename Exec::memory_space>& k,
+                             const Kokkos::View<double*, typename Exec::memory_space>& x,
+                             const Kokkos::View<double*, typename Exec::memory_space>& rates,
+                             const Kokkos::View<double*, typename Exec::memory_space>& f, long S )
+{
+    Kokkos::parallel_for(
+        "ode::rhs_mass_action", Kokkos::RangePolicy<Exec, Kokkos::IndexType<long>>( exec, 0, S ),
+        KOKKOS_LAMBDA( const long s ) {
+            const ode::detail::ThreadOps ops;
+            const ode::detail::Strided<const double> kk{ k.data() + s, S }, xx{ x.data() + s, S };
+            const ode::detail::Strided<double> rr{ rates.data() + s, S }, ff{ f.data() + s, S };
+            ode::detail::evaluate_rhs( ops, sys, kk, xx, rr, ff );
+        } );
+}
+
+template <class Exec>
+void launch_dense_jacobian( const Exec& exec, const ode::MassActionSystem<typename Exec::memory_space>& sys,
+                            const Kokkos::View<double*, typename Exec::memory_space>& k,
+                            const Kokkos::View<double*, typename Exec::memory_space>& x,
+                            const Kokkos::View<double*, typename Exec::memory_space>& J, long S )
+{
+    Kokkos::parallel_for(
+        "ode::jacobian_dense", Kokkos::RangePolicy<Exec, Kokkos::IndexType<long>>( exec, 0, S ),
+        KOKKOS_LAMBDA( const long s ) {
+            const ode::detail::ThreadOps ops;
+            const ode::detail::Strided<const double> kk{ k.data() + s, S }, xx{ x.data() + s, S };
+            const ode::detail::Strided<double> jj{ J.data() + s, S };
+            ode::detail::evaluate_dense_jacobian( ops, sys, kk, xx, jj );
+        } );
+}
+
+template <class Exec>
+void launch_gene_rhs( const Exec& exec, const ode::EpidermisGeneNetwork<typename Exec::memory_space>& model,
+                      const Kokkos::View<double*, typename Exec::memory_space>& in,
+                      const Kokkos::View<double*, typename Exec::memory_space>& x,
+                      const Kokkos::View<double*, typename Exec::memory_space>& f, long S )
+{
+    Kokkos::parallel_for(
+        "ode::rhs_gene_network", Kokkos::RangePolicy<Exec, Kokkos::IndexType<long>>( exec, 0, S ),
+        KOKKOS_LAMBDA( const long s ) {
+            const ode::detail::ThreadOps ops;
+            const ode::detail::Strided<const double> ii{ in.data() + s, S }, xx{ x.data() + s, S };
+            const ode::detail::Strided<double> ff{ f.data() + s, S };
+            model.rhs( ops, ii, xx, ff, ff );
+        } );
+}
+
+//! Largest difference between the device results of systems 0, S/2 and S-1 and the same functions
+//! evaluated on the host, relative to the largest entry of each system's vector (a check that the timed
+//! kernel did the work).
+template <class Mem, class HostEval>
+double host_check( const Kokkos::View<double*, Mem>& device_out, long S, int len, const HostEval& eval )
+{
+    auto h = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), device_out );
+    double worst = 0.0;
+    std::vector<double> ref( len );
+    for ( long s : { 0L, S / 2, S - 1 } )
+    {
+        eval( s, ref.data() );
+        double scale = 0.0, diff = 0.0;
+        for ( int i = 0; i < len; ++i )
+        {
+            scale = std::max( scale, std::fabs( ref[i] ) );
+            diff = std::max( diff, std::fabs( h( s + S * i ) - ref[i] ) );
+        }
+        worst = std::max( worst, scale > 0.0 ? diff / scale : diff );
+    }
+    return worst;
+}
+
+template <class Exec>
+nlohmann::json roofline_kernels( const Settings& cfg, long S, int species, nlohmann::json& kernels )
+{
+    using Mem = typename Exec::memory_space;
+    Exec exec;
+    nlohmann::json out = nlohmann::json::array();
+    const std::uint64_t seed = 1000 * species;
+    const auto net = ode::generate_synthetic_network( species, species, seed );
+    const auto structure = ode::compile_mass_action( net );
+    const ode::MassActionSystem<Mem> sys( structure );
+    const ode::MassActionSystem<Kokkos::HostSpace> host_sys( structure );
+    const auto work = mass_action_work( structure );
+    const int n = structure.species, m = structure.reactions;
+
+    // Per-system state and rate constants: the network's, each scaled by a factor in [0.9, 1.1).
+    Kokkos::View<double*, Mem> k( "k", S * m ), x( "x", S * n ), rates( "rates", S * m ), f( "f", S * n );
+    auto hk = Kokkos::create_mirror_view( k );
+    auto hx = Kokkos::create_mirror_view( x );
+    std::mt19937_64 rng( 11 );
+    auto u = [&]() { return ( rng() >> 11 ) * 0x1.0p-53; };
+    for ( long s = 0; s < S; ++s )
+    {
+        for ( int r = 0; r < m; ++r )
+            hk( s + S * r ) = structure.rate_constants[r] * ( 0.9 + 0.2 * u() );
+        for ( int i = 0; i < n; ++i )
+            hx( s + S * i ) = u();
+    }
+    Kokkos::deep_copy( k, hk );
+    Kokkos::deep_copy( x, hx );
+    auto host_k = [&]( long s ) { return ode::detail::Strided<const double>{ hk.data() + s, S }; };
+    auto host_x = [&]( long s ) { return ode::detail::Strided<const double>{ hx.data() + s, S }; };
+
+    const nlohmann::json network{ { "systems", S },
+                                  { "network", "synthetic" },
+                                  { "species", n },
+                                  { "reactions", m },
+                                  { "seed", seed },
+                                  { "reactant_factors", work.reactant_factors },
+                                  { "species_terms", work.species_terms },
+                                  { "jacobian_nonzeros", work.jacobian_nonzeros },
+                                  { "jacobian_contributions", work.contributions } };
+    auto report = [&]( const std::string& kernel, const bench::WorkCount& w, const bench::Stats& stats, double error,
+                       const nlohmann::json& parameters ) {
+        nlohmann::json j{ { "case", "roofline" }, { "kernel", kernel }, { "parameters", parameters },
+                          { "time", stats.to_json() }, { "max_relative_error", error },
+                          { "bytes", w.bytes }, { "flops", w.flops } };
+        std::cout << j.dump() << std::endl;
+        out.push_back( j );
+        kernels.push_back( bench::kernel_record( "ode", kernel, w, stats, parameters ) );
+    };
+
+    // Mass-action right-hand side.
+    {
+        const auto stats = bench::time_phase( exec, cfg.warmup, cfg.runs, [&] { launch_mass_action_rhs( exec, sys, k, x, rates, f, S ); } );
+        std::vector<double> scratch( m );
+        const double error = host_check( f, S, n, [&]( long s, double* ref ) {
+            const ode::detail::ThreadOps ops;
+            ode::detail::evaluate_rhs( ops, host_sys, host_k( s ), host_x( s ), ode::detail::Strided<double>{ scratch.data(), 1 },
+                                       ode::detail::Strided<double>{ ref, 1 } );
+        } );
+        bench::WorkCount w;
+        w.precision = "double";
+        w.flops = double( S ) * work.rhs_flops;
+        w.bytes = double( S ) * work.rhs_doubles * 8.0 + work.rhs_structure_bytes;
+        w.basis = "per system: k read M, x read (reactant species), rates written M, f written N doubles; "
+                  "flops sum_r A_r (rate products) + 2 per species term (FMA); CSR structure once";
+        report( "rhs_mass_action", w, stats, error, network );
+    }
+
+    // Dense analytic Jacobian (what the batched BDF factorises).
+    {
+        Kokkos::View<double*, Mem> J( "J", S * n * n );
+        const auto stats = bench::time_phase( exec, cfg.warmup, cfg.runs, [&] { launch_dense_jacobian( exec, sys, k, x, J, S ); } );
+        const double error = host_check( J, S, n * n, [&]( long s, double* ref ) {
+            const ode::detail::ThreadOps ops;
+            ode::detail::evaluate_dense_jacobian( ops, host_sys, host_k( s ), host_x( s ), ode::detail::Strided<double>{ ref, 1 } );
+        } );
+        bench::WorkCount w;
+        w.precision = "double";
+        w.flops = double( S ) * work.jac_flops;
+        w.bytes = double( S ) * work.jac_doubles * 8.0 + work.jac_structure_bytes;
+        w.basis = "per system: k and x entries read by the contributions, J written N^2 doubles (zeros included); "
+                  "flops per contribution A_r - [a_p = 1] products + 2 (FMA); structure once";
+        report( "jacobian_dense_mass_action", w, stats, error, network );
+    }
+
+    // Epidermis gene network right-hand side (6 species, 5 inputs per system).
+    {
+        using Gene = ode::EpidermisGeneNetwork<Mem>;
+        const int gn = ode::gene_species_count, gm = ode::input_count;
+        const Gene model;
+        const ode::EpidermisGeneNetwork<Kokkos::HostSpace> host_model;
+        Kokkos::View<double*, Mem> in( "in", S * gm ), gx( "gx", S * gn ), gf( "gf", S * gn );
+        auto hin = Kokkos::create_mirror_view( in );
+        auto hgx = Kokkos::create_mirror_view( gx );
+        for ( long s = 0; s < S; ++s )
+        {
+            for ( int i = 0; i < gn; ++i )
+                hgx( s + S * i ) = u();
+            hin( s + S * ode::input_mean_N ) = u();
+            hin( s + S * ode::input_mean_D ) = u();
+            hin( s + S * ode::input_mean_B ) = 0.2 * u();
+            hin( s + S * ode::input_adhesion ) = 20.0 * u();
+            hin( s + S * ode::input_tgf_beta ) = 0.4;
+        }
+        Kokkos::deep_copy( in, hin );
+        Kokkos::deep_copy( gx, hgx );
+        const auto stats = bench::time_phase( exec, cfg.warmup, cfg.runs, [&] { launch_gene_rhs( exec, model, in, gx, gf, S ); } );
+        const double error = host_check( gf, S, gn, [&]( long s, double* ref ) {
+            const ode::detail::ThreadOps ops;
+            const ode::detail::Strided<double> r{ ref, 1 };
+            host_model.rhs( ops, ode::detail::Strided<const double>{ hin.data() + s, S },
+                            ode::detail::Strided<const double>{ hgx.data() + s, S }, r, r );
+        } );
+        bench::WorkCount w;
+        w.precision = "double";
+        w.flops = double( S ) * gene_rhs_flops( model.p );
+        w.bytes = double( S ) * ( gm + gn + gn ) * 8.0;
+        w.basis = "per system: 5 inputs + 6 species read, 6 rates written (doubles); flops 8 Hill values "
+                  "(|h| + 3 repressing, |h| + 4 activating) + 26 for the rate expressions";
+        report( "rhs_gene_network", w, stats, error,
+                { { "systems", S }, { "network", "epidermis_gene" }, { "species", gn }, { "inputs", gm } } );
+    }
     return out;
 }
 
@@ -437,31 +758,54 @@ nlohmann::json crossover( const Settings& cfg, const std::vector<int>& sizes )
     return out;
 }
 
+//! Sizes of the cases that take them.
+struct Sizes
+{
+    std::vector<int> sizes;
+    std::vector<int> sample_counts;
+    std::vector<std::string> settings;
+    int models = 1;
+    std::string write_models;
+    std::vector<long> systems;
+    double t_end = 1e5;
+    long lu_systems = 1000000;
+    int lu_n = 8;
+    long rhs_systems = 100000;
+    int rhs_species = 32;
+};
+
 template <class Exec>
-nlohmann::json run( const std::string& which, const Settings& cfg, const std::vector<int>& sizes,
-                    const std::vector<int>& sample_counts, const std::vector<std::string>& settings, int models,
-                    const std::string& write_models, const std::vector<long>& systems, double t_end, long lu_systems,
-                    int lu_n )
+nlohmann::json run( const std::string& which, const Settings& cfg, const Sizes& z )
 {
     Exec exec;
     nlohmann::json results{ { "benchmark", "ode_benchmark" }, { "case", which }, { "machine", bench::machine_info( exec ) } };
-    if ( !write_models.empty() )
-        std::filesystem::create_directories( write_models );
+    nlohmann::json kernels = nlohmann::json::array();
+    if ( !z.write_models.empty() )
+        std::filesystem::create_directories( z.write_models );
     if ( which == "table1" )
-        results["results"] = table1<Exec>( cfg, sizes, sample_counts, settings, models, write_models );
+        results["results"] = table1<Exec>( cfg, z.sizes, z.sample_counts, z.settings, z.models, z.write_models );
     else if ( which == "robertson" )
-        results["results"] = robertson<Exec>( cfg, systems, t_end );
+        results["results"] = robertson<Exec>( cfg, z.systems, z.t_end );
     else if ( which == "genes" )
-        results["results"] = gene_network<Exec>( cfg, systems, t_end );
+        results["results"] = gene_network<Exec>( cfg, z.systems, z.t_end );
     else if ( which == "lu" )
-        results["results"] = batched_lu<Exec>( cfg, lu_systems, lu_n );
+        results["results"] = batched_lu<Exec>( cfg, z.lu_systems, z.lu_n, kernels );
+    else if ( which == "roofline" )
+    {
+        auto r = roofline_kernels<Exec>( cfg, z.rhs_systems, z.rhs_species, kernels );
+        for ( auto& j : batched_lu<Exec>( cfg, z.lu_systems, z.lu_n, kernels ) )
+            r.push_back( j );
+        results["results"] = r;
+    }
     else if ( which == "crossover" )
-        results["results"] = crossover<Exec>( cfg, sizes );
+        results["results"] = crossover<Exec>( cfg, z.sizes );
     else
     {
         std::fprintf( stderr, "unknown --case '%s'\n", which.c_str() );
         return nullptr;
     }
+    // Roofline records (issue #8) of the kernels this case timed; empty for whole-solver cases.
+    results["kernels"] = kernels;
     return results;
 }
 
@@ -470,26 +814,32 @@ nlohmann::json run( const std::string& which, const Settings& cfg, const std::ve
 int main( int argc, char* argv[] )
 {
     Kokkos::ScopeGuard guard( argc, argv );
-    CLI::App app( "Morula ODE benchmarks (issue #4)" );
+    CLI::App app( "Morula ODE benchmarks (issue #4) and roofline kernels (issue #8)" );
     Settings cfg;
-    std::string which = "table1", out_path, write_models;
-    std::vector<int> sizes{ 64, 128, 256, 512, 1024, 2048, 4096, 8192 };
-    std::vector<int> sample_counts{ 10, 1000 };
-    std::vector<std::string> settings{ "paper", "modern" };
-    std::vector<long> systems{ 100000, 1000000 };
-    int models = 1, lu_n = 8;
-    long lu_systems = 1000000;
-    double t_end = 1e5;
-    app.add_option( "--case", which, "table1 | robertson | genes | lu | crossover" )->required();
-    app.add_option( "--sizes", sizes, "table1/crossover: species = reactions" )->delimiter( ',' );
-    app.add_option( "--samples", sample_counts, "table1: sample counts" )->delimiter( ',' );
-    app.add_option( "--settings", settings, "table1: paper and/or modern" )->delimiter( ',' );
-    app.add_option( "--models", models, "table1: random models per size" );
-    app.add_option( "--write-models", write_models, "table1: also write each model in the folder format here" );
-    app.add_option( "--systems", systems, "robertson, genes: batch sizes" )->delimiter( ',' );
-    app.add_option( "--t-end", t_end, "robertson, genes: end time" );
-    app.add_option( "--lu-systems", lu_systems, "lu: number of systems" );
-    app.add_option( "--lu-n", lu_n, "lu: matrix size" );
+    std::string which, out_path;
+    Sizes z;
+    z.sizes = { 64, 128, 256, 512, 1024, 2048, 4096, 8192 };
+    z.sample_counts = { 10, 1000 };
+    z.settings = { "paper", "modern" };
+    z.systems = { 100000, 1000000 };
+    bool suite = false, quick = false;
+    app.add_option( "--case", which, "table1 | robertson | genes | lu | crossover | roofline" );
+    app.add_flag( "--roofline-suite", suite,
+                  "the roofline kernels at the suite's size (--case roofline, 10^5 systems of a 32 x 32 network, "
+                  "10^6 8 x 8 LU systems, 5 runs); explicit size options still apply" );
+    app.add_flag( "--quick", quick, "with --roofline-suite: smoke-test sizes (5000 systems, 20000 LU systems, 2 runs)" );
+    app.add_option( "--sizes", z.sizes, "table1/crossover: species = reactions" )->delimiter( ',' );
+    app.add_option( "--samples", z.sample_counts, "table1: sample counts" )->delimiter( ',' );
+    app.add_option( "--settings", z.settings, "table1: paper and/or modern" )->delimiter( ',' );
+    app.add_option( "--models", z.models, "table1: random models per size" );
+    app.add_option( "--write-models", z.write_models, "table1: also write each model in the folder format here" );
+    app.add_option( "--systems", z.systems, "robertson, genes: batch sizes" )->delimiter( ',' );
+    app.add_option( "--t-end", z.t_end, "robertson, genes: end time" );
+    app.add_option( "--lu-systems", z.lu_systems, "lu, roofline: number of systems" );
+    app.add_option( "--lu-n", z.lu_n, "lu, roofline: matrix size" );
+    app.add_option( "--rhs-systems", z.rhs_systems, "roofline: systems of the right-hand-side and Jacobian kernels" );
+    app.add_option( "--rhs-species", z.rhs_species, "roofline: species = reactions of the synthetic network" )
+        ->check( CLI::Range( 1, 4096 ) );
     app.add_option( "--warmup", cfg.warmup );
     app.add_option( "--runs", cfg.runs );
     app.add_option( "--team-size", cfg.team_size, "fine-grained team size (0: automatic)" );
@@ -500,11 +850,34 @@ int main( int argc, char* argv[] )
     app.add_option( "--space", space, "device (default execution space) or host (default host execution space)" )
         ->check( CLI::IsMember( { "device", "host" } ) );
     CLI11_PARSE( app, argc, argv );
+    if ( suite )
+    {
+        which = "roofline";
+        if ( app.count( "--rhs-systems" ) == 0 )
+            z.rhs_systems = quick ? 5000 : 100000;
+        if ( app.count( "--lu-systems" ) == 0 )
+            z.lu_systems = quick ? 20000 : 1000000;
+        if ( app.count( "--runs" ) == 0 )
+            cfg.runs = quick ? 2 : 5;
+    }
+    else if ( quick )
+    {
+        std::fprintf( stderr, "--quick goes with --roofline-suite\n" );
+        return 2;
+    }
+    if ( which.empty() )
+    {
+        std::fprintf( stderr, "give --case or --roofline-suite\n%s", app.help().c_str() );
+        return 2;
+    }
+    if ( which == "roofline" && ( z.rhs_systems < 1 || z.lu_systems < 1 || z.lu_n < 1 ) )
+    {
+        std::fprintf( stderr, "roofline: --rhs-systems, --lu-systems and --lu-n must be >= 1\n" );
+        return 2;
+    }
 
-    nlohmann::json results = space == "host" ? run<Kokkos::DefaultHostExecutionSpace>( which, cfg, sizes, sample_counts, settings, models,
-                                                                                   write_models, systems, t_end, lu_systems, lu_n )
-                                             : run<Kokkos::DefaultExecutionSpace>( which, cfg, sizes, sample_counts, settings, models,
-                                                                               write_models, systems, t_end, lu_systems, lu_n );
+    nlohmann::json results = space == "host" ? run<Kokkos::DefaultHostExecutionSpace>( which, cfg, z )
+                                             : run<Kokkos::DefaultExecutionSpace>( which, cfg, z );
     if ( results.is_null() )
         return 2;
     if ( !out_path.empty() )
