@@ -19,6 +19,14 @@
 //   --case all runs the three. Common: [--precision float|double|both] [--runs 5] [--warmup 1]
 //     [--seed 1] [--out results.json]. Phase timings: medians (and min, max) over --runs runs after
 //     --warmup untimed runs, each between two fences of the execution space.
+//   --roofline-suite: the roofline cases (issue #8): cellcell and tubecell at 1e6 cells and 1e5 tubes, float
+//     and double, 16 exchange sweeps, 1 warm-up and 5 timed runs; options given explicitly override the preset.
+//
+// Roofline records (top-level "kernels" array): every timed phase of cellcell and tubecell with its bytes
+// and flops counted from the algorithm (docs/roofline/lattice-and-angio.md). The data-dependent counts
+// (stencil rows and candidates, pairs within reach, overlapping pairs, contacts, cells a tube visits) come
+// from census kernels that walk the same stencils as the timed kernels, run outside the timed region.
+#include "../common/Roofline.hpp"
 #include <common/BenchmarkUtils.hpp>
 
 #include <morula/angio/Angiogenesis.hpp>
@@ -26,6 +34,8 @@
 #include <morula/core/BuildInfo.hpp>
 #include <morula/core/Error.hpp>
 #include <morula/core/HashedRng.hpp>
+#include <morula/core/KokkosCompat.hpp>
+#include <morula/grid/UniformGrid.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -233,11 +243,618 @@ std::string format( const char* fmt, double a, double b = 0, double c = 0 )
 }
 
 // ---------------------------------------------------------------------------------------------
+// Roofline counts (issue #8): census kernels and the byte and flop formulas of every timed phase
+// ---------------------------------------------------------------------------------------------
+
+//! A census reduction value: N counters.
+template <int N>
+struct Tally
+{
+    long long v[N];
+};
+
+// init and join of a census functor over Tally<N> (members, not inherited: Kokkos looks them up on the functor).
+#define ANGIO_BENCH_TALLY( N )                                                                                  \
+    using value_type = Tally<N>;                                                                                 \
+    KOKKOS_INLINE_FUNCTION void init( value_type& t ) const                                                      \
+    {                                                                                                            \
+        for ( int k = 0; k < N; ++k )                                                                            \
+            t.v[k] = 0;                                                                                          \
+    }                                                                                                            \
+    KOKKOS_INLINE_FUNCTION void join( value_type& a, const value_type& b ) const                                 \
+    {                                                                                                            \
+        for ( int k = 0; k < N; ++k )                                                                            \
+            a.v[k] += b.v[k];                                                                                    \
+    }
+
+//! Wraps the query's own candidate source and counts the stencil rows it scans and the slots they hold.
+template <class Scalar, class Inner>
+struct CountingSource
+{
+    Inner inner;
+    long long* rows;
+    long long* slots;
+
+    template <class F>
+    KOKKOS_INLINE_FUNCTION void scan( int piece, int begin, int end, int self, Scalar xi, Scalar yi, Scalar zi,
+                                      Scalar sx, Scalar sy, Scalar sz, Scalar r2max, F& f ) const
+    {
+        ++*rows;
+        *slots += end - begin;
+        inner.scan( piece, begin, end, self, xi, yi, zi, sx, sy, sz, r2max, f );
+    }
+};
+
+//! Walks query.for_each_neighbor(i, sqrt(r2max), f) as the kernels do (closed box: no minimum image),
+//! counting the stencil rows that exist (rows_valid), those scanned after pruning and the candidates.
+template <class Scalar, class Query, class F>
+KOKKOS_INLINE_FUNCTION void census_stencil( const Query& q, int i, Scalar r2max, long long& rows_valid,
+                                            long long& rows_scanned, long long& candidates, F& f )
+{
+    const Scalar xi = q.position( i, 0 ), yi = q.position( i, 1 ), zi = q.position( i, 2 );
+    const auto& g = q.geometry();
+    const int iy = g.cell_coordinate( 1, yi ), iz = g.cell_coordinate( 2, zi );
+    rows_valid += ( 1 + ( iy > 0 ? 1 : 0 ) + ( iy < g.ncell[1] - 1 ? 1 : 0 ) ) *
+                  ( 1 + ( iz > 0 ? 1 : 0 ) + ( iz < g.ncell[2] - 1 ? 1 : 0 ) );
+    long long slots = 0;
+    if ( q.data_sorted() )
+    {
+        const CountingSource<Scalar, typename Query::template GlobalSource<true, false>> src{ { q }, &rows_scanned,
+                                                                                              &slots };
+        q.template visit_stencil<false>( i, xi, yi, zi, r2max, src, f );
+    }
+    else
+    {
+        const CountingSource<Scalar, typename Query::template GlobalSource<false, false>> src{ { q }, &rows_scanned,
+                                                                                               &slots };
+        q.template visit_stencil<false>( i, xi, yi, zi, r2max, src, f );
+    }
+    candidates += slots - 1; // the query's own slot lies in the central row, always scanned
+}
+
+/*!
+  Cell-cell census (both sides): v[0] queries, v[1] stencil rows that exist, v[2] rows scanned,
+  v[3] candidates, v[4] neighbours within cell_reach (cell_pair called), v[5] interacting with overlap
+  (d < r_i + r_j), v[6] interacting without, v[7] and v[8] the same for two live cells (exchange contacts).
+*/
+template <class Scalar, class Query>
+struct CellPairCensus
+{
+    ANGIO_BENCH_TALLY( 9 )
+    Query query;
+    angio::detail::CellViews<Scalar, mem_space> cells;
+    angio::detail::Constants<Scalar> c;
+
+    KOKKOS_INLINE_FUNCTION void operator()( const int i, Tally<9>& t ) const
+    {
+        if ( cells.state( i ) == angio::cell_lysed )
+            return;
+        auto visit = [&]( int j, Scalar dx, Scalar dy, Scalar dz, Scalar r2 ) {
+            if ( cells.state( j ) == angio::cell_lysed )
+                return;
+            ++t.v[4];
+            const angio::detail::PairEffect<Scalar> e = angio::detail::cell_pair( c, cells, i, j, dx, dy, dz, r2 );
+            if ( !e.interacts )
+                return;
+            const bool overlap = morula::compat::sqrt( r2 ) - ( cells.radius( i ) + cells.radius( j ) ) < Scalar( 0 );
+            ++t.v[overlap ? 5 : 6];
+            if ( angio::is_alive( cells.state( i ) ) && angio::is_alive( cells.state( j ) ) )
+                ++t.v[overlap ? 7 : 8];
+        };
+        ++t.v[0];
+        census_stencil( query, i, c.cell_reach * c.cell_reach, t.v[1], t.v[2], t.v[3], visit );
+    }
+};
+
+/*!
+  Tube-tube census: v[0] queries, v[1] rows that exist, v[2] rows scanned, v[3] candidates, v[4] neighbours
+  within reach not linked in a chain (segment distance computed), v[5] touching, v[6] touching at d > 0.
+*/
+template <class Scalar, class Query>
+struct TubeTubeCensus
+{
+    ANGIO_BENCH_TALLY( 7 )
+    Query query;
+    angio::detail::TubeViews<Scalar, mem_space> t;
+    Scalar reach;
+
+    KOKKOS_INLINE_FUNCTION void operator()( const int i, Tally<7>& tally ) const
+    {
+        Scalar ai[3], bi[3];
+        t.ends( i, ai, bi );
+        auto visit = [&]( int j, Scalar, Scalar, Scalar, Scalar ) {
+            if ( t.parent( i ) == j || t.parent( j ) == i )
+                return;
+            ++tally.v[4];
+            Scalar aj[3], bj[3], s, u;
+            t.ends( j, aj, bj );
+            const Scalar d2 = angio::segment_distance2( ai, bi, aj, bj, s, u );
+            const Scalar rsum = t.ra( i ) + s * ( t.rb( i ) - t.ra( i ) ) + t.ra( j ) + u * ( t.rb( j ) - t.ra( j ) );
+            if ( !( d2 < rsum * rsum ) )
+                return;
+            ++tally.v[5];
+            if ( morula::compat::sqrt( d2 ) > Scalar( 0 ) )
+                ++tally.v[6];
+        };
+        ++tally.v[0];
+        census_stencil( query, i, reach * reach, tally.v[1], tally.v[2], tally.v[3], visit );
+    }
+};
+
+/*!
+  Tube-cell census (Algorithm 5's loops): v[0] cells visited (not lysed: tube_contact computed), v[1]
+  contacts, v[2] contacts with d < r + R and d > 0 (repulsion), v[3] contacts with a live cell, v[4] of
+  those with d > r + R (the contact weight's second branch), v[5] tubes with a contact. Marks the cells
+  and the cell offsets read, so that each counts once.
+*/
+template <class Scalar, class Query>
+struct TubeCellCensus
+{
+    ANGIO_BENCH_TALLY( 6 )
+    Query query;
+    angio::detail::CellViews<Scalar, mem_space> cells;
+    angio::detail::TubeViews<Scalar, mem_space> t;
+    angio::detail::Constants<Scalar> c;
+    Kokkos::View<int*, mem_space> cell_seen, offset_seen;
+
+    KOKKOS_INLINE_FUNCTION void operator()( const int i, Tally<6>& tally ) const
+    {
+        const auto& geom = query.geometry();
+        const auto& offsets = query.cell_offsets();
+        Scalar a[3], b[3];
+        t.ends( i, a, b );
+        const Scalar rmax = t.ra( i ) > t.rb( i ) ? t.ra( i ) : t.rb( i );
+        const Scalar reach = ( Scalar( 1 ) + c.range ) * ( c.division_radius + rmax );
+        int lo[3], hi[3];
+        for ( int d = 0; d < 3; ++d )
+        {
+            lo[d] = geom.cell_coordinate( d, ( a[d] < b[d] ? a[d] : b[d] ) - reach );
+            hi[d] = geom.cell_coordinate( d, ( a[d] > b[d] ? a[d] : b[d] ) + reach );
+        }
+        bool touched = false;
+        for ( int cz = lo[2]; cz <= hi[2]; ++cz )
+            for ( int cy = lo[1]; cy <= hi[1]; ++cy )
+            {
+                const int row = geom.linear_index( 0, cy, cz );
+                offset_seen( row + lo[0] ) = 1;
+                offset_seen( row + hi[0] + 1 ) = 1;
+                for ( int slot = offsets( row + lo[0] ); slot < offsets( row + hi[0] + 1 ); ++slot )
+                {
+                    const int j = query.particle( slot );
+                    const std::int32_t sj = cells.state( j );
+                    if ( sj == angio::cell_lysed )
+                        continue;
+                    ++tally.v[0];
+                    cell_seen( j ) = 1;
+                    const Scalar p[3] = { cells.x( j, 0 ), cells.x( j, 1 ), cells.x( j, 2 ) };
+                    const angio::detail::TubeContact<Scalar> g = angio::detail::tube_contact( t, i, p );
+                    const Scalar sum = cells.radius( j ) + g.tube_radius;
+                    if ( !( g.d < ( Scalar( 1 ) + c.range ) * sum ) )
+                        continue;
+                    ++tally.v[1];
+                    touched = true;
+                    if ( g.d < sum && g.d > Scalar( 0 ) )
+                        ++tally.v[2];
+                    if ( angio::is_alive( sj ) )
+                    {
+                        ++tally.v[3];
+                        if ( g.d - sum > Scalar( 0 ) )
+                            ++tally.v[4];
+                    }
+                }
+            }
+        if ( touched )
+            ++tally.v[5];
+    }
+};
+
+template <class Functor>
+auto run_census( const char* label, int n, const Functor& f )
+{
+    typename Functor::value_type v;
+    f.init( v );
+    if ( n > 0 )
+        Kokkos::parallel_reduce( label, Kokkos::RangePolicy<exec_space>( 0, n ), f, v );
+    Kokkos::fence();
+    return v;
+}
+
+//! Number of nonzero entries among the first n of a flag View.
+inline long long count_flags( const Kokkos::View<int*, mem_space>& flags, int n )
+{
+    long long total = 0;
+    Kokkos::parallel_reduce(
+        "angio_benchmark::count_flags", Kokkos::RangePolicy<exec_space>( 0, n ),
+        KOKKOS_LAMBDA( const int k, long long& s ) { s += flags( k ) != 0 ? 1 : 0; }, total );
+    return total;
+}
+
+//! The data-dependent numbers the counts of the cell phases need, from one model state.
+struct CellCensus
+{
+    double n = 0, grid_cells = 0;
+    // cell-cell stencil walk (both sides)
+    double queries = 0, rows_valid = 0, rows_scanned = 0, candidates = 0, within = 0, inter_overlap = 0,
+           inter_apart = 0, live_overlap = 0, live_apart = 0;
+    // contact lists: entries kept (min(count, max_contacts)), over all cells and over live cells
+    double listed = 0, live = 0, listed_live = 0;
+    // motion: cells not lysed, and (cell, axis, side) pairs pushed by a wall
+    double present = 0, wall_sides = 0;
+
+    nlohmann::json to_json() const
+    {
+        return { { "cells", n },
+                 { "grid_cells", grid_cells },
+                 { "queries", queries },
+                 { "stencil_rows_existing", rows_valid },
+                 { "stencil_rows_scanned", rows_scanned },
+                 { "candidates", candidates },
+                 { "neighbours_within_reach", within },
+                 { "interacting_overlapping", inter_overlap },
+                 { "interacting_apart", inter_apart },
+                 { "live_contacts_overlapping", live_overlap },
+                 { "live_contacts_apart", live_apart },
+                 { "contact_list_entries", listed },
+                 { "live_cells", live },
+                 { "contact_list_entries_live", listed_live },
+                 { "cells_present", present },
+                 { "wall_sides", wall_sides } };
+    }
+};
+
+template <class Scalar>
+CellCensus census_cells( const Model<Scalar>& m )
+{
+    CellCensus k;
+    const int n = m.num_cells();
+    k.n = n;
+    k.grid_cells = m.grid().num_cells();
+    const auto p = m.parameters();
+    const auto c = angio::detail::Constants<Scalar>::make( p, m.box(), p.exchange.max_contacts );
+    const auto query = m.grid().query( m.cells().positions() );
+    const CellPairCensus<Scalar, decltype( query )> pc{ query, m.cells_view(), c };
+    const auto t = run_census( "angio_benchmark::cell_pair_census", n, pc );
+    k.queries = double( t.v[0] );
+    k.rows_valid = double( t.v[1] );
+    k.rows_scanned = double( t.v[2] );
+    k.candidates = double( t.v[3] );
+    k.within = double( t.v[4] );
+    k.inter_overlap = double( t.v[5] );
+    k.inter_apart = double( t.v[6] );
+    k.live_overlap = double( t.v[7] );
+    k.live_apart = double( t.v[8] );
+    const auto counts = first_n_to_host( m.workspace().contact_count, n );
+    const auto host = m.cells().to_host();
+    const auto& box = m.box();
+    for ( int i = 0; i < n; ++i )
+    {
+        const double kept = double( std::min<long long>( counts[i], p.exchange.max_contacts ) );
+        k.listed += kept;
+        if ( angio::is_alive( host.state[i] ) )
+        {
+            ++k.live;
+            k.listed_live += kept;
+        }
+        if ( host.state[i] == angio::cell_lysed )
+            continue;
+        ++k.present;
+        const auto r = static_cast<Scalar>( host.radius[i] );
+        for ( int d = 0; d < 3; ++d )
+        {
+            const auto x = static_cast<Scalar>( host.position[3 * i + d] );
+            k.wall_sides += r - ( x - box.lo[d] ) > Scalar( 0 ) ? 1 : 0;
+            k.wall_sides += r - ( box.hi[d] - x ) > Scalar( 0 ) ? 1 : 0;
+        }
+    }
+    // Every live interacting pair side lists a contact (the weight is > 0 inside the reach).
+    if ( k.live_overlap + k.live_apart != double( sum_of( counts ) ) )
+        std::printf( "warning: cell census found %.0f live contacts, the kernel listed %lld\n",
+                     k.live_overlap + k.live_apart, sum_of( counts ) );
+    return k;
+}
+
+//! The data-dependent numbers of the tube phases.
+struct TubeCensus
+{
+    double m = 0, n = 0, cell_grid_cells = 0, tube_grid_cells = 0, tube_count_extent = 0;
+    // blood flow: tubes with a parent, distinct parents, sum of chain depths
+    double children = 0, parents = 0, chain_steps = 0;
+    // tube-tube
+    double queries = 0, rows_valid = 0, rows_scanned = 0, candidates = 0, within = 0, touching = 0,
+           touching_apart = 0;
+    // tube-cell and cell-tube
+    double visited = 0, contacts = 0, contacts_overlap = 0, contacts_live = 0, contacts_live_apart = 0,
+           tubes_touched = 0, distinct_cells_visited = 0, distinct_offsets_read = 0, cells_touched = 0,
+           tube_list_entries = 0, tube_list_rewrites = 0;
+    bool cells_sorted = true;
+
+    nlohmann::json to_json() const
+    {
+        return { { "tubes", m },
+                 { "cells", n },
+                 { "cell_grid_cells", cell_grid_cells },
+                 { "tube_grid_cells", tube_grid_cells },
+                 { "tubes_with_parent", children },
+                 { "distinct_parents", parents },
+                 { "chain_steps", chain_steps },
+                 { "tube_queries", queries },
+                 { "tube_stencil_rows_existing", rows_valid },
+                 { "tube_stencil_rows_scanned", rows_scanned },
+                 { "tube_candidates", candidates },
+                 { "tube_pairs_within_reach_unlinked", within },
+                 { "tube_touching_sides", touching },
+                 { "tube_touching_sides_apart", touching_apart },
+                 { "cells_visited_by_tubes", visited },
+                 { "cell_tube_contacts", contacts },
+                 { "cell_tube_contacts_overlapping", contacts_overlap },
+                 { "cell_tube_contacts_live", contacts_live },
+                 { "cell_tube_contacts_live_apart", contacts_live_apart },
+                 { "tubes_touching_cells", tubes_touched },
+                 { "distinct_cells_visited", distinct_cells_visited },
+                 { "distinct_cell_offsets_read", distinct_offsets_read },
+                 { "cells_touching_tubes", cells_touched },
+                 { "tube_list_entries", tube_list_entries },
+                 { "tube_list_rewrites", tube_list_rewrites } };
+    }
+};
+
+template <class Scalar>
+TubeCensus census_tubes( const exec_space& exec, const Model<Scalar>& m )
+{
+    TubeCensus k;
+    const int n = m.num_cells(), mt = m.num_tubes();
+    k.m = mt;
+    k.n = n;
+    k.cell_grid_cells = m.grid().num_cells();
+    k.tube_count_extent = double( m.workspace().tube_count.extent( 0 ) );
+    const auto p = m.parameters();
+    const auto c = angio::detail::Constants<Scalar>::make( p, m.box(), p.exchange.max_contacts );
+    const auto ht = m.tubes().to_host();
+
+    // Blood flow: the chains.
+    std::vector<char> is_parent( mt, 0 );
+    for ( int i = 0; i < mt; ++i )
+    {
+        if ( ht.parent[i] >= 0 )
+        {
+            ++k.children;
+            is_parent[ht.parent[i]] = 1;
+        }
+        for ( int q = ht.parent[i]; q >= 0; q = ht.parent[q] )
+            ++k.chain_steps;
+    }
+    for ( char f : is_parent )
+        k.parents += f;
+
+    // Tube-tube: a tube grid like the model's (same box, same reach as TumourAngiogenesis::check_inputs
+    // computes it, same midpoints), walked by the census.
+    double rmax = p.vessels.sprout_radius, lmax = 0;
+    for ( int i = 0; i < mt; ++i )
+    {
+        rmax = std::max( { rmax, ht.radius_a[i], ht.radius_b[i] } );
+        double l2 = 0;
+        for ( int d = 0; d < 3; ++d )
+            l2 += ( ht.end_b[3 * i + d] - ht.end_a[3 * i + d] ) * ( ht.end_b[3 * i + d] - ht.end_a[3 * i + d] );
+        lmax = std::max( lmax, std::sqrt( l2 ) );
+    }
+    const double grown = p.vessels.max_tube_length + p.vessels.tip_speed * p.time_step;
+    const auto reach = static_cast<Scalar>( std::max( grown, lmax ) + 2 * rmax );
+    morula::grid::UniformGrid<Scalar, mem_space> tube_grid( m.box(), reach, morula::grid::GridOptions{} );
+    k.tube_grid_cells = tube_grid.num_cells();
+    if ( mt > 0 )
+    {
+        tube_grid.build( exec, m.workspace().midpoints, mt );
+        const auto tq = tube_grid.query( m.workspace().midpoints );
+        const TubeTubeCensus<Scalar, decltype( tq )> tc{ tq, m.tubes_view(), reach };
+        const auto t = run_census( "angio_benchmark::tube_tube_census", mt, tc );
+        k.queries = double( t.v[0] );
+        k.rows_valid = double( t.v[1] );
+        k.rows_scanned = double( t.v[2] );
+        k.candidates = double( t.v[3] );
+        k.within = double( t.v[4] );
+        k.touching = double( t.v[5] );
+        k.touching_apart = double( t.v[6] );
+        const long long contacts = sum_of( first_n_to_host( m.tubes().contacts(), mt ) );
+        if ( double( contacts ) != k.touching )
+            std::printf( "warning: tube census found %.0f touching tube sides, the kernel %lld\n", k.touching,
+                         contacts );
+    }
+
+    // Tube-cell (Algorithm 5) and cell-tube (Algorithm 6).
+    const auto query = m.grid().query( m.cells().positions() );
+    k.cells_sorted = query.data_sorted();
+    Kokkos::View<int*, mem_space> cell_seen( "angio_benchmark::cell_seen", std::max( n, 1 ) );
+    Kokkos::View<int*, mem_space> offset_seen( "angio_benchmark::offset_seen", m.grid().num_cells() + 1 );
+    const TubeCellCensus<Scalar, decltype( query )> tc{ query, m.cells_view(), m.tubes_view(), c, cell_seen,
+                                                        offset_seen };
+    const auto t = run_census( "angio_benchmark::tube_cell_census", mt, tc );
+    k.visited = double( t.v[0] );
+    k.contacts = double( t.v[1] );
+    k.contacts_overlap = double( t.v[2] );
+    k.contacts_live = double( t.v[3] );
+    k.contacts_live_apart = double( t.v[4] );
+    k.tubes_touched = double( t.v[5] );
+    k.distinct_cells_visited = double( count_flags( cell_seen, n ) );
+    k.distinct_offsets_read = double( count_flags( offset_seen, m.grid().num_cells() + 1 ) );
+    const auto per_cell = first_n_to_host( m.workspace().tube_count, n );
+    for ( const long long v : per_cell )
+    {
+        const long long kept = std::min<long long>( v, p.max_tubes_per_cell );
+        k.cells_touched += v > 0 ? 1 : 0;
+        k.tube_list_entries += double( kept );
+        k.tube_list_rewrites += double( kept > 1 ? kept - 1 : 0 ); // Algorithm 6's insertion sort writes slots 1..k-1
+    }
+    if ( double( sum_of( per_cell ) ) != k.contacts )
+        std::printf( "warning: tube-cell census found %.0f contacts, the kernel %lld\n", k.contacts,
+                     sum_of( per_cell ) );
+    return k;
+}
+
+// The formulas. S = sizeof(Scalar); N cells, C grid cells, M tubes. Every array element a kernel launch
+// touches counts once per launch (reads from cache within a launch are free, nothing is assumed to
+// survive in cache between launches); docs/roofline/lattice-and-angio.md derives each term.
+using morula::bench::WorkCount;
+
+template <class Scalar>
+WorkCount make_work( double bytes, double flops, const std::string& basis )
+{
+    WorkCount w;
+    w.bytes = bytes;
+    w.flops = flops;
+    w.precision = morula::bench::precision_name<Scalar>();
+    w.basis = basis;
+    return w;
+}
+
+//! UniformGrid::build: positions read (3S N), cell keys written then read (4N + 4N), (key, index) pairs
+//! written then read (8N + 8N), permutation written (4N), cell offsets written (4C); cell_coordinate 3
+//! flops per axis.
+template <class Scalar>
+double grid_build_bytes( double n, double cells )
+{
+    return ( 3.0 * sizeof( Scalar ) + 28.0 ) * n + 4.0 * cells;
+}
+
+template <class Scalar>
+WorkCount work_build_grid( const CellCensus& k, bool sort )
+{
+    const double S = sizeof( Scalar );
+    double bytes = grid_build_bytes<Scalar>( k.n, k.grid_cells );
+    std::string basis = "grid build (3S+28) N + 4 C; 9 flops per cell (cell coordinates)";
+    if ( sort )
+    {
+        // 11 fields gathered: read (15S + 12) N, write (15S + 12) N, the permutation read by each gather.
+        bytes += ( 2.0 * ( 15.0 * S + 12.0 ) + 11.0 * 4.0 ) * k.n;
+        basis += "; + permute of 11 cell fields (30S + 68) N";
+    }
+    return make_work<Scalar>( bytes, 9.0 * k.n, basis );
+}
+
+//! Flops of the stencil walk shared by every grid query: 31 per query (radius^2, 3 cell coordinates,
+//! 3 face distances), 3 per existing row (row distance), 4 per scanned row (left/right tests), 8 per
+//! candidate (3 differences, squared distance).
+inline double stencil_flops( double queries, double rows_valid, double rows_scanned, double candidates )
+{
+    return 31.0 * queries + 3.0 * rows_valid + 4.0 * rows_scanned + 8.0 * candidates;
+}
+
+template <class Scalar>
+WorkCount work_cell_cell( const CellCensus& k, bool atomic )
+{
+    const double S = sizeof( Scalar );
+    const double lists = ( 4.0 + S ) * k.listed; // contact index + conductance written per entry
+    const double stencil = stencil_flops( k.queries, k.rows_valid, k.rows_scanned, k.candidates );
+    if ( !atomic )
+    {
+        const double bytes = ( 8.0 + 8.0 * S ) * k.n + 4.0 * k.grid_cells + lists;
+        const double flops = stencil + 4.0 * k.within + 11.0 * k.inter_overlap + 13.0 * k.inter_apart +
+                             6.0 * k.live_overlap + 9.0 * k.live_apart + 3.0 * k.n;
+        return make_work<Scalar>( bytes, flops,
+                                  "(8+8S) N + 4 C + (4+S) contact entries; stencil + 4/neighbour in reach + "
+                                  "11|13 per interacting side + 6|9 per live contact + 3/cell" );
+    }
+    // Reset (4S+4) N, main: reads (4+4S) N, atomics RMW forces, pressure, counts 2 (4S+4) N; finish (3S+4) N.
+    const double bytes = ( 19.0 * S + 20.0 ) * k.n + 4.0 * k.grid_cells + lists;
+    const double flops = stencil + 0.5 * ( 4.0 * k.within + 15.0 * k.inter_overlap + 17.0 * k.inter_apart +
+                                           6.0 * k.live_overlap + 9.0 * k.live_apart ) +
+                         4.0 * k.queries + 3.0 * k.n;
+    return make_work<Scalar>( bytes, flops,
+                              "(19S+20) N + 4 C + (4+S) contact entries; stencil + per pair once: 4/neighbour in "
+                              "reach + 15|17 per interacting pair + 6|9 per live contact; + 4/query + 3/cell" );
+}
+
+template <class Scalar>
+WorkCount work_exchange( const CellCensus& k, int sweeps )
+{
+    const double S = sizeof( Scalar );
+    // Pseudo-time steps: two reductions (oxygen, TAF) over states, counts, conductances, radii (+ supply rate).
+    const double step_bytes = ( 4.0 * k.n + k.live * ( 4.0 + 2.0 * S ) + S * k.listed_live ) +
+                              ( 4.0 * k.n + k.live * ( 4.0 + S ) + S * k.listed_live );
+    const double step_flops = ( k.listed_live + 7.0 * k.live ) + ( k.listed_live + 6.0 * k.live );
+    // One sweep: (4S+4) N for every cell, (3S+4) more per live cell, (4+S) per contact entry.
+    const double sweep_bytes = ( 4.0 * S + 4.0 ) * k.n + ( 3.0 * S + 4.0 ) * k.live + ( 4.0 + S ) * k.listed_live;
+    const double sweep_flops = 21.0 * k.live + 6.0 * k.listed_live;
+    const double copy_back = sweeps % 2 == 1 ? 4.0 * S * k.n : 0.0;
+    return make_work<Scalar>( step_bytes + sweeps * sweep_bytes + copy_back, step_flops + sweeps * sweep_flops,
+                              "2 rate reductions + " + std::to_string( sweeps ) +
+                                  " x sweep ((4S+4) N + (3S+4) N_live + (4+S) entries; 21/live cell + 6/entry)" +
+                                  ( sweeps % 2 == 1 ? " + copy back 4S N" : "" ) );
+}
+
+template <class Scalar>
+WorkCount work_move( const CellCensus& k )
+{
+    const double S = sizeof( Scalar );
+    return make_work<Scalar>( 4.0 * k.n + 18.0 * S * k.present, 26.0 * k.present + 4.0 * k.wall_sides,
+                              "4 N states + 18S per cell (x, f, pressure read+written, v written, r read); "
+                              "26 flops/cell + 4 per wall side" );
+}
+
+template <class Scalar>
+WorkCount work_blood_flow( const TubeCensus& k )
+{
+    const double S = sizeof( Scalar );
+    const double bytes = ( 24.0 + 9.0 * S ) * k.m + 3.0 * S * k.children + 16.0 * k.parents;
+    const double flops = 4.0 * k.children + 14.0 * k.m + 17.0 * k.chain_steps;
+    return make_work<Scalar>( bytes, flops,
+                              "(24+9S) M + 3S per child + 16 per parent; 14/tube + 4/child + 17/chain step "
+                              "(Murray weights in double)" );
+}
+
+template <class Scalar>
+WorkCount work_tube_tube( const TubeCensus& k )
+{
+    const double S = sizeof( Scalar );
+    const double bytes = 9.0 * S * k.m + grid_build_bytes<Scalar>( k.m, k.tube_grid_cells ) +
+                         ( 14.0 * S + 16.0 ) * k.m + 4.0 * k.tube_grid_cells;
+    const double flops = 6.0 * k.m + 9.0 * k.m +
+                         stencil_flops( k.queries, k.rows_valid, k.rows_scanned, k.candidates ) + 73.0 * k.within +
+                         1.0 * k.touching + 30.0 * k.touching_apart;
+    return make_work<Scalar>( bytes, flops,
+                              "midpoints 9S M + tube grid build + tube-tube (14S+16) M + 4 C_t; 6+9 per tube + "
+                              "stencil + 73 per unlinked pair side in reach + 1 (+30) per touching side" );
+}
+
+template <class Scalar>
+WorkCount work_tube_cell( const TubeCensus& k )
+{
+    const double S = sizeof( Scalar );
+    const double zero = 4.0 * k.tube_count_extent;
+    const double alg5 = 21.0 * S * k.m + 4.0 * k.distinct_offsets_read +
+                        ( 4.0 + 4.0 * S + ( k.cells_sorted ? 0.0 : 4.0 ) ) * k.distinct_cells_visited +
+                        ( 2.0 * S + 8.0 ) * k.cells_touched + 4.0 * k.tube_list_entries;
+    const double alg6 = ( 8.0 + 14.0 * S ) * k.n + 4.0 * ( k.tube_list_entries + k.tube_list_rewrites ) +
+                        10.0 * S * k.tubes_touched;
+    const double flops5 = 32.0 * k.m + 43.0 * k.visited + 9.0 * k.contacts_overlap + 24.0 * k.contacts_live +
+                          3.0 * k.contacts_live_apart;
+    const double flops6 = 7.0 * k.n + 41.0 * k.contacts + 12.0 * k.contacts_overlap + 13.0 * k.contacts_live +
+                          3.0 * k.contacts_live_apart;
+    return make_work<Scalar>( zero + alg5 + alg6, flops5 + flops6,
+                              "zero counts 4 x extent; Alg. 5: 21S M + offsets + (4+4S) per distinct cell visited + "
+                              "(2S+8) per cell touched + 4/list entry; Alg. 6: (8+14S) N + 4/entry + 4/entry "
+                              "re-written by the sort + 10S per tube touched; flops 32/tube + 43/visit + contact "
+                              "terms, 7/cell + 41/entry + contact terms" );
+}
+
+// ---------------------------------------------------------------------------------------------
 // cellcell: the random input without tubes
 // ---------------------------------------------------------------------------------------------
 
+//! Appends one roofline record and prints its figures.
+void add_kernel( nlohmann::json& kernels, const std::string& name, const WorkCount& w, const Stats& t,
+                 const nlohmann::json& parameters )
+{
+    kernels.push_back( morula::bench::kernel_record( "angio", name, w, t, parameters ) );
+    const auto& r = kernels.back();
+    std::printf( "    roofline %-26s %10.4f ms  %9.3e B  %9.3e flop  AI %6.3f  %8.2f GB/s  %8.2f GFLOP/s\n",
+                 name.c_str(), 1e3 * t.median(), w.bytes, w.flops, r["arithmetic_intensity"].get<double>(),
+                 r["gbytes_per_s"].get<double>(), r["gflops_per_s"].get<double>() );
+    std::fflush( stdout );
+}
+
 template <class Scalar>
-void cellcell( const exec_space& exec, const Settings& s, const char* precision, nlohmann::json& rows )
+void cellcell( const exec_space& exec, const Settings& s, const char* precision, nlohmann::json& rows,
+               nlohmann::json& kernels )
 {
     const char* which = "cellcell";
     for ( const int n : s.cells )
@@ -274,6 +891,9 @@ void cellcell( const exec_space& exec, const Settings& s, const char* precision,
         const auto counts = first_n_to_host( m->workspace().contact_count, n );
         const long long pairs = sum_of( counts ) / 2; // every contact is listed by both of its cells
         const long long max_contacts = max_of( counts );
+        // Roofline counts of this state (cells in grid order, contacts listed), outside the timed runs.
+        // The atomic and the many-sweep models below start from the same cells: the same pairs and contacts.
+        const CellCensus census = census_cells( *m );
         m->interact_tubes_and_cells( exec ); // vessel supply 0 without tubes
         const Stats ex1 = morula::bench::time_phase( exec, s.warmup, s.runs, [&] { m->exchange( exec ); } );
         check_counters( exec, *m );
@@ -331,6 +951,23 @@ void cellcell( const exec_space& exec, const Settings& s, const char* precision,
              { { "sweeps", s.sweeps }, { "seconds_per_sweep", per_sweep }, { "marginal_seconds_per_sweep", marginal } },
              format( "%.4f ms/sweep (marginal %.4f ms)", 1e3 * per_sweep, 1e3 * marginal ) );
         add( "motion", motion );
+
+        nlohmann::json par = { { "case", which },
+                               { "cells", n },
+                               { "box_edge_um", edge },
+                               { "volume_fraction", s.volume_fraction },
+                               { "census", census.to_json() } };
+        add_kernel( kernels, "build_grid_sort", work_build_grid<Scalar>( census, true ), grid_sort, par );
+        add_kernel( kernels, "build_grid", work_build_grid<Scalar>( census, false ), grid_only, par );
+        add_kernel( kernels, "interact_cells", work_cell_cell<Scalar>( census, false ), both, par );
+        add_kernel( kernels, "interact_cells_atomic", work_cell_cell<Scalar>( census, true ), atomic, par );
+        nlohmann::json par1 = par;
+        par1["sweeps"] = 1;
+        add_kernel( kernels, "exchange_1_sweep", work_exchange<Scalar>( census, 1 ), ex1, par1 );
+        nlohmann::json parS = par;
+        parS["sweeps"] = s.sweeps;
+        add_kernel( kernels, "exchange", work_exchange<Scalar>( census, s.sweeps ), exS, parS );
+        add_kernel( kernels, "move", work_move<Scalar>( census ), motion, par );
     }
 }
 
@@ -339,7 +976,8 @@ void cellcell( const exec_space& exec, const Settings& s, const char* precision,
 // ---------------------------------------------------------------------------------------------
 
 template <class Scalar>
-void tubecell( const exec_space& exec, const Settings& s, const char* precision, nlohmann::json& rows )
+void tubecell( const exec_space& exec, const Settings& s, const char* precision, nlohmann::json& rows,
+               nlohmann::json& kernels )
 {
     const char* which = "tubecell";
     for ( const int n : s.cells )
@@ -381,6 +1019,7 @@ void tubecell( const exec_space& exec, const Settings& s, const char* precision,
             const long long cell_tube_contacts = sum_of( per_cell );
             const long long max_per_cell = max_of( per_cell );
             const long long tube_pairs = sum_of( first_n_to_host( m->tubes().contacts(), mt ) ) / 2;
+            const TubeCensus census = census_tubes( exec, *m ); // roofline counts, outside the timed runs
             m.reset();
 
             const double total = flow.median() + tube_tube.median() + tube_cell.median();
@@ -411,6 +1050,17 @@ void tubecell( const exec_space& exec, const Settings& s, const char* precision,
             rows.push_back( r );
             print_row( which, precision, n, mt, "tube_phases_total", sum,
                        format( "sum of medians; tube-tube %.1f%% (paper: 29%% at 9996 tubes)", 100 * share ) );
+
+            const nlohmann::json par = { { "case", which },
+                                         { "cells", n },
+                                         { "tubes", mt },
+                                         { "box_edge_um", edge },
+                                         { "volume_fraction", s.volume_fraction },
+                                         { "max_tubes_per_cell", width },
+                                         { "census", census.to_json() } };
+            add_kernel( kernels, "update_blood_flow", work_blood_flow<Scalar>( census ), flow, par );
+            add_kernel( kernels, "interact_tubes", work_tube_tube<Scalar>( census ), tube_tube, par );
+            add_kernel( kernels, "interact_tubes_and_cells", work_tube_cell<Scalar>( census ), tube_cell, par );
         }
 }
 
@@ -616,7 +1266,32 @@ int main( int argc, char* argv[] )
     app.add_option( "--edge", s.edge, "whole: cube edge in um" )->check( CLI::Range( 50.0, 1e5 ) );
     app.add_option( "--seed", s.seed, "of the random inputs and of the model" );
     app.add_option( "--out", s.out, "JSON results file" );
+    bool suite = false;
+    app.add_flag( "--roofline-suite", suite,
+                  "roofline cases (issue #8): cellcell and tubecell at --cells 1e6 --tubes 1e5, float and double, "
+                  "--sweeps 16 --warmup 1 --runs 5; options given explicitly override these" );
     CLI11_PARSE( app, argc, argv );
+    if ( suite )
+    {
+        if ( app.count( "--case" ) )
+        {
+            std::fprintf( stderr, "--roofline-suite runs cellcell and tubecell; leave out --case\n" );
+            return 1;
+        }
+        s.which = "roofline";
+        if ( cells.empty() )
+            cells = "1e6";
+        if ( tubes.empty() )
+            tubes = "1e5";
+        if ( !app.count( "--precision" ) )
+            s.precision = "both";
+        if ( !app.count( "--runs" ) )
+            s.runs = 5;
+        if ( !app.count( "--warmup" ) )
+            s.warmup = 1;
+        if ( !app.count( "--sweeps" ) )
+            s.sweeps = 16;
+    }
     try
     {
         if ( !cells.empty() )
@@ -638,24 +1313,26 @@ int main( int argc, char* argv[] )
     std::printf( "%s\n", morula::core::build_summary().c_str() );
     print_header();
     nlohmann::json results = nlohmann::json::array();
+    nlohmann::json kernels = nlohmann::json::array();
     const bool all = s.which == "all";
+    const bool roofline = s.which == "roofline";
     try
     {
         auto run = [&]( auto tag, const char* name ) {
             using Scalar = decltype( tag );
-            if ( all || s.which == "cellcell" )
+            if ( all || roofline || s.which == "cellcell" )
             {
                 Settings c = s;
                 if ( c.cells.empty() )
                     c.cells = { 10000, 100000, 1000000 };
-                cellcell<Scalar>( exec, c, name, results );
+                cellcell<Scalar>( exec, c, name, results, kernels );
             }
-            if ( all || s.which == "tubecell" )
+            if ( all || roofline || s.which == "tubecell" )
             {
                 Settings c = s;
                 if ( c.cells.empty() )
                     c.cells = { 100000 };
-                tubecell<Scalar>( exec, c, name, results );
+                tubecell<Scalar>( exec, c, name, results, kernels );
             }
             if ( all || s.which == "whole" )
                 whole<Scalar>( exec, s, name, results );
@@ -696,7 +1373,8 @@ int main( int argc, char* argv[] )
                                "phase times in seconds (median, min, max over runs, fenced); cellcell and tubecell: "
                                "one call of the phase per run; whole: seconds per step. pairs = interacting cell "
                                "pairs (exchange contacts / 2), counted once outside timing" },
-                             { "results", results } };
+                             { "results", results },
+                             { "kernels", kernels } };
         morula::bench::write_json( s.out, j );
     }
     return 0;

@@ -7,7 +7,14 @@
 // Each split pass reads each word once and writes it once (neighbour words come from cache): 24 B
 // per site update; the fused pass 8 B.
 //
+// Roofline records (issue #8, top-level "kernels" array, counts in docs/roofline/lattice-and-angio.md):
+// per case split_pass_x, split_pass_y, split_pass_z (each axis timed alone) and step_split, or fused_pass
+// and step_fused. The kernels are integer work (hashed RNG, integer thresholds): 0 flops, bytes only.
+//
 //   lattice_benchmark --out results.json [--sizes 64x64x128,...] [--capacities 2,4,8] [--schemes split,fused]
+//   lattice_benchmark --roofline-suite --out results.json   (256^3, capacity 4, both schemes; options given
+//                                                           explicitly override the preset)
+#include "../common/Roofline.hpp"
 #include <common/BenchmarkUtils.hpp>
 
 #include <morula/lattice/Initializers.hpp>
@@ -40,7 +47,46 @@ struct Settings
     int runs = 10;
     std::string space = "device";
     std::string out;
+    bool copy_bandwidth = true;
 };
+
+//! Time per call when each timed run made `calls` calls (the mean over the run's calls).
+Stats per_call( const Stats& s, int calls )
+{
+    Stats out;
+    for ( double t : s.samples )
+        out.samples.push_back( t / calls );
+    return out;
+}
+
+/*!
+  Bytes of one pass (split along one axis, or fused) over `sites` sites of 4-byte words: every word of the
+  current lattice read once (the neighbour words a gather re-reads come from cache), every word of the
+  next lattice written once; an overflowing particle appends an 8-byte key and a 4-byte code to the
+  overflow list. No flops: moves are integer threshold tests on hashed random bits.
+*/
+morula::bench::WorkCount pass_work( double sites, double overflows_per_pass, const char* what )
+{
+    morula::bench::WorkCount w;
+    w.bytes = 8.0 * sites + 12.0 * overflows_per_pass;
+    w.basis = std::string( what ) + ": 4 B read + 4 B written per site, + 12 B per overflowed particle "
+                                    "(key + code); integer work only (0 flops)";
+    return w;
+}
+
+/*!
+  Bytes of one whole step: its passes (3 split or 1 fused), each followed by a placement launch that reads
+  the 8-byte overflow count; per overflowed particle 12 B pushed, then read and written back by the heap
+  sort (24 B), its old site's word read (4 B) and its new site's word read and written (8 B).
+*/
+morula::bench::WorkCount step_work( double sites, int passes, double overflows_per_step )
+{
+    morula::bench::WorkCount w;
+    w.bytes = passes * ( 8.0 * sites + 8.0 ) + 48.0 * overflows_per_step;
+    w.basis = std::to_string( passes ) + " x (8 B per site + 8 B overflow count) + 48 B per overflowed "
+                                         "particle; integer work only (0 flops)";
+    return w;
+}
 
 lat::LatticeShape parse_size( const std::string& s )
 {
@@ -54,7 +100,7 @@ lat::LatticeShape parse_size( const std::string& s )
 
 template <int Slots, class ExecutionSpace>
 nlohmann::json run_case( const ExecutionSpace& exec, const Settings& set, const lat::LatticeShape& shape,
-                         lat::PassScheme scheme, double occupancy, double bandwidth )
+                         lat::PassScheme scheme, double occupancy, double bandwidth, nlohmann::json& kernels )
 {
     using mem = typename ExecutionSpace::memory_space;
     lat::DiffusionRules rules( 1 );
@@ -77,6 +123,7 @@ nlohmann::json run_case( const ExecutionSpace& exec, const Settings& set, const 
     // The passes alone (no placement kernels): the cost of overflow handling is the difference.
     // Overflowed particles stay in the list meanwhile (rare at these occupancies); placement between
     // runs puts them back.
+    const unsigned long long overflows_before_passes = model.overflows();
     const Stats passes = time_phase(
         exec, set.warmup, set.runs, [&] { model.place_overflow( exec ); },
         [&] {
@@ -91,6 +138,28 @@ nlohmann::json run_case( const ExecutionSpace& exec, const Settings& set, const 
             }
         } );
     model.place_overflow( exec );
+    const double overflows_in_passes = double( model.overflows() - overflows_before_passes );
+
+    // Each split pass alone: `steps` passes along one axis per timed run (each with the step number
+    // advanced, as in a simulation), overflowed particles placed between runs.
+    Stats axis_time[3];
+    double axis_overflows[3] = { 0, 0, 0 };
+    if ( scheme == lat::PassScheme::split )
+        for ( int axis = 0; axis < 3; ++axis )
+        {
+            const unsigned long long before = model.overflows();
+            axis_time[axis] = time_phase(
+                exec, set.warmup, set.runs, [&] { model.place_overflow( exec ); },
+                [&] {
+                    for ( int s = 0; s < set.steps; ++s )
+                    {
+                        model.split_pass( exec, axis );
+                        model.complete_step();
+                    }
+                } );
+            model.place_overflow( exec );
+            axis_overflows[axis] = double( model.overflows() - before );
+        }
     const auto counts = model.code_counts( exec );
     if ( counts[1] != particles )
         throw std::runtime_error( "lattice_benchmark: particles were lost" );
@@ -99,10 +168,49 @@ nlohmann::json run_case( const ExecutionSpace& exec, const Settings& set, const 
     const double rate = sites / t_step;
     const double bytes = scheme == lat::PassScheme::split ? 24.0 : 8.0;
     const double overhead = full.median() / passes.median() - 1;
+    const double fraction = bandwidth > 0 ? bytes * rate / bandwidth : 0.0;
     std::printf( "%4dx%4dx%4d  %d slots  %-5s  occupancy %.4f: %8.3f ms/step  %.3e site updates/s  %5.1f%% of copy "
                  "bandwidth  overflow handling %+5.1f%%  (%.3g overflows/step)\n",
                  shape.nx, shape.ny, shape.nz, Slots, lat::to_string( scheme ), occupancy, 1e3 * t_step, rate,
-                 100 * bytes * rate / bandwidth, 100 * overhead, double( overflows ) / steps_timed );
+                 100 * fraction, 100 * overhead, double( overflows ) / steps_timed );
+
+    // Roofline records: one per timed kernel (time per pass or per step: run time / steps per run).
+    const nlohmann::json parameters = { { "nx", shape.nx },
+                                        { "ny", shape.ny },
+                                        { "nz", shape.nz },
+                                        { "sites", shape.sites() },
+                                        { "slots", Slots },
+                                        { "scheme", lat::to_string( scheme ) },
+                                        { "occupancy", occupancy },
+                                        { "particles", particles },
+                                        { "steps_per_run", set.steps },
+                                        { "time", "per pass or per step: the run's time / steps_per_run" } };
+    auto add = [&]( const char* name, const morula::bench::WorkCount& w, const Stats& t, double overflows_per_call ) {
+        nlohmann::json p = parameters;
+        p["overflows_per_call"] = overflows_per_call;
+        kernels.push_back( morula::bench::kernel_record( "lattice", name, w, t, p ) );
+        const auto& r = kernels.back();
+        std::printf( "    roofline %-13s %10.4f ms  %9.3e B  AI %.3g flop/B  %8.2f GB/s\n", name,
+                     1e3 * t.median(), w.bytes, r["arithmetic_intensity"].get<double>(),
+                     r["gbytes_per_s"].get<double>() );
+    };
+    const double passes_timed = double( set.steps ) * ( set.warmup + set.runs );
+    if ( scheme == lat::PassScheme::split )
+    {
+        const char* names[3] = { "split_pass_x", "split_pass_y", "split_pass_z" };
+        for ( int axis = 0; axis < 3; ++axis )
+            add( names[axis], pass_work( sites, axis_overflows[axis] / passes_timed, names[axis] ),
+                 per_call( axis_time[axis], set.steps ), axis_overflows[axis] / passes_timed );
+        add( "step_split", step_work( sites, 3, double( overflows ) / steps_timed ), per_call( full, set.steps ),
+             double( overflows ) / steps_timed );
+    }
+    else
+    {
+        add( "fused_pass", pass_work( sites, overflows_in_passes / passes_timed, "fused_pass" ),
+             per_call( passes, set.steps ), overflows_in_passes / passes_timed );
+        add( "step_fused", step_work( sites, 1, double( overflows ) / steps_timed ), per_call( full, set.steps ),
+             double( overflows ) / steps_timed );
+    }
     std::fflush( stdout );
     return { { "nx", shape.nx },
              { "ny", shape.ny },
@@ -119,7 +227,7 @@ nlohmann::json run_case( const ExecutionSpace& exec, const Settings& set, const 
              { "seconds_per_step", t_step },
              { "site_updates_per_s", rate },
              { "bytes_per_site_update", bytes },
-             { "fraction_of_copy_bandwidth", bytes * rate / bandwidth },
+             { "fraction_of_copy_bandwidth", bandwidth > 0 ? nlohmann::json( fraction ) : nlohmann::json() },
              { "overflow_handling_overhead", overhead },
              { "overflows_per_step", double( overflows ) / steps_timed } };
 }
@@ -129,9 +237,14 @@ void run_all( const ExecutionSpace& exec, const Settings& set )
 {
     std::printf( "%s\n%s on %s\n", morula::core::build_summary().c_str(), ExecutionSpace::name(),
                  morula::bench::device_name().c_str() );
-    const double bandwidth = morula::bench::copy_bandwidth( exec, set.runs );
-    std::printf( "copy bandwidth: %.0f GB/s\n", bandwidth * 1e-9 );
+    double bandwidth = 0; // 0: not measured (--no-copy-bandwidth)
+    if ( set.copy_bandwidth )
+    {
+        bandwidth = morula::bench::copy_bandwidth( exec, set.runs );
+        std::printf( "copy bandwidth: %.0f GB/s\n", bandwidth * 1e-9 );
+    }
     nlohmann::json cases = nlohmann::json::array();
+    nlohmann::json kernels = nlohmann::json::array();
     for ( const auto& size : set.sizes )
     {
         const auto shape = parse_size( size );
@@ -142,11 +255,11 @@ void run_all( const ExecutionSpace& exec, const Settings& set )
             {
                 const double occ = set.occupancy[slots == 2 ? 0 : slots == 4 ? 1 : 2];
                 if ( slots == 2 )
-                    cases.push_back( run_case<2>( exec, set, shape, scheme, occ, bandwidth ) );
+                    cases.push_back( run_case<2>( exec, set, shape, scheme, occ, bandwidth, kernels ) );
                 else if ( slots == 4 )
-                    cases.push_back( run_case<4>( exec, set, shape, scheme, occ, bandwidth ) );
+                    cases.push_back( run_case<4>( exec, set, shape, scheme, occ, bandwidth, kernels ) );
                 else
-                    cases.push_back( run_case<8>( exec, set, shape, scheme, occ, bandwidth ) );
+                    cases.push_back( run_case<8>( exec, set, shape, scheme, occ, bandwidth, kernels ) );
             }
         }
     }
@@ -155,11 +268,12 @@ void run_all( const ExecutionSpace& exec, const Settings& set )
         morula::bench::write_json(
             set.out, { { "benchmark", "lattice_benchmark" },
                        { "machine", morula::bench::machine_info( exec ) },
-                       { "copy_bandwidth_bytes_per_s", bandwidth },
+                       { "copy_bandwidth_bytes_per_s", bandwidth > 0 ? nlohmann::json( bandwidth ) : nlohmann::json() },
                        { "definition", "site updates/s = sites x time steps / s; a step = 3 split passes "
                                        "or 1 fused pass, each followed by overflow placement" },
                        { "settings", { { "runs", set.runs }, { "warmup", set.warmup }, { "steps_per_run", set.steps } } },
-                       { "cases", cases } } );
+                       { "cases", cases },
+                       { "kernels", kernels } } );
         std::printf( "wrote %s\n", set.out.c_str() );
     }
 }
@@ -187,9 +301,29 @@ int main( int argc, char* argv[] )
     app.add_option( "--space", set.space, "device (default execution space) or host" )
         ->check( CLI::IsMember( { "device", "host" } ) );
     app.add_option( "--out", set.out, "JSON result file" );
+    bool suite = false;
+    app.add_flag( "--roofline-suite", suite,
+                  "roofline cases (issue #8): 256x256x256, capacity 4, split and fused, 1 step per run, 1 warm-up "
+                  "and 5 timed runs; options given explicitly override these" );
+    bool no_bandwidth = false;
+    app.add_flag( "--no-copy-bandwidth", no_bandwidth, "skip the 2 x 1 GiB copy-bandwidth measurement" );
     try
     {
         app.parse( argc, argv );
+        set.copy_bandwidth = !no_bandwidth;
+        if ( suite )
+        {
+            if ( !app.count( "--sizes" ) )
+                set.sizes = { "256x256x256" };
+            if ( !app.count( "--capacities" ) )
+                set.capacities = { 4 };
+            if ( !app.count( "--steps" ) )
+                set.steps = 1;
+            if ( !app.count( "--warmup" ) )
+                set.warmup = 1;
+            if ( !app.count( "--runs" ) )
+                set.runs = 5;
+        }
         if ( set.space == "host" )
             lattice_bench::run_all( Kokkos::DefaultHostExecutionSpace(), set );
         else
