@@ -160,6 +160,21 @@ void check_halo( const Box<Scalar>& box, Scalar h, std::array<int, 3> dims, Layo
     EXPECT_EQ( got.size(), expected.size() );
     EXPECT_TRUE( got == expected ) << "ghosts differ from the brute force";
     EXPECT_GT( sum_all( static_cast<long long>( halo.num_ghosts() ) ), 0 ) << "no ghosts anywhere";
+
+    // Ghost order: by the slot of the neighbour they come from, then the sender's order (its ids grow
+    // with its storage order, so they increase within a slot's range).
+    std::map<std::int64_t, int> owner_of;
+    for ( const auto& q : all )
+        owner_of[q.second.id] = q.first;
+    int bad_order = 0;
+    for ( int r = 0; r < morula::parallel::num_directions; ++r )
+        for ( std::size_t g = halo.ghost_offset( r ); g < halo.ghost_offset( r + 1 ); ++g )
+        {
+            bad_order += owner_of[ghosts[g].id] != dec.neighbor_rank( r );
+            if ( g > halo.ghost_offset( r ) )
+                bad_order += !( ghosts[g - 1].id < ghosts[g].id );
+        }
+    EXPECT_EQ( bad_order, 0 ) << "ghosts not in (neighbour slot, sender order) order";
     if ( layout == Layout::empty_rank0 && dec.rank() == 0 )
         EXPECT_EQ( n_owned, 0u );
 
