@@ -117,10 +117,12 @@ nlohmann::json run_case( const ExecutionSpace& exec, const Settings& set, int n,
     result["cells_per_axis"] = grid.geometry().ncell[0];
     const Stats build = morula::bench::time_phase( exec, set.warmup, set.runs,
                                                    [&] { grid.build( exec, original, n ); } );
+    morula::bench::profile_once( exec, "grid_build", [&] { grid.build( exec, original, n ); } );
     result["build"] = phase( build, morula::bench::build_bytes( n, ncells, sizeof( Scalar ) ),
                              n, "particles" );
     const char* precision = morula::bench::precision_name<Scalar>();
     const nlohmann::json build_parameters = { { "n", n },
+                                              { "scalar", precision },
                                               { "cells", ncells },
                                               { "cells_per_axis", grid.geometry().ncell[0] },
                                               { "ordering", "row_major" },
@@ -220,6 +222,7 @@ nlohmann::json run_case( const ExecutionSpace& exec, const Settings& set, int n,
     const double walk_flops = morula::bench::stencil_flops( tally, query );
     const double sweep_read = 3.0 * sizeof( Scalar ) * n + 4.0 * ( g.num_cells() + 1 );
     const nlohmann::json sweep_parameters = {
+        { "scalar", precision },
         { "n", n },
         { "radius", radius },
         { "cells", g.num_cells() },

@@ -176,6 +176,8 @@ nlohmann::json benchmark_b( const ExecutionSpace& exec, const Settings& set, dou
     const long long pairs = mech.compute_displacements( exec, agents, true );
     const Stats forces =
         time_phase( exec, set.warmup, set.runs, [&] { mech.compute_displacements( exec, agents ); } );
+    morula::bench::profile_once( exec, "mechanics_compute_displacements",
+                                 [&] { mech.compute_displacements( exec, agents ); } );
 
     const double n = set.agents;
     const double bytes = n * 12.0 * sizeof( Scalar ) + 4.0 * mech.grid().num_cells();
@@ -201,6 +203,7 @@ nlohmann::json benchmark_b( const ExecutionSpace& exec, const Settings& set, dou
             open_axes += box.boundary[d] == morula::core::Boundary::open ? 1 : 0;
         const char* precision = morula::bench::precision_name<Scalar>();
         const nlohmann::json parameters = {
+            { "scalar", precision },
             { "agents", set.agents },
             { "neighbors_target", neighbors },
             { "neighbors_measured", pairs / n },

@@ -19,8 +19,16 @@ import subprocess
 import sys
 import tempfile
 
-# (program, arguments that make it run one case, kernel name of the record, parameters to match)
-CASES = []
+# (program, arguments that make it run one case, kernel name of the record, parameters to match). Three kinds
+# of traffic: a streaming integer sort (several kernels), a neighbour gather whose byte count assumes every
+# neighbour comes from cache, and the lattice's bit-packed passes (three passes and the overflow launches).
+CASES = [
+    ("grid_benchmark", ["--sizes", "4000000", "--scalar", "float", "--runs", "3", "--warmup", "1"],
+     "grid_build", {"n": 4000000}),
+    ("mechanics_benchmark", ["--roofline-suite", "--scalar", "float", "--no-copy-roof"],
+     "mechanics_compute_displacements", {}),
+    ("lattice_benchmark", ["--roofline-suite", "--schemes", "split", "--no-copy-bandwidth"], "step_split", {}),
+]
 
 METRICS = ["dram__bytes_read.sum", "dram__bytes_write.sum", "lts__t_bytes.sum"]
 

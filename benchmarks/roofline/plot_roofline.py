@@ -34,10 +34,17 @@ def load(paths):
     return runs
 
 
+# Parameters that name a case (its size and variant). The others in a record's "parameters" are measured
+# from the run (pair counts, census) and may differ in the last digits between backends; they stay in the
+# files but do not split a kernel into separate rows.
+CASE_PARAMETERS = ["case", "network", "n", "agents", "cells", "elements", "systems", "sites", "tubes", "slots",
+                   "scheme", "boundary", "sweeps", "precision", "scalar"]
+
+
 def kernel_key(k):
     p = k.get("parameters", {})
-    params = ", ".join(f"{a}={p[a]}" for a in sorted(p))
-    return (k["family"], k["kernel"], k["precision"], params)
+    case = ", ".join(f"{a}={p[a]}" for a in CASE_PARAMETERS if a in p and not isinstance(p[a], (dict, list)))
+    return (k["family"], k["kernel"], k["precision"], case)
 
 
 def chart(runs, prefix):
@@ -111,7 +118,7 @@ def table(runs, path):
     by_run = [{kernel_key(k): k for k in run["kernels"]} for run in runs]
     labels = [run.get("label", run["machine"]["backend"]) for run in runs]
     lines = []
-    lines.append("| kernel | precision | parameters | AI (flop/B) | " +
+    lines.append("| kernel | precision | case | AI (flop/B) | " +
                  " | ".join(f"{l}: ms / GB/s / GFLOP/s / roof" for l in labels) + " |")
     lines.append("| --- | --- | --- | ---: | " + " | ".join("---:" for _ in labels) + " |")
     for key in keys:

@@ -5,12 +5,12 @@ Runs the roofline probe (the machine's measured roofs) and every kernel benchmar
 the "kernels" records the benchmarks write (bytes and flops counted analytically, docs/roofline.md), adds each
 kernel's applicable roof and the fraction of it reached, and writes one JSON file:
 
-    python3 benchmarks/roofline/run_suite.py --bin build/release/benchmarks [--quick] [--space host]
+    python3 benchmarks/roofline/run_suite.py --bin build/release/benchmarks [--quick]
                                              [--out roofline_<backend>_<date>.json]
 
-The benchmarks run on the build's default execution space (CUDA, HIP, OpenMP or Serial); --space host runs
-them on its host space instead (the OpenMP side of a CUDA build). OpenMP reads OMP_NUM_THREADS,
-OMP_PROC_BIND and OMP_PLACES from the environment as usual. A program that fails is reported in the file's
+The benchmarks run on the build's default execution space (CUDA, HIP, OpenMP or Serial): the same suite,
+unchanged, measures each backend from its own build. OpenMP reads OMP_NUM_THREADS, OMP_PROC_BIND and
+OMP_PLACES from the environment as usual. A program that fails is reported in the file's
 "failures" and makes the suite exit with status 1, after the other programs have run.
 """
 import argparse
@@ -30,12 +30,13 @@ PROGRAMS = [
     {
         "name": "grid_benchmark",
         "suite": ["--roofline-suite"],
-        "quick": ["--roofline-suite", "--quick"],
+        "quick": ["--roofline-suite", "--sizes", "100000", "--cells", "32", "--runs", "2"],
     },
     {
         "name": "mechanics_benchmark",
         "suite": ["--roofline-suite"],
-        "quick": ["--roofline-suite", "--quick"],
+        "quick": ["--roofline-suite", "--agents", "50000", "--neighbors", "6", "--runs", "2", "--scalar", "float",
+                  "--no-copy-roof"],
     },
     {
         "name": "epidermis_benchmark",
@@ -50,12 +51,13 @@ PROGRAMS = [
     {
         "name": "lattice_benchmark",
         "suite": ["--roofline-suite"],
-        "quick": ["--roofline-suite", "--quick"],
+        "quick": ["--roofline-suite", "--sizes", "32x32x32", "--warmup", "0", "--runs", "1", "--no-copy-bandwidth"],
     },
     {
         "name": "angio_benchmark",
         "suite": ["--roofline-suite"],
-        "quick": ["--roofline-suite", "--quick"],
+        "quick": ["--roofline-suite", "--cells", "2000", "--tubes", "200", "--sweeps", "4", "--precision", "float",
+                  "--warmup", "0", "--runs", "1"],
     },
 ]
 
@@ -108,8 +110,6 @@ def main():
     parser.add_argument("--bin", required=True, help="folder with the benchmark programs (BUILD/benchmarks)")
     parser.add_argument("--out", help="result file (default roofline_<backend>[_<threads>t]_<date>.json)")
     parser.add_argument("--quick", action="store_true", help="smoke-test sizes: checks that it all runs")
-    parser.add_argument("--space", choices=["device", "host"], default="device",
-                        help="run on the default execution space or on its host space")
     parser.add_argument("--only", help="comma-separated program names to run (default: all)")
     parser.add_argument("--label", help="a name for this run in plots and tables (default: backend, threads)")
     parser.add_argument("--work-dir", help="keep each program's own result file and log here")
@@ -120,7 +120,6 @@ def main():
     work = args.work_dir or tempfile.mkdtemp(prefix="morula-roofline-")
     os.makedirs(work, exist_ok=True)
     log = open(os.path.join(work, "suite.log"), "w")
-    space = ["--space", "host"] if args.space == "host" else []
 
     def program_path(name):
         path = os.path.join(args.bin, name)
@@ -131,7 +130,7 @@ def main():
 
     # 1. The roofs.
     probe_file = os.path.join(work, "roofline_probe.json")
-    probe_args = (["--quick"] if args.quick else []) + space
+    probe_args = ["--quick"] if args.quick else []
     print("roofline_probe ...", flush=True)
     command, rc, seconds, output = run_program(program_path("roofline_probe"), probe_args, probe_file, log)
     if rc != 0:
@@ -150,7 +149,7 @@ def main():
         result_file = os.path.join(work, program["name"] + ".json")
         print(f"{program['name']} ...", end="", flush=True)
         extra = program["quick"] if args.quick else program["suite"]
-        command, rc, seconds, output = run_program(program_path(program["name"]), extra + space, result_file, log)
+        command, rc, seconds, output = run_program(program_path(program["name"]), extra, result_file, log)
         runs.append({"program": program["name"], "command": command, "seconds": seconds, "status": rc})
         if rc != 0:
             print(f" failed (status {rc})")

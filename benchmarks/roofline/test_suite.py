@@ -90,6 +90,10 @@ def check_suite_file(path):
     for family in run_suite.FAMILIES:
         if family not in families:
             problems.append(f"no kernel of family {family}")
+    keys = [plot_roofline.kernel_key(k) for k in run["kernels"]]
+    for key in sorted(set(keys)):
+        if keys.count(key) > 1:
+            problems.append(f"{keys.count(key)} records share the row {key}: add the parameter that tells them apart")
     for k in run["kernels"]:
         name = f"{k['family']}/{k['kernel']}"
         t = k["time"]["median_s"]
