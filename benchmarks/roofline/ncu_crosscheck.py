@@ -44,7 +44,7 @@ def analytic(result_file, kernel, match):
 
 def measured(ncu, program, args, kernel, work):
     env = dict(os.environ, MORULA_PROFILE_KERNEL=kernel)
-    command = [ncu, "--profile-from-start", "off", "--metrics", ",".join(METRICS), "--csv",
+    command = [ncu, "--clock-control", "none", "--profile-from-start", "off", "--metrics", ",".join(METRICS), "--csv",
                "--print-units", "base", program] + args + ["--out", os.path.join(work, "under_ncu.json")]
     proc = subprocess.run(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     if proc.returncode != 0:

@@ -113,13 +113,28 @@ def main():
     parser.add_argument("--only", help="comma-separated program names to run (default: all)")
     parser.add_argument("--label", help="a name for this run in plots and tables (default: backend, threads)")
     parser.add_argument("--work-dir", help="keep each program's own result file and log here")
+    parser.add_argument("--resume", action="store_true",
+                        help="reuse the result files an earlier, interrupted run left in --work-dir (the probe's "
+                             "and each program's) instead of running those programs again")
     args = parser.parse_args()
 
     if not os.path.isdir(args.bin):
         sys.exit(f"run_suite: --bin {args.bin}: no such folder (expected BUILD/benchmarks)")
+    if args.resume and not args.work_dir:
+        sys.exit("run_suite: --resume needs the --work-dir of the interrupted run")
     work = args.work_dir or tempfile.mkdtemp(prefix="morula-roofline-")
     os.makedirs(work, exist_ok=True)
-    log = open(os.path.join(work, "suite.log"), "w")
+    log = open(os.path.join(work, "suite.log"), "a" if args.resume else "w")
+
+    def reusable(result_file):
+        """A complete result file of an earlier run (--resume): it parses and has the records we need."""
+        if not (args.resume and os.path.isfile(result_file)):
+            return None
+        try:
+            data = json.load(open(result_file))
+        except (OSError, ValueError):
+            return None
+        return data if ("roofs" in data or data.get("kernels")) else None
 
     def program_path(name):
         path = os.path.join(args.bin, name)
@@ -131,14 +146,19 @@ def main():
     # 1. The roofs.
     probe_file = os.path.join(work, "roofline_probe.json")
     probe_args = ["--quick"] if args.quick else []
-    print("roofline_probe ...", flush=True)
-    command, rc, seconds, output = run_program(program_path("roofline_probe"), probe_args, probe_file, log)
-    if rc != 0:
-        sys.exit(f"run_suite: the roofline probe failed (status {rc}):\n{output}")
-    probe = json.load(open(probe_file))
+    probe = reusable(probe_file)
+    if probe is not None:
+        print("roofline_probe: reusing " + probe_file, flush=True)
+        runs = [{"program": "roofline_probe", "reused": probe_file, "status": 0}]
+    else:
+        print("roofline_probe ...", flush=True)
+        command, rc, seconds, output = run_program(program_path("roofline_probe"), probe_args, probe_file, log)
+        if rc != 0:
+            sys.exit(f"run_suite: the roofline probe failed (status {rc}):\n{output}")
+        probe = json.load(open(probe_file))
+        runs = [{"program": "roofline_probe", "command": command, "seconds": seconds, "status": rc}]
     roofs = probe["roofs"]
     machine = probe["machine"]
-    runs = [{"program": "roofline_probe", "command": command, "seconds": seconds, "status": rc}]
 
     # 2. The kernels.
     only = set(args.only.split(",")) if args.only else None
@@ -148,14 +168,21 @@ def main():
             continue
         result_file = os.path.join(work, program["name"] + ".json")
         print(f"{program['name']} ...", end="", flush=True)
-        extra = program["quick"] if args.quick else program["suite"]
-        command, rc, seconds, output = run_program(program_path(program["name"]), extra, result_file, log)
-        runs.append({"program": program["name"], "command": command, "seconds": seconds, "status": rc})
-        if rc != 0:
-            print(f" failed (status {rc})")
-            failures.append({"program": program["name"], "status": rc, "output_tail": output[-4000:]})
-            continue
-        records = json.load(open(result_file)).get("kernels", [])
+        earlier = reusable(result_file)
+        if earlier is not None:
+            seconds = 0.0
+            runs.append({"program": program["name"], "reused": result_file, "status": 0})
+            records = earlier.get("kernels", [])
+            print(" reused", end="")
+        else:
+            extra = program["quick"] if args.quick else program["suite"]
+            command, rc, seconds, output = run_program(program_path(program["name"]), extra, result_file, log)
+            runs.append({"program": program["name"], "command": command, "seconds": seconds, "status": rc})
+            if rc != 0:
+                print(f" failed (status {rc})")
+                failures.append({"program": program["name"], "status": rc, "output_tail": output[-4000:]})
+                continue
+            records = json.load(open(result_file)).get("kernels", [])
         if not records:
             print(" no kernel records")
             failures.append({"program": program["name"], "status": rc, "error": "no \"kernels\" records"})

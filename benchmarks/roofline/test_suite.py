@@ -113,10 +113,32 @@ def check_suite_file(path):
     return problems
 
 
+def check_resumed(path, original_path):
+    """A suite file made by --resume from a finished run's work folder reuses every program's result and
+    gives the same kernel records as the original; returns a list of problems."""
+    resumed, original = json.load(open(path)), json.load(open(original_path))
+    problems = [f"{r['program']} was run again instead of reused" for r in resumed["runs"] if "reused" not in r]
+    key = lambda k: (k["program"], k["kernel"], json.dumps(k.get("parameters", {}), sort_keys=True))
+    if sorted(map(key, resumed["kernels"])) != sorted(map(key, original["kernels"])):
+        problems.append("the kernel records differ from the original run's")
+    if resumed["roofs"] != original["roofs"]:
+        problems.append("the roofs differ from the original run's")
+    return problems
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser()
     parser.add_argument("--suite-file")
+    parser.add_argument("--resumed-file", help="with --suite-file: a --resume run from its work folder")
     args, rest = parser.parse_known_args()
+    if args.resumed_file:
+        problems = check_resumed(args.resumed_file, args.suite_file)
+        for p in problems:
+            print(f"{args.resumed_file}: {p}", file=sys.stderr)
+        if problems:
+            sys.exit(1)
+        print(f"{args.resumed_file}: every program reused, same roofs and kernels")
+        sys.exit(0)
     if args.suite_file:
         problems = check_suite_file(args.suite_file)
         for p in problems:

@@ -1,7 +1,8 @@
 // The epidermis model of seed 000 (Christley et al. 2010) timed as in its Table 3.
 //
 //   epidermis_benchmark --case table3 [--cells 128,250,500,1000,5000] [--iterations 3000]
-//                       [--precision float|double|both] [--runs 3] [--out results.json]
+//                       [--precision float|double|both] [--boundary periodic|none|both] [--runs 3]
+//                       [--out results.json]
 //     For every cell count, model (movement; movement + gene network) and boundary (periodic; none):
 //     a single layer of cells of 20 elements on the membrane, `iterations` RK2 steps, timed whole
 //     (setup excluded), median over runs after one warm-up run.
@@ -54,10 +55,22 @@ struct Settings
     std::vector<int> cells;
     long iterations = 0;
     std::string precision = "both";
+    std::string boundary = "both"; // periodic, none or both
     int runs = 3;
     int settle = 200;
     std::string out;
 };
+
+// The boundaries a case runs, in the order of the paper's Table 3 (no boundary first).
+std::vector<bool> boundaries( const Settings& s )
+{
+    std::vector<bool> out;
+    if ( s.boundary != "periodic" )
+        out.push_back( false );
+    if ( s.boundary != "none" )
+        out.push_back( true );
+    return out;
+}
 
 template <class Exec, class Scalar>
 sem::Epidermis<Scalar, typename Exec::memory_space> make_model( int cells, bool periodic, sem::EpidermisModel model )
@@ -79,7 +92,7 @@ nlohmann::json table3( const Exec& exec, const Settings& s, const char* precisio
     nlohmann::json rows = nlohmann::json::array();
     for ( const int cells : s.cells )
         for ( const auto model : { sem::EpidermisModel::movement, sem::EpidermisModel::gene_network } )
-            for ( const bool periodic : { false, true } )
+            for ( const bool periodic : boundaries( s ) )
             {
                 std::optional<sem::Epidermis<Scalar, Mem>> m;
                 const Stats t = morula::bench::time_phase(
@@ -112,7 +125,7 @@ nlohmann::json full( const Exec& exec, const Settings& s, const char* precision 
 {
     nlohmann::json rows = nlohmann::json::array();
     for ( const int cells : s.cells )
-        for ( const bool periodic : { false, true } )
+        for ( const bool periodic : boundaries( s ) )
         {
             auto m = make_model<Exec, Scalar>( cells, periodic, sem::EpidermisModel::full );
             exec.fence();
@@ -340,7 +353,7 @@ nlohmann::json force( const Exec& exec, const Settings& s, const char* precision
     using Mem = typename Exec::memory_space;
     nlohmann::json rows = nlohmann::json::array();
     for ( const int cells : s.cells )
-        for ( const bool periodic : { false, true } )
+        for ( const bool periodic : boundaries( s ) )
         {
             auto m = make_model<Exec, Scalar>( cells, periodic, sem::EpidermisModel::movement );
             for ( int i = 0; i < s.settle; ++i ) // settle, so that the contacts are those of a run
@@ -542,6 +555,8 @@ int main( int argc, char* argv[] )
     app.add_option( "--cells", cells, "comma-separated starting cell counts" );
     app.add_option( "--iterations", s.iterations, "time steps (default 3000; full: 130000)" );
     app.add_option( "--precision", s.precision, "float, double or both" )->check( CLI::IsMember( { "float", "double", "both" } ) );
+    app.add_option( "--boundary", s.boundary, "periodic, none or both" )
+        ->check( CLI::IsMember( { "periodic", "none", "both" } ) );
     app.add_option( "--runs", s.runs, "timed runs after the warm-up" )->check( CLI::Range( 1, 1000 ) );
     app.add_option( "--settle", s.settle, "force: movement-model steps before the kernels are timed (default 200)" )
         ->check( CLI::Range( 0, 1000000 ) );

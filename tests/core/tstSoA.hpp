@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <numeric>
 #include <random>
+#include <type_traits>
 #include <vector>
 
 namespace morula_test_soa
@@ -144,6 +145,28 @@ TEST( TEST_CATEGORY, particles_positions_are_structure_of_arrays )
     particles.resize( 1000 );
     EXPECT_GE( particles.capacity(), 1000u );
     EXPECT_EQ( particles.positions().stride( 1 ), particles.capacity() );
+}
+
+// Every model keeps position Views as members of default-constructed structs (functors, workspaces).
+// GCC 12 with the Kokkos 4.6.99 mdspan View leaves such a member's allocation tracker zeroed, and the
+// first assignment crashes (docs/building.md); this test makes that toolchain fail here, not in a model.
+TEST( TEST_CATEGORY, default_constructed_position_view_member_accepts_assignment )
+{
+    Particles<float, TEST_MEMSPACE, int> particles( "agents", 8 );
+    using position_view = std::decay_t<decltype( particles.positions() )>;
+    struct Holder
+    {
+        position_view x;
+        int n = 0;
+    };
+    Holder h;
+    h.x = particles.positions();
+    h.n = 8;
+    EXPECT_EQ( h.x.data(), particles.positions().data() );
+    EXPECT_EQ( h.x.extent( 0 ), particles.capacity() );
+    Holder copy = h;
+    h = Holder{};
+    EXPECT_EQ( copy.x.data(), particles.positions().data() );
 }
 
 } // namespace morula_test_soa

@@ -9,6 +9,7 @@
 #include <morula/core/Box.hpp>
 #include <morula/core/Error.hpp>
 #include <morula/core/KokkosCompat.hpp>
+#include <morula/core/LaunchPolicy.hpp>
 #include <morula/sem/GeneCoupling.hpp>
 #include <morula/sem/SemMechanics.hpp>
 #include <morula/sem/SemParameters.hpp>
@@ -150,7 +151,7 @@ class Epidermis
         auto adhesion = m_tissue.adhesion();
         const bool genes = gene_network();
         Kokkos::parallel_for(
-            "morula::sem::cell_states", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, m_tissue.num_cells() ),
+            "morula::sem::cell_states", core::LaunchRange<ExecutionSpace>( exec, 0, m_tissue.num_cells() ),
             KOKKOS_LAMBDA( const int c ) { state( c ) = is_basal( species, adhesion, c, genes ) ? 0 : 1; } );
         return state;
     }

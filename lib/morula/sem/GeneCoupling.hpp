@@ -9,6 +9,7 @@
 #include <morula/core/Box.hpp>
 #include <morula/core/Error.hpp>
 #include <morula/core/KokkosCompat.hpp>
+#include <morula/core/LaunchPolicy.hpp>
 #include <morula/grid/UniformGrid.hpp>
 #include <morula/ode/EpidermisGeneNetwork.hpp>
 #include <morula/sem/SemParameters.hpp>
@@ -145,7 +146,7 @@ class GeneCoupling
         const Scalar radius = static_cast<Scalar>( m_params.neighbor_cutoff );
         auto count = m_count;
         Kokkos::parallel_for(
-            "morula::sem::count_cell_neighbors", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, m ),
+            "morula::sem::count_cell_neighbors", core::LaunchRange<ExecutionSpace>( exec, 0, m ),
             KOKKOS_LAMBDA( const int c ) { count( c ) = query.count_neighbors( c, radius ); } );
         auto inputs = m_inputs;
         auto species = t.species();
@@ -153,7 +154,7 @@ class GeneCoupling
         const double G = m_params.tgf_beta;
         const bool distribute = m_params.coupling == NeighborCoupling::distribute;
         Kokkos::parallel_for(
-            "morula::sem::neighbor_inputs", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, m ),
+            "morula::sem::neighbor_inputs", core::LaunchRange<ExecutionSpace>( exec, 0, m ),
             KOKKOS_LAMBDA( const int c ) {
                 double sum[3] = { 0.0, 0.0, 0.0 };
                 query.for_each_neighbor( c, radius, [&]( const int j, Scalar, Scalar, Scalar, Scalar ) {
@@ -187,12 +188,12 @@ class GeneCoupling
             stage.out = m_half;
             stage.coeff = dt / 2;
             Kokkos::parallel_for( "morula::sem::gene_half_step",
-                                  Kokkos::RangePolicy<ExecutionSpace>( exec, 0, m ), stage );
+                                  core::LaunchRange<ExecutionSpace>( exec, 0, m ), stage );
             stage.eval = m_half;
             stage.out = species; // each cell reads only its own base entries: in place is safe
             stage.coeff = dt;
         }
-        Kokkos::parallel_for( "morula::sem::gene_step", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, m ),
+        Kokkos::parallel_for( "morula::sem::gene_step", core::LaunchRange<ExecutionSpace>( exec, 0, m ),
                               stage );
     }
 

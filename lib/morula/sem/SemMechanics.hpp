@@ -9,6 +9,7 @@
 #include <morula/core/Box.hpp>
 #include <morula/core/Error.hpp>
 #include <morula/core/KokkosCompat.hpp>
+#include <morula/core/LaunchPolicy.hpp>
 #include <morula/grid/NeighborList.hpp>
 #include <morula/grid/UniformGrid.hpp>
 #include <morula/sem/SemParameters.hpp>
@@ -89,7 +90,7 @@ class SemMechanics
                                                             t.cell_count(), t.element_type(),
                                                             t.centres(), t.adhesion(), m_box };
         Kokkos::parallel_for( "morula::sem::cell_geometry",
-                              Kokkos::RangePolicy<ExecutionSpace>( exec, 0, t.num_cells() ), f );
+                              core::LaunchRange<ExecutionSpace>( exec, 0, t.num_cells() ), f );
     }
 
     /*!
@@ -113,13 +114,13 @@ class SemMechanics
         {
             stage.coeff = dt / 2;
             Kokkos::parallel_for( "morula::sem::rk2_half_step",
-                                  Kokkos::RangePolicy<ExecutionSpace>( exec, 0, n ), stage );
+                                  core::LaunchRange<ExecutionSpace>( exec, 0, n ), stage );
             stage.velocity = evaluator( t, m_half, false );
             stage.coeff = dt;
         }
         stage.out = m_next;
         Kokkos::parallel_reduce( "morula::sem::final_stage",
-                                 Kokkos::RangePolicy<ExecutionSpace>( exec, 0, n ), stage,
+                                 core::LaunchRange<ExecutionSpace>( exec, 0, n ), stage,
                                  Kokkos::Max<Scalar, MemorySpace>( m_metric ) );
         // The new positions become the tissue's; the old array is the next step's spare.
         t.swap_positions( m_next );
@@ -136,7 +137,7 @@ class SemMechanics
             prepare_list( exec, t );
         const auto eval = evaluator( t, t.positions(), brute_force );
         Kokkos::parallel_for(
-            "morula::sem::velocities", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, t.num_elements() ),
+            "morula::sem::velocities", core::LaunchRange<ExecutionSpace>( exec, 0, t.num_elements() ),
             KOKKOS_LAMBDA( const int i ) {
                 Scalar u[3];
                 eval( i, u );
@@ -156,7 +157,7 @@ class SemMechanics
                                                         m_params.membrane };
         double energy = 0;
         Kokkos::parallel_reduce( "morula::sem::potential_energy",
-                                 Kokkos::RangePolicy<ExecutionSpace>( exec, 0, t.num_elements() ),
+                                 core::LaunchRange<ExecutionSpace>( exec, 0, t.num_elements() ),
                                  e, energy );
         return energy;
     }
@@ -178,7 +179,7 @@ class SemMechanics
         {
             Scalar mn = 0, mx = 0;
             Kokkos::parallel_reduce(
-                "morula::sem::wrap_and_extent", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, n ),
+                "morula::sem::wrap_and_extent", core::LaunchRange<ExecutionSpace>( exec, 0, n ),
                 KOKKOS_LAMBDA( const int i, Scalar& m ) {
                     const Scalar w = detail::wrap( box, d, x( i, d ) );
                     x( i, d ) = w;
@@ -186,7 +187,7 @@ class SemMechanics
                 },
                 Kokkos::Min<Scalar>( mn ) );
             Kokkos::parallel_reduce(
-                "morula::sem::extent", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, n ),
+                "morula::sem::extent", core::LaunchRange<ExecutionSpace>( exec, 0, n ),
                 KOKKOS_LAMBDA( const int i, Scalar& m ) { m = x( i, d ) > m ? x( i, d ) : m; },
                 Kokkos::Max<Scalar>( mx ) );
             if ( !std::isfinite( static_cast<double>( mn ) ) || !std::isfinite( static_cast<double>( mx ) ) )

@@ -9,6 +9,7 @@
 
 #include <morula/core/Error.hpp>
 #include <morula/core/KokkosCompat.hpp>
+#include <morula/core/LaunchPolicy.hpp>
 #include <morula/ode/EpidermisGeneNetwork.hpp>
 #include <morula/sem/Tissue.hpp>
 
@@ -113,7 +114,7 @@ GrowthReport TissueGrowth<Scalar, MemorySpace>::apply( const ExecutionSpace& exe
                                                        bool gene_network )
 {
     compat::ScopedRegion region( "morula::sem::TissueGrowth::apply" );
-    using policy = Kokkos::RangePolicy<ExecutionSpace>;
+    using policy = core::LaunchRange<ExecutionSpace>;
     const int m = t.num_cells();
     const int n = t.num_elements();
     if ( static_cast<int>( m_flags.extent( 0 ) ) < m + 1 )

@@ -14,6 +14,7 @@
 #include <morula/core/Box.hpp>
 #include <morula/core/HashedRng.hpp>
 #include <morula/core/KokkosCompat.hpp>
+#include <morula/core/LaunchPolicy.hpp>
 #include <morula/mechanics/SphereForce.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -271,7 +272,7 @@ void cell_cell_both_sides( const ExecutionSpace& exec, const Query& query, const
     const auto count = w.contact_count;
     const auto counters = w.counters;
     Kokkos::parallel_for(
-        "morula::angio::cell_cell", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, n ),
+        "morula::angio::cell_cell", core::LaunchRange<ExecutionSpace>( exec, 0, n ),
         KOKKOS_LAMBDA( const int i ) {
             Scalar F[3] = { 0, 0, 0 };
             Scalar repulsive = 0;
@@ -320,7 +321,7 @@ void cell_cell_atomic( const ExecutionSpace& exec, const Query& query, const Cel
     const auto count = w.contact_count;
     const auto counters = w.counters;
     Kokkos::parallel_for(
-        "morula::angio::cell_cell_atomic_reset", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, n ),
+        "morula::angio::cell_cell_atomic_reset", core::LaunchRange<ExecutionSpace>( exec, 0, n ),
         KOKKOS_LAMBDA( const int i ) {
             for ( int a = 0; a < 3; ++a )
                 cells.f( i, a ) = 0;
@@ -328,7 +329,7 @@ void cell_cell_atomic( const ExecutionSpace& exec, const Query& query, const Cel
             count( i ) = 0;
         } );
     Kokkos::parallel_for(
-        "morula::angio::cell_cell_atomic", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, n ),
+        "morula::angio::cell_cell_atomic", core::LaunchRange<ExecutionSpace>( exec, 0, n ),
         KOKKOS_LAMBDA( const int i ) {
             if ( cells.state( i ) == cell_lysed )
                 return;
@@ -368,7 +369,7 @@ void cell_cell_atomic( const ExecutionSpace& exec, const Query& query, const Cel
             Kokkos::atomic_add( &cells.pressure( i ), repulsive );
         } );
     Kokkos::parallel_for(
-        "morula::angio::cell_cell_atomic_finish", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, n ),
+        "morula::angio::cell_cell_atomic_finish", core::LaunchRange<ExecutionSpace>( exec, 0, n ),
         KOKKOS_LAMBDA( const int i ) {
             const Scalar ri = cells.radius( i );
             cells.pressure( i ) /= Scalar( 12.566370614359172954 ) * ri * ri;
@@ -405,13 +406,13 @@ void blood_flow( const ExecutionSpace& exec, const TubeViews<Scalar, MemorySpace
     const auto children = w.children_fixed;
     Kokkos::deep_copy( exec, Kokkos::subview( children, std::make_pair( 0, m ) ), 0LL );
     Kokkos::parallel_for(
-        "morula::angio::murray_sums", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, m ), KOKKOS_LAMBDA( const int i ) {
+        "morula::angio::murray_sums", core::LaunchRange<ExecutionSpace>( exec, 0, m ), KOKKOS_LAMBDA( const int i ) {
             const int p = t.parent( i );
             if ( p >= 0 )
                 Kokkos::atomic_add( &children( p ), murray_weight( t.ra( i ) ) );
         } );
     Kokkos::parallel_for(
-        "morula::angio::blood_flow", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, m ), KOKKOS_LAMBDA( const int i ) {
+        "morula::angio::blood_flow", core::LaunchRange<ExecutionSpace>( exec, 0, m ), KOKKOS_LAMBDA( const int i ) {
             double share = 1;
             Scalar path = Scalar( 0.5 ) * t.length( i );
             int k = i;
@@ -434,7 +435,7 @@ void tube_midpoints( const ExecutionSpace& exec, const TubeViews<Scalar, MemoryS
 {
     const auto mid = w.midpoints;
     Kokkos::parallel_for(
-        "morula::angio::tube_midpoints", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, m ),
+        "morula::angio::tube_midpoints", core::LaunchRange<ExecutionSpace>( exec, 0, m ),
         KOKKOS_LAMBDA( const int i ) {
             for ( int d = 0; d < 3; ++d )
                 mid( i, d ) = Scalar( 0.5 ) * ( t.a( i, d ) + t.b( i, d ) );
@@ -463,7 +464,7 @@ void tube_tube( const ExecutionSpace& exec, const Query& query, const TubeViews<
 {
     const auto counters = w.counters;
     Kokkos::parallel_for(
-        "morula::angio::tube_tube", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, m ), KOKKOS_LAMBDA( const int i ) {
+        "morula::angio::tube_tube", core::LaunchRange<ExecutionSpace>( exec, 0, m ), KOKKOS_LAMBDA( const int i ) {
             Scalar ai[3], bi[3];
             t.ends( i, ai, bi );
             const int flags = t.flags( i );
@@ -546,7 +547,7 @@ void tube_cell( const ExecutionSpace& exec, const Query& query, const CellViews<
     const auto geom = query.geometry();
     const auto offsets = query.cell_offsets();
     Kokkos::parallel_for(
-        "morula::angio::tube_cell", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, m ), KOKKOS_LAMBDA( const int i ) {
+        "morula::angio::tube_cell", core::LaunchRange<ExecutionSpace>( exec, 0, m ), KOKKOS_LAMBDA( const int i ) {
             Scalar a[3], b[3];
             t.ends( i, a, b );
             const Scalar rmax = t.ra( i ) > t.rb( i ) ? t.ra( i ) : t.rb( i );
@@ -625,7 +626,7 @@ void cell_tube( const ExecutionSpace& exec, const CellViews<Scalar, MemorySpace>
     const auto rate = w.supply_rate;
     const auto counters = w.counters;
     Kokkos::parallel_for(
-        "morula::angio::cell_tube", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, n ), KOKKOS_LAMBDA( const int j ) {
+        "morula::angio::cell_tube", core::LaunchRange<ExecutionSpace>( exec, 0, n ), KOKKOS_LAMBDA( const int j ) {
             const int total = tube_count( j );
             if ( total > c.max_tubes )
                 Kokkos::atomic_fetch_max( &counters( counter_max_tubes ), static_cast<long long>( total ) );
@@ -708,14 +709,14 @@ void exchange_steps( const ExecutionSpace& exec, const CellViews<Scalar, MemoryS
     Kokkos::View<Scalar, MemorySpace> oxygen_rate( out.data() );
     Kokkos::View<Scalar, MemorySpace> taf_rate( out.data() + 1 );
     Kokkos::parallel_reduce(
-        "morula::angio::oxygen_rate", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, n ),
+        "morula::angio::oxygen_rate", core::LaunchRange<ExecutionSpace>( exec, 0, n ),
         KOKKOS_LAMBDA( const int i, Scalar& r ) {
             const Scalar v = exchange_rate_of( cells, w, c, i, true );
             r = v > r ? v : r;
         },
         Kokkos::Max<Scalar, MemorySpace>( oxygen_rate ) );
     Kokkos::parallel_reduce(
-        "morula::angio::taf_rate", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, n ),
+        "morula::angio::taf_rate", core::LaunchRange<ExecutionSpace>( exec, 0, n ),
         KOKKOS_LAMBDA( const int i, Scalar& r ) {
             const Scalar v = exchange_rate_of( cells, w, c, i, false );
             r = v > r ? v : r;
@@ -741,7 +742,7 @@ void exchange_sweep( const ExecutionSpace& exec, const CellViews<Scalar, MemoryS
     const auto steps = w.exchange_rate;
     const auto counters = w.counters;
     Kokkos::parallel_for(
-        "morula::angio::exchange_sweep", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, n ),
+        "morula::angio::exchange_sweep", core::LaunchRange<ExecutionSpace>( exec, 0, n ),
         KOKKOS_LAMBDA( const int i ) {
             const Scalar oi = o_in( i ), ti = t_in( i );
             const std::int32_t s = cells.state( i );
@@ -789,7 +790,7 @@ void move_cells( const ExecutionSpace& exec, const CellViews<Scalar, MemorySpace
                  const Constants<Scalar>& c )
 {
     Kokkos::parallel_for(
-        "morula::angio::move_cells", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, n ), KOKKOS_LAMBDA( const int i ) {
+        "morula::angio::move_cells", core::LaunchRange<ExecutionSpace>( exec, 0, n ), KOKKOS_LAMBDA( const int i ) {
             if ( cells.state( i ) == cell_lysed )
                 return;
             const Scalar r = cells.radius( i );
@@ -938,7 +939,7 @@ void grow_tubes( const ExecutionSpace& exec, const TubeViews<Scalar, MemorySpace
 {
     const auto counters = w.counters;
     Kokkos::parallel_scan(
-        "morula::angio::grow_tubes", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, m ),
+        "morula::angio::grow_tubes", core::LaunchRange<ExecutionSpace>( exec, 0, m ),
         KOKKOS_LAMBDA( const int i, long long& offset, const bool final_pass ) {
             const TubeGrowth<Scalar> g = plan_tube_growth( t, i, c, time, step );
             const int added = ( g.splits ? 1 : 0 ) + ( g.sprouts ? 1 : 0 );
@@ -1074,7 +1075,7 @@ void life_cycle( const ExecutionSpace& exec, const CellViews<Scalar, MemorySpace
 {
     const auto counters = w.counters;
     Kokkos::parallel_scan(
-        "morula::angio::life_cycle", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, n ),
+        "morula::angio::life_cycle", core::LaunchRange<ExecutionSpace>( exec, 0, n ),
         KOKKOS_LAMBDA( const int i, long long& offset, const bool final_pass ) {
             const CellFate<Scalar> f = plan_cell_fate( cells, i, c );
             if ( final_pass )
@@ -1135,7 +1136,7 @@ void removal_permutation( const ExecutionSpace& exec, const CellViews<Scalar, Me
                           const Perm& perm )
 {
     Kokkos::parallel_scan(
-        "morula::angio::removal_permutation", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, n ),
+        "morula::angio::removal_permutation", core::LaunchRange<ExecutionSpace>( exec, 0, n ),
         KOKKOS_LAMBDA( const int i, int& kept, const bool final_pass ) {
             const bool keep = cells.state( i ) != cell_lysed;
             if ( final_pass )
