@@ -1,7 +1,8 @@
 /*!
   \file Parallel.hpp
-  \brief Distributed runs over MPI: Cartesian domain decomposition, ghost (halo) particles and
-  migration. Only available when Morula was built with MPI (MORULA_HAVE_MPI).
+  \brief Distributed runs over MPI: Cartesian domain decomposition, ghost (halo) particles,
+  migration, and the distributed sphere mechanics. Only available when Morula was built with MPI
+  (MORULA_HAVE_MPI).
 */
 #ifndef MORULA_PARALLEL_HPP
 #define MORULA_PARALLEL_HPP
@@ -13,6 +14,7 @@
 #endif
 
 #include <morula/parallel/CartesianDecomposition.hpp>
+#include <morula/parallel/DistributedSphereMechanics.hpp>
 #include <morula/parallel/Halo.hpp>
 #include <morula/parallel/Migration.hpp>
 #include <morula/parallel/Transport.hpp>
