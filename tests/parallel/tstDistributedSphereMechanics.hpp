@@ -329,7 +329,7 @@ TEST( TEST_CATEGORY, distributed_mechanics_rank_without_agents )
     check_against_single_rank( box, clusters( region, planes, 20, 0.9, 14 ), opt );
 }
 
-TEST( TEST_CATEGORY, distributed_mechanics_rejects_a_narrow_halo )
+TEST( TEST_CATEGORY, distributed_mechanics_rejects_bad_input )
 {
     const Box<double> box( { 0, 0, 0 }, { 40, 40, 40 }, Boundary::periodic );
     // Largest diameter 2.4 + 2 x 1.5 = 5.4 > 5.
@@ -359,6 +359,19 @@ TEST( TEST_CATEGORY, distributed_mechanics_rejects_a_narrow_halo )
     EXPECT_THROW( dm2.step( exec, agents ), morula::core::InputError );
     EXPECT_THROW( ( DistributedSphereMechanics<double, TEST_MEMSPACE>( dec6, parameters(), 0 ) ),
                   morula::core::InputError );
+    auto bad = parameters();
+    bad.time_step = -1;
+    try
+    {
+        DistributedSphereMechanics<double, TEST_MEMSPACE> dm3( dec6, bad );
+        ADD_FAILURE() << "no exception";
+    }
+    catch ( const morula::core::InputError& e )
+    {
+        EXPECT_NE( std::string( e.what() ).find( "DistributedSphereMechanics: time_step = -1" ),
+                   std::string::npos )
+            << e.what();
+    }
 }
 
 } // namespace morula_test_distributed_mechanics

@@ -78,14 +78,10 @@ class DistributedSphereMechanics
                                 const mechanics::MechanicsParameters<Scalar>& params,
                                 int rebuild_every = 1 )
         : m_decomposition( decomposition )
-        , m_local( local_box( decomposition ), params )
+        , m_local( local_box( decomposition ), validated( params, rebuild_every ) )
         , m_rebuild_every( rebuild_every )
         , m_move_box( move_box( decomposition.box() ) )
     {
-        params.validate( "DistributedSphereMechanics" );
-        if ( rebuild_every < 1 )
-            throw core::InputError( core::detail::concat(
-                "DistributedSphereMechanics: rebuild_every = ", rebuild_every, " (expected >= 1)" ) );
     }
 
     const CartesianDecomposition<Scalar>& decomposition() const { return m_decomposition; }
@@ -144,6 +140,17 @@ class DistributedSphereMechanics
     }
 
   private:
+    // Before the local SphereMechanics validates them, so that errors name this class.
+    static const mechanics::MechanicsParameters<Scalar>&
+    validated( const mechanics::MechanicsParameters<Scalar>& params, int rebuild_every )
+    {
+        params.validate( "DistributedSphereMechanics" );
+        if ( rebuild_every < 1 )
+            throw core::InputError( core::detail::concat(
+                "DistributedSphereMechanics: rebuild_every = ", rebuild_every, " (expected >= 1)" ) );
+        return params;
+    }
+
     // Collective: the largest interaction distance over all ranks, against the halo width.
     template <class ExecutionSpace>
     void check_halo_width( const ExecutionSpace& exec, const agents_type& agents )
