@@ -1,10 +1,11 @@
-# MorulaDependencies.cmake - finds Kokkos (required), Kokkos Kernels, HDF5 and libsbml (optional) and hides
-# every packaging difference between them behind four names:
+# MorulaDependencies.cmake - finds Kokkos (required), Kokkos Kernels, HDF5, libsbml and MPI (optional) and
+# hides every packaging difference between them behind five names:
 #
 #   Kokkos::kokkos           Kokkos core, with usable include directories
 #   Morula::KokkosKernels    Kokkos Kernels (batched dense, BLAS, ODE headers), when MORULA_HAVE_KOKKOSKERNELS
 #   Morula::HDF5             the HDF5 C library, when MORULA_HAVE_HDF5
 #   Morula::SBML             libsbml (C++ API), when MORULA_HAVE_SBML
+#   MPI::MPI_CXX             MPI's C API for a C++ program (CMake's FindMPI), when MORULA_HAVE_MPI
 #
 # It is used both by Morula's own build and by the installed MorulaConfig.cmake, so that a downstream
 # project sees exactly what Morula was built with.
@@ -166,6 +167,25 @@ macro(morula_find_dependencies)
     endif()
   endif()
 
+  # --- MPI ------------------------------------------------------------------------------------------
+  # Only lib/morula/parallel uses it (header-only); its headers include mpi.h, so the link is public.
+  set(MORULA_HAVE_MPI OFF)
+  if(NOT DEFINED Morula_ENABLE_MPI)
+    set(Morula_ENABLE_MPI AUTO)
+  endif()
+  if(NOT Morula_ENABLE_MPI STREQUAL "OFF")
+    if(NOT TARGET MPI::MPI_CXX)
+      if(Morula_ENABLE_MPI STREQUAL "ON")
+        find_package(MPI REQUIRED COMPONENTS CXX)
+      else()
+        find_package(MPI QUIET COMPONENTS CXX)
+      endif()
+    endif()
+    if(TARGET MPI::MPI_CXX)
+      set(MORULA_HAVE_MPI ON)
+    endif()
+  endif()
+
   if(NOT Morula_FIND_QUIETLY)
     message(STATUS "Morula: Kokkos ${Kokkos_VERSION} (${Kokkos_DIR}); backends: ${MORULA_KOKKOS_BACKENDS}")
     if(MORULA_HAVE_KOKKOSKERNELS)
@@ -182,6 +202,11 @@ macro(morula_find_dependencies)
       message(STATUS "Morula: libsbml ON (${MORULA_SBML_VERSION}, ${MORULA_SBML_LIBRARY})")
     else()
       message(STATUS "Morula: libsbml OFF (Morula_ENABLE_SBML=${Morula_ENABLE_SBML}; not found or disabled)")
+    endif()
+    if(MORULA_HAVE_MPI)
+      message(STATUS "Morula: MPI ON (${MPI_CXX_LIBRARY_VERSION_STRING}${MPI_CXX_VERSION}, mpiexec: ${MPIEXEC_EXECUTABLE})")
+    else()
+      message(STATUS "Morula: MPI OFF (Morula_ENABLE_MPI=${Morula_ENABLE_MPI}; not found or disabled)")
     endif()
   endif()
 endmacro()

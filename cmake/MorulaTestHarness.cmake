@@ -50,3 +50,58 @@ function(morula_add_unit_tests)
       ENVIRONMENT "OMP_PROC_BIND=false;OMP_NUM_THREADS=3")
   endforeach()
 endfunction()
+
+# morula_add_mpi_tests(PACKAGE parallel FILES tstHalo.hpp ... NPROCS 2 4) - like morula_add_unit_tests,
+# with an MPI-aware main (tests/harness/MpiTestMain.cpp), each executable run under mpiexec once per
+# entry of NPROCS: ctest tests <package>_<backend>_np<N>. OpenMPI needs --oversubscribe to start more
+# ranks than cores, and refuses to run as root unless told (containers and CI run as root).
+function(morula_add_mpi_tests)
+  cmake_parse_arguments(ARG "" "PACKAGE" "FILES;NPROCS" ${ARGN})
+  set(_preflags ${MPIEXEC_PREFLAGS})
+  if(NOT DEFINED MORULA_MPIEXEC_IS_OPENMPI)
+    execute_process(COMMAND ${MPIEXEC_EXECUTABLE} --version OUTPUT_VARIABLE _v ERROR_VARIABLE _v
+                    RESULT_VARIABLE _rc TIMEOUT 30)
+    if(_v MATCHES "Open MPI|OpenRTE")
+      set(MORULA_MPIEXEC_IS_OPENMPI ON CACHE INTERNAL "")
+    else()
+      set(MORULA_MPIEXEC_IS_OPENMPI OFF CACHE INTERNAL "")
+    endif()
+  endif()
+  if(MORULA_MPIEXEC_IS_OPENMPI AND NOT "--oversubscribe" IN_LIST _preflags)
+    list(APPEND _preflags --oversubscribe)
+  endif()
+  foreach(_backend IN LISTS MORULA_TEST_BACKENDS)
+    string(TOLOWER ${_backend} _lc)
+    set(_sources ${PROJECT_SOURCE_DIR}/tests/harness/MpiTestMain.cpp)
+    foreach(_file IN LISTS ARG_FILES)
+      get_filename_component(_name ${_file} NAME_WE)
+      set(_gen ${CMAKE_CURRENT_BINARY_DIR}/${_lc}/${_name}_${_lc}.cpp)
+      set(_content "#include <Test${_backend}_Category.hpp>\n#include <${_file}>\n")
+      if(EXISTS ${_gen})
+        file(READ ${_gen} _old)
+      else()
+        set(_old "")
+      endif()
+      if(NOT _old STREQUAL _content)
+        file(WRITE ${_gen} "${_content}")
+      endif()
+      list(APPEND _sources ${_gen})
+    endforeach()
+    set(_exe morula_${ARG_PACKAGE}_tests_${_lc})
+    add_executable(${_exe} ${_sources})
+    target_include_directories(${_exe} PRIVATE
+      ${PROJECT_SOURCE_DIR}/tests/harness ${PROJECT_SOURCE_DIR}/tests ${CMAKE_CURRENT_SOURCE_DIR})
+    target_link_libraries(${_exe} PRIVATE Morula::morula GTest::gtest MPI::MPI_CXX)
+    foreach(_np IN LISTS ARG_NPROCS)
+      set(_test ${ARG_PACKAGE}_${_lc}_np${_np})
+      add_test(NAME ${_test}
+        COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${_np} ${_preflags}
+                $<TARGET_FILE:${_exe}> ${MPIEXEC_POSTFLAGS})
+      set_tests_properties(${_test} PROPERTIES
+        LABELS "${ARG_PACKAGE};${_lc};mpi"
+        PROCESSORS ${_np}
+        TIMEOUT 300
+        ENVIRONMENT "OMP_PROC_BIND=false;OMP_NUM_THREADS=1;OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMPI_MCA_rmaps_base_oversubscribe=1")
+    endforeach()
+  endforeach()
+endfunction()

@@ -8,6 +8,7 @@ packages=(
   libtrilinos-kokkos-dev libtrilinos-kokkos-kernels-dev
   libhdf5-dev libsbml5-dev libsundials-dev libgtest-dev libbenchmark-dev
   libcli11-dev nlohmann-json3-dev libfmt-dev libcairo2-dev
+  libopenmpi-dev openmpi-bin
   python3 python3-matplotlib
 )
 missing=()

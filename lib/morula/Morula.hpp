@@ -47,4 +47,8 @@
 #include <morula/sem/Tissue.hpp>
 #include <morula/sem/TissueGrowth.hpp>
 
+#if MORULA_HAVE_MPI
+#include <morula/Parallel.hpp>
+#endif
+
 #endif

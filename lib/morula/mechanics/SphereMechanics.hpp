@@ -152,6 +152,19 @@ class SphereMechanics
     long long compute_displacements( const ExecutionSpace& exec, const agents_type& agents,
                                      bool count_interactions = false )
     {
+        return compute_owned_displacements( exec, agents, agents.size(), count_interactions );
+    }
+
+    /*!
+      \brief Like compute_displacements(), for the first n_owned agents only: the agents behind them
+      (the ghosts of a distributed run, see parallel::DistributedSphereMechanics) are binned and act on
+      the owned ones but get no force or displacement. Rows [0, n_owned) of forces() and
+      displacements() are written.
+    */
+    template <class ExecutionSpace>
+    long long compute_owned_displacements( const ExecutionSpace& exec, const agents_type& agents,
+                                           std::size_t n_owned, bool count_interactions = false )
+    {
         compat::ScopedRegion region( "morula::mechanics::SphereMechanics::compute_displacements" );
         const int n = static_cast<int>( agents.size() );
         if ( !m_grid || m_grid->num_particles() != n )
@@ -159,13 +172,18 @@ class SphereMechanics
                 "SphereMechanics::compute_displacements: the grid holds ",
                 m_grid ? m_grid->num_particles() : 0, " agents but there are ", n,
                 "; call update_grid() after adding or removing agents" ) );
-        detail::ensure_rows( m_force, n, "morula::mechanics::force" );
-        detail::ensure_rows( m_displacement, n, "morula::mechanics::displacement" );
+        if ( n_owned > agents.size() )
+            throw core::InputError( core::detail::concat(
+                "SphereMechanics::compute_owned_displacements: n_owned = ", n_owned, " exceeds the ",
+                n, " agents" ) );
+        const int n_targets = static_cast<int>( n_owned );
+        detail::ensure_rows( m_force, n_targets, "morula::mechanics::force" );
+        detail::ensure_rows( m_displacement, n_targets, "morula::mechanics::displacement" );
         if ( count_interactions )
-            detail::ensure_rows( m_overlaps, n, "morula::mechanics::overlaps" );
+            detail::ensure_rows( m_overlaps, n_targets, "morula::mechanics::overlaps" );
         return detail::compute_displacements( exec, m_grid->query( agents.positions() ), agents,
                                               m_params, m_force, m_displacement, m_overlaps,
-                                              count_interactions );
+                                              count_interactions, n_targets );
     }
 
     //! Adds the displacements to the positions (wrapping periodic axes, stopping at closed walls).

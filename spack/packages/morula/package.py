@@ -29,6 +29,7 @@ class Morula(CMakePackage, CudaPackage, ROCmPackage):
         default=True,
         description="Kokkos Kernels (batched dense LU and solves for the BDF integrators)",
     )
+    variant("mpi", default=False, description="Distributed runs over MPI (lib/morula/parallel)")
     variant("apps", default=True, description="Build and install the morula command-line program")
     variant("shared", default=True, description="Build shared libraries")
 
@@ -57,6 +58,7 @@ class Morula(CMakePackage, CudaPackage, ROCmPackage):
         )
 
     depends_on("hdf5~mpi", when="+hdf5")
+    depends_on("mpi", when="+mpi")
     depends_on("cli11@2:", type="build", when="+apps")
     depends_on("nlohmann-json@3.2:", type="build", when="+apps")
     depends_on("googletest@1.10:", type="test")
@@ -74,6 +76,7 @@ class Morula(CMakePackage, CudaPackage, ROCmPackage):
             self.define("Morula_ENABLE_TESTS", self.run_tests),
             self.define("Morula_ENABLE_BENCHMARKS", False),
             self.define("Morula_ENABLE_HDF5", "ON" if spec.satisfies("+hdf5") else "OFF"),
+            self.define("Morula_ENABLE_MPI", "ON" if spec.satisfies("+mpi") else "OFF"),
             self.define(
                 "Morula_ENABLE_KOKKOSKERNELS", "ON" if spec.satisfies("+kernels") else "OFF"
             ),

@@ -132,8 +132,10 @@ KOKKOS_INLINE_FUNCTION void displacement_from_force( const Scalar f[3], Scalar a
 }
 
 /*!
-  Net collision force and displacement of every agent (one thread per agent, its neighbours through
-  the grid). Returns the number of overlapping (agent, neighbour) pairs if CountPairs.
+  Net collision force and displacement of the first num_targets agents (one thread per agent, its
+  neighbours through the grid, which may hold more agents: the ghosts of a distributed run act on the
+  targets but are not moved). Returns the number of overlapping (target, neighbour) pairs if
+  CountPairs.
 */
 template <bool CountPairs, class ExecutionSpace, class Query, class Scalar, class MemorySpace,
           class VectorView>
@@ -141,7 +143,8 @@ long long compute_displacements_impl( const ExecutionSpace& exec, const Query& q
                                       const SphereAgents<Scalar, MemorySpace>& agents,
                                       const MechanicsParameters<Scalar>& params,
                                       const VectorView& force, const VectorView& displacement,
-                                      const Kokkos::View<int*, MemorySpace>& overlap_count )
+                                      const Kokkos::View<int*, MemorySpace>& overlap_count,
+                                      const int num_targets )
 {
     using neighbors_type = grid::ParticleNeighbors<Query, ExecutionSpace>;
     const auto diameter = agents.diameters();
@@ -164,6 +167,10 @@ long long compute_displacements_impl( const ExecutionSpace& exec, const Query& q
     grid::for_each_particle<Kokkos::LaunchBounds<256, 4>>(
         exec, query,
         KOKKOS_LAMBDA( const int i, const neighbors_type& nb ) {
+            // The sweep covers every binned agent; agents behind the targets are neighbours only.
+            // (One never-taken branch when all agents are targets, as in single-rank runs.)
+            if ( i >= num_targets )
+                return;
             const Scalar di = diameter( i );
             const Scalar ri = Scalar( 0.5 ) * di + extension;
             Scalar f[3] = { 0, 0, 0 };
@@ -217,7 +224,7 @@ long long compute_displacements_impl( const ExecutionSpace& exec, const Query& q
     if ( CountPairs )
         Kokkos::parallel_reduce(
             "morula::mechanics::sum_overlaps",
-            Kokkos::RangePolicy<ExecutionSpace>( exec, 0, query.num_particles() ),
+            Kokkos::RangePolicy<ExecutionSpace>( exec, 0, num_targets ),
             KOKKOS_LAMBDA( const int i, long long& sum ) { sum += overlap_count( i ); }, total );
     return total;
 }
@@ -227,13 +234,14 @@ long long compute_displacements( const ExecutionSpace& exec, const Query& query,
                                  const SphereAgents<Scalar, MemorySpace>& agents,
                                  const MechanicsParameters<Scalar>& params, const VectorView& force,
                                  const VectorView& displacement,
-                                 const Kokkos::View<int*, MemorySpace>& overlap_count, bool count_pairs )
+                                 const Kokkos::View<int*, MemorySpace>& overlap_count, bool count_pairs,
+                                 int num_targets )
 {
     if ( count_pairs )
         return compute_displacements_impl<true>( exec, query, agents, params, force, displacement,
-                                                 overlap_count );
+                                                 overlap_count, num_targets );
     return compute_displacements_impl<false>( exec, query, agents, params, force, displacement,
-                                              overlap_count );
+                                              overlap_count, num_targets );
 }
 
 //! x += m; periodic axes wrap into [lo, hi), closed axes stop at the walls, open axes are free.

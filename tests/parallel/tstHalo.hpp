@@ -1,0 +1,249 @@
+#include <morula/parallel/CartesianDecomposition.hpp>
+#include <morula/parallel/Halo.hpp>
+
+#include <ParallelTestUtils.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <gtest/gtest.h>
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <random>
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace morula_test_halo
+{
+using morula::core::Boundary;
+using morula::core::Box;
+using morula::parallel::CartesianDecomposition;
+using morula::parallel::Halo;
+using namespace morula_test_parallel;
+
+enum class Layout
+{
+    random,     // uniform in each subdomain
+    faces,      // on subdomain faces, edges and corners, just below the high faces, at the box corners
+    empty_rank0 // random, rank 0 has none
+};
+
+template <class Scalar>
+std::vector<HostParticle<Scalar>> make_layout( const CartesianDecomposition<Scalar>& dec, Layout layout,
+                                               int n )
+{
+    const int me = dec.rank();
+    std::mt19937_64 rng( 1234 + 77 * me );
+    std::vector<HostParticle<Scalar>> out;
+    std::int64_t next = 100000LL * me;
+    auto uniform = [&]( int a ) {
+        std::uniform_real_distribution<double> u( dec.lo()[a], dec.hi()[a] );
+        Scalar v = static_cast<Scalar>( u( rng ) );
+        return v >= dec.hi()[a] ? dec.lo()[a] : v;
+    };
+    if ( layout == Layout::empty_rank0 && me == 0 )
+        return out;
+    for ( int i = 0; i < n; ++i )
+        out.push_back( { next++, { uniform( 0 ), uniform( 1 ), uniform( 2 ) } } );
+    if ( layout == Layout::faces )
+    {
+        // Per axis: exactly on the low face, just below the high face, or random.
+        for ( int combo = 0; combo < 27; ++combo )
+        {
+            HostParticle<Scalar> p{ next++, {} };
+            for ( int a = 0; a < 3; ++a )
+            {
+                const int k = combo / ( a == 0 ? 9 : a == 1 ? 3 : 1 ) % 3;
+                p.x[a] = k == 0 ? dec.lo()[a]
+                         : k == 1 ? std::nextafter( dec.hi()[a], dec.lo()[a] )
+                                  : uniform( a );
+            }
+            out.push_back( p );
+        }
+        // The box corners, by whoever owns them.
+        for ( int corner = 0; corner < 8; ++corner )
+        {
+            Scalar x[3];
+            for ( int a = 0; a < 3; ++a )
+                x[a] = ( corner >> a ) & 1 ? std::nextafter( dec.box().hi[a], dec.box().lo[a] ) : dec.box().lo[a];
+            if ( dec.owner()( x[0], x[1], x[2] ) == me )
+                out.push_back( { next++, { x[0], x[1], x[2] } } );
+        }
+    }
+    return out;
+}
+
+// What this rank must see: every particle's periodic images inside the subdomain grown by the halo
+// width, except its own particles unshifted; sorted (id, x, y, z).
+template <class Scalar>
+std::vector<std::tuple<std::int64_t, Scalar, Scalar, Scalar>>
+brute_force( const CartesianDecomposition<Scalar>& dec,
+             const std::vector<std::pair<int, HostParticle<Scalar>>>& all )
+{
+    const auto& box = dec.box();
+    const Scalar h = dec.halo_width();
+    std::vector<std::tuple<std::int64_t, Scalar, Scalar, Scalar>> out;
+    for ( const auto& [owner, p] : all )
+        for ( int kx = -1; kx <= 1; ++kx )
+            for ( int ky = -1; ky <= 1; ++ky )
+                for ( int kz = -1; kz <= 1; ++kz )
+                {
+                    const int k[3] = { kx, ky, kz };
+                    if ( owner == dec.rank() && kx == 0 && ky == 0 && kz == 0 )
+                        continue;
+                    bool inside = true;
+                    Scalar y[3];
+                    for ( int a = 0; a < 3; ++a )
+                    {
+                        if ( k[a] != 0 && !box.is_periodic( a ) )
+                            inside = false;
+                        const Scalar L = box.length( a );
+                        y[a] = p.x[a] + ( k[a] == 0 ? Scalar( 0 ) : k[a] < 0 ? -L : L );
+                        inside = inside && y[a] >= dec.lo()[a] - h && y[a] < dec.hi()[a] + h;
+                    }
+                    if ( inside )
+                        out.emplace_back( p.id, y[0], y[1], y[2] );
+                }
+    std::sort( out.begin(), out.end() );
+    return out;
+}
+
+template <class Scalar>
+std::vector<std::tuple<std::int64_t, Scalar, Scalar, Scalar>>
+sorted( const std::vector<HostParticle<Scalar>>& v )
+{
+    std::vector<std::tuple<std::int64_t, Scalar, Scalar, Scalar>> out;
+    for ( const auto& p : v )
+        out.emplace_back( p.id, p.x[0], p.x[1], p.x[2] );
+    std::sort( out.begin(), out.end() );
+    return out;
+}
+
+template <class Scalar>
+void check_halo( const Box<Scalar>& box, Scalar h, std::array<int, 3> dims, Layout layout, int n )
+{
+    SCOPED_TRACE( "dims " + std::to_string( dims[0] ) + "x" + std::to_string( dims[1] ) + "x" +
+                  std::to_string( dims[2] ) + ", layout " + std::to_string( int( layout ) ) );
+    CartesianDecomposition<Scalar> dec( MPI_COMM_WORLD, box, h, dims );
+    const auto mine = make_layout( dec, layout, n );
+    int not_owned = 0; // no ASSERT before collective calls: a rank returning early would hang the others
+    for ( const auto& p : mine )
+        not_owned += dec.owner()( p.x[0], p.x[1], p.x[2] ) != dec.rank();
+    EXPECT_EQ( not_owned, 0 ) << "test layout: particles outside this rank's subdomain";
+    TestParticles<Scalar> particles( "halo_test" );
+    upload( particles, mine );
+    const std::size_t n_owned = mine.size();
+
+    TEST_EXECSPACE exec;
+    Halo<TEST_MEMSPACE, Scalar> halo( exec, dec, particles, n_owned );
+    EXPECT_EQ( particles.size(), n_owned + halo.num_ghosts() );
+    EXPECT_EQ( halo.ghost_offset( morula::parallel::num_directions ), halo.num_ghosts() );
+    constexpr bool host_accessible = Kokkos::SpaceAccessibility<Kokkos::HostSpace, TEST_MEMSPACE>::accessible;
+    const std::string want_transport =
+        host_accessible ? "host memory"
+                        : ( morula::parallel::mpi_gpu_aware() ? "GPU-aware" : "staged through host" );
+    EXPECT_EQ( std::string( to_string( halo.transport() ) ), want_transport );
+
+    int bad = 0;
+    const auto owned_after = download( particles, 0, n_owned, bad );
+    const auto ghosts = download( particles, n_owned, particles.size(), bad );
+    EXPECT_EQ( bad, 0 ) << "fields that do not match their id";
+    EXPECT_EQ( sorted( owned_after ), sorted( mine ) ) << "owned particles changed";
+
+    const auto all = allgather( MPI_COMM_WORLD, mine );
+    const auto expected = brute_force( dec, all );
+    const auto got = sorted( ghosts );
+    EXPECT_EQ( got.size(), expected.size() );
+    EXPECT_TRUE( got == expected ) << "ghosts differ from the brute force";
+    EXPECT_GT( sum_all( static_cast<long long>( halo.num_ghosts() ) ), 0 ) << "no ghosts anywhere";
+
+    // Ghost order: by the slot of the neighbour they come from, then the sender's order (its ids grow
+    // with its storage order, so they increase within a slot's range).
+    std::map<std::int64_t, int> owner_of;
+    for ( const auto& q : all )
+        owner_of[q.second.id] = q.first;
+    int bad_order = 0;
+    for ( int r = 0; r < morula::parallel::num_directions; ++r )
+        for ( std::size_t g = halo.ghost_offset( r ); g < halo.ghost_offset( r + 1 ); ++g )
+        {
+            bad_order += owner_of[ghosts[g].id] != dec.neighbor_rank( r );
+            if ( g > halo.ghost_offset( r ) )
+                bad_order += !( ghosts[g - 1].id < ghosts[g].id );
+        }
+    EXPECT_EQ( bad_order, 0 ) << "ghosts not in (neighbour slot, sender order) order";
+    if ( layout == Layout::empty_rank0 && dec.rank() == 0 )
+        EXPECT_EQ( n_owned, 0u );
+
+    // update(): move the owned particles a little, refresh the ghosts' positions, then a field.
+    {
+        auto x = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), particles.template get<0>() );
+        auto id = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), particles.template get<1>() );
+        auto tag = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), particles.template get<2>() );
+        std::vector<HostParticle<Scalar>> moved;
+        for ( std::size_t i = 0; i < n_owned; ++i )
+        {
+            for ( int a = 0; a < 3; ++a )
+                x( i, a ) += Scalar( 0.01 ) * Scalar( ( id( i ) + 3 * a ) % 11 - 5 ) * h;
+            tag( i ) = -1.0 * id( i );
+            moved.push_back( { id( i ), { x( i, 0 ), x( i, 1 ), x( i, 2 ) } } );
+        }
+        Kokkos::deep_copy( Kokkos::subview( particles.template get<0>(), std::make_pair( std::size_t( 0 ), n_owned ), Kokkos::ALL ),
+                           Kokkos::subview( x, std::make_pair( std::size_t( 0 ), n_owned ), Kokkos::ALL ) );
+        Kokkos::deep_copy( Kokkos::subview( particles.template get<2>(), std::make_pair( std::size_t( 0 ), n_owned ) ),
+                           Kokkos::subview( tag, std::make_pair( std::size_t( 0 ), n_owned ) ) );
+        halo.update( exec, particles );
+        const auto all_moved = allgather( MPI_COMM_WORLD, moved );
+        std::map<std::int64_t, HostParticle<Scalar>> before, after;
+        for ( const auto& q : all )
+            before[q.second.id] = q.second;
+        for ( const auto& q : all_moved )
+            after[q.second.id] = q.second;
+        int bad_update = 0;
+        auto gx = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), particles.template get<0>() );
+        for ( std::size_t g = 0; g < ghosts.size(); ++g )
+            for ( int a = 0; a < 3; ++a )
+            {
+                const Scalar L = box.length( a );
+                const double k = std::nearbyint( ( double( ghosts[g].x[a] ) - before[ghosts[g].id].x[a] ) / L );
+                const Scalar want = after[ghosts[g].id].x[a] + ( k == 0 ? Scalar( 0 ) : k < 0 ? -L : L );
+                bad_update += gx( n_owned + g, a ) != want;
+            }
+        EXPECT_EQ( bad_update, 0 ) << "ghost positions after update()";
+
+        halo.template update<2>( exec, particles );
+        auto gtag = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), particles.template get<2>() );
+        int bad_tag = 0;
+        for ( std::size_t g = 0; g < ghosts.size(); ++g )
+            bad_tag += gtag( n_owned + g ) != -1.0 * ghosts[g].id;
+        EXPECT_EQ( bad_tag, 0 ) << "ghost field 2 after update<2>()";
+    }
+}
+
+template <class Scalar>
+void run_all_layouts()
+{
+    const int s = comm_size();
+    const Scalar h = Scalar( 0.3 );
+    const Kokkos::Array<Scalar, 3> lo = { -1, 0, Scalar( 0.5 ) };
+    const Kokkos::Array<Scalar, 3> hi = { 3, Scalar( 2.5 ), Scalar( 2.5 ) };
+    const Box<Scalar> periodic( lo, hi, Boundary::periodic );
+    const Box<Scalar> closed( lo, hi, Boundary::closed );
+    const Box<Scalar> mixed( lo, hi, { Boundary::periodic, Boundary::closed, Boundary::periodic } );
+    check_halo( periodic, h, { 0, 0, 0 }, Layout::random, 200 );
+    check_halo( closed, h, { s, 1, 1 }, Layout::faces, 100 );
+    check_halo( mixed, h, { 1, 1, s }, Layout::faces, 100 );
+    check_halo( periodic, h, { 1, s, 1 }, Layout::empty_rank0, 150 );
+    check_halo( mixed, h, { 2, s / 2, 1 }, Layout::faces, 80 );
+    // The widest halo the decomposition allows along z with one rank per other axis.
+    check_halo( periodic, Scalar( 0.95 ) * Scalar( 2.0 ) / Scalar( s ), { 1, 1, s }, Layout::random, 100 );
+}
+
+TEST( TEST_CATEGORY, halo_vs_brute_force_double ) { run_all_layouts<double>(); }
+
+TEST( TEST_CATEGORY, halo_vs_brute_force_float ) { run_all_layouts<float>(); }
+
+} // namespace morula_test_halo

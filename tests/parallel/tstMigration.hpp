@@ -1,0 +1,166 @@
+#include <morula/parallel/CartesianDecomposition.hpp>
+#include <morula/parallel/Migration.hpp>
+
+#include <ParallelTestUtils.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <gtest/gtest.h>
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace morula_test_migration
+{
+using morula::core::Boundary;
+using morula::core::Box;
+using morula::parallel::CartesianDecomposition;
+using namespace morula_test_parallel;
+
+// Random displacements (up to `step` per axis) of every owned particle; closed axes reflect at the walls.
+template <class Scalar>
+void displace( TestParticles<Scalar>& p, const Box<Scalar>& box, Scalar step, std::mt19937_64& rng )
+{
+    auto x = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), p.template get<0>() );
+    std::uniform_real_distribution<double> u( -1.0, 1.0 );
+    for ( std::size_t i = 0; i < p.size(); ++i )
+        for ( int a = 0; a < 3; ++a )
+        {
+            Scalar v = x( i, a ) + static_cast<Scalar>( step * u( rng ) );
+            if ( !box.is_periodic( a ) )
+            {
+                if ( v < box.lo[a] )
+                    v = box.lo[a] + ( box.lo[a] - v );
+                if ( v >= box.hi[a] )
+                    v = std::nextafter( box.hi[a] - ( v - box.hi[a] ), box.lo[a] );
+            }
+            x( i, a ) = v;
+        }
+    Kokkos::deep_copy( p.template get<0>(), x );
+}
+
+template <class Scalar>
+void check_migration( const Box<Scalar>& box, std::array<int, 3> dims, int n_per_rank, int steps )
+{
+    SCOPED_TRACE( "dims " + std::to_string( dims[0] ) + "x" + std::to_string( dims[1] ) + "x" +
+                  std::to_string( dims[2] ) );
+    CartesianDecomposition<Scalar> dec( MPI_COMM_WORLD, box, Scalar( 0.3 ), dims );
+    const int me = dec.rank();
+    // Start anywhere in the box: the first migration moves particles across several ranks at once.
+    std::mt19937_64 rng( 99 + me );
+    std::vector<HostParticle<Scalar>> start;
+    for ( int i = 0; i < n_per_rank; ++i )
+    {
+        HostParticle<Scalar> q{ std::int64_t( me ) * n_per_rank + i, {} };
+        for ( int a = 0; a < 3; ++a )
+        {
+            std::uniform_real_distribution<double> u( box.lo[a], box.hi[a] );
+            q.x[a] = std::min( static_cast<Scalar>( u( rng ) ), std::nextafter( box.hi[a], box.lo[a] ) );
+        }
+        start.push_back( q );
+    }
+    const long long n_total = static_cast<long long>( n_per_rank ) * dec.size();
+    const long long id_sum = n_total * ( n_total - 1 ) / 2;
+    long long id_sq_sum = 0;
+    for ( long long i = 0; i < n_total; ++i )
+        id_sq_sum += i * i;
+
+    TestParticles<Scalar> particles( "migration_test" );
+    upload( particles, start );
+    TEST_EXECSPACE exec;
+    int errors = 0, moved = 0;
+    for ( int step = 0; step < steps; ++step )
+    {
+        if ( step > 0 )
+            displace( particles, box, Scalar( 0.4 ), rng );
+        int bad = 0;
+        const auto before = download( particles, 0, particles.size(), bad );
+        const auto r = morula::parallel::migrate( exec, dec, particles, particles.size() );
+        const auto after = download( particles, 0, particles.size(), bad );
+        errors += bad;
+        errors += r.num_owned != particles.size();
+        moved += static_cast<int>( r.num_sent );
+        // Every particle here is owned here and lies in this subdomain.
+        long long ids = 0, ids_sq = 0;
+        for ( const auto& q : after )
+        {
+            errors += dec.owner()( q.x[0], q.x[1], q.x[2] ) != me;
+            for ( int a = 0; a < 3; ++a )
+                errors += !( q.x[a] >= dec.lo()[a] && q.x[a] < dec.hi()[a] );
+            ids += q.id;
+            ids_sq += q.id * q.id;
+        }
+        // Stayers come first, in their original order.
+        const std::size_t n_stay = r.num_owned - r.num_received;
+        std::vector<std::int64_t> stay_ids;
+        for ( const auto& q : before )
+            if ( dec.owner()( q.x[0], q.x[1], q.x[2] ) == me )
+                stay_ids.push_back( q.id );
+        errors += stay_ids.size() != n_stay;
+        for ( std::size_t i = 0; i < std::min( n_stay, stay_ids.size() ); ++i )
+            errors += after[i].id != stay_ids[i];
+        EXPECT_EQ( sum_all( static_cast<long long>( after.size() ) ), n_total ) << "step " << step;
+        EXPECT_EQ( sum_all( ids ), id_sum ) << "step " << step;
+        EXPECT_EQ( sum_all( ids_sq ), id_sq_sum ) << "step " << step;
+    }
+    EXPECT_EQ( errors, 0 ) << "particles misplaced, out of order or with wrong fields";
+    EXPECT_GT( sum_all( moved ), 0 ) << "nothing ever moved: the test tests nothing";
+    // No duplicates, nothing lost.
+    int bad = 0;
+    const auto all = allgather( MPI_COMM_WORLD, download( particles, 0, particles.size(), bad ) );
+    std::vector<std::int64_t> ids;
+    for ( const auto& q : all )
+        ids.push_back( q.second.id );
+    std::sort( ids.begin(), ids.end() );
+    std::vector<std::int64_t> want( n_total );
+    for ( long long i = 0; i < n_total; ++i )
+        want[i] = i;
+    EXPECT_TRUE( ids == want ) << "ids lost or duplicated";
+}
+
+TEST( TEST_CATEGORY, migration_conserves_particles )
+{
+    const int s = comm_size();
+    const Box<double> periodic( { -1, 0, 0.5 }, { 3, 2.5, 2.5 }, Boundary::periodic );
+    const Box<float> mixed( { -1, 0, 0.5 }, { 3, 2.5, 2.5 },
+                            { Boundary::periodic, Boundary::closed, Boundary::periodic } );
+    check_migration( periodic, { 0, 0, 0 }, 300, 50 );
+    check_migration( mixed, { 2, s / 2, 1 }, 200, 50 );
+    check_migration( periodic, { 1, 1, s }, 100, 20 );
+}
+
+TEST( TEST_CATEGORY, migration_is_deterministic )
+{
+    // The same input twice gives the same output, entry by entry.
+    const Box<double> periodic( { 0, 0, 0 }, { 2, 2, 2 }, Boundary::periodic );
+    CartesianDecomposition<double> dec( MPI_COMM_WORLD, periodic, 0.25 );
+    std::mt19937_64 rng( 5 + dec.rank() );
+    std::uniform_real_distribution<double> u( -1.0, 3.0 ); // outside the box too: wrapped
+    std::vector<HostParticle<double>> start;
+    for ( int i = 0; i < 200; ++i )
+        start.push_back( { 1000LL * dec.rank() + i, { u( rng ), u( rng ), u( rng ) } } );
+    TEST_EXECSPACE exec;
+    std::vector<std::vector<HostParticle<double>>> results;
+    for ( int run = 0; run < 2; ++run )
+    {
+        TestParticles<double> p( "determinism" );
+        upload( p, start );
+        morula::parallel::migrate( exec, dec, p, p.size() );
+        int bad = 0;
+        results.push_back( download( p, 0, p.size(), bad ) );
+        EXPECT_EQ( bad, 0 );
+    }
+    ASSERT_EQ( results[0].size(), results[1].size() );
+    for ( std::size_t i = 0; i < results[0].size(); ++i )
+    {
+        EXPECT_EQ( results[0][i].id, results[1][i].id );
+        for ( int a = 0; a < 3; ++a )
+            EXPECT_EQ( results[0][i].x[a], results[1][i].x[a] );
+    }
+}
+
+} // namespace morula_test_migration
