@@ -309,6 +309,58 @@ TEST( TEST_CATEGORY, distributed_mechanics_rebuild_every_four_steps )
     check_against_single_rank( box, clusters( box, planes, 90, 0.9, 13 ), opt );
 }
 
+// step( exec, agents, true ) fences and times each phase: the same agents as untimed steps, bit for bit,
+// and counters that add up (steps, rebuilds and updates; agents sent = agents received over the ranks).
+TEST( TEST_CATEGORY, distributed_mechanics_phase_times )
+{
+    const Box<double> box( { 0, 0, 0 }, { 40, 40, 40 }, Boundary::periodic );
+    const int me = comm_rank(), size = comm_size();
+    const int rebuild_every = 3, steps = 10;
+    CartesianDecomposition<double> dec( MPI_COMM_WORLD, box, 8.5 );
+    std::vector<double> planes[3];
+    rank_planes( box, 8.5, { 0, 0, 0 }, planes );
+    std::vector<HostAgent<double>> mine;
+    for ( const auto& h : clusters( box, planes, 60, 0.9, 14 ) )
+        if ( h.id % size == me )
+            mine.push_back( h );
+    TEST_EXECSPACE exec;
+    const auto params = parameters( 0.5 );
+    auto plain = morula_test_mechanics::from_host<double, TEST_MEMSPACE>( mine );
+    auto timed = morula_test_mechanics::from_host<double, TEST_MEMSPACE>( mine );
+    DistributedSphereMechanics<double, TEST_MEMSPACE> a( dec, params, rebuild_every );
+    DistributedSphereMechanics<double, TEST_MEMSPACE> b( dec, params, rebuild_every );
+    a.step( exec, plain );
+    b.step( exec, timed ); // untimed: not counted
+    for ( int s = 1; s < steps; ++s )
+    {
+        a.step( exec, plain );
+        b.step( exec, timed, true );
+    }
+    exec.fence();
+    ASSERT_EQ( a.num_owned(), b.num_owned() );
+    ASSERT_EQ( plain.size(), timed.size() );
+    auto xa = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), plain.positions() );
+    auto xb = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), timed.positions() );
+    for ( std::size_t i = 0; i < plain.size(); ++i )
+        for ( int d = 0; d < 3; ++d )
+            ASSERT_EQ( xa( i, d ), xb( i, d ) ) << "agent " << i;
+    const auto& t = b.times();
+    EXPECT_EQ( t.steps, steps - 1 );
+    EXPECT_EQ( t.rebuilds, 3 ); // steps 3, 6, 9 of 0..9
+    EXPECT_EQ( t.updates, 6 );
+    EXPECT_EQ( a.times().steps, 0 );
+    for ( double v : { t.migration, t.sort, t.halo_build, t.halo_update, t.grid, t.forces, t.move } )
+        EXPECT_GE( v, 0.0 );
+    EXPECT_GT( t.total(), 0.0 );
+    EXPECT_DOUBLE_EQ( t.total(), t.communication() + t.compute() );
+    EXPECT_EQ( sum_all( t.migrated_sent ), sum_all( t.migrated_received ) );
+    EXPECT_GT( sum_all( t.ghosts ), 0 );
+    EXPECT_GE( t.halo_build_rows, static_cast<long long>( b.halo().num_exports() ) );
+    b.reset_times();
+    EXPECT_EQ( b.times().steps, 0 );
+    EXPECT_EQ( b.times().total(), 0.0 );
+}
+
 // Every agent starts on the last rank, anywhere (the first rebuild sends them all to rank 0); the box is
 // closed along x, and the agents stay well inside rank 0's subdomain: the last rank has no agent and
 // no ghost at all, the others at most ghosts.

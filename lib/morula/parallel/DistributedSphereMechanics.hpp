@@ -21,12 +21,45 @@
 
 #include <mpi.h>
 
+#include <chrono>
 #include <limits>
 #include <optional>
 #include <string>
 
 namespace morula::parallel
 {
+
+/*!
+  \brief Seconds per phase of DistributedSphereMechanics::step(), summed over the timed steps, and
+  what the communication phases moved (filled only when steps are timed).
+
+  Each phase is fenced and timed on this rank alone (no barrier): a phase that waits for a message
+  includes the wait for the slower ranks.
+*/
+struct DistributedStepTimes
+{
+    double migration = 0;   //!< migrate(): owners, sort by destination, counts (MPI_Alltoall), fields
+    double sort = 0;        //!< cell-order sort of the owned agents (every sort_every rebuilds)
+    double halo_build = 0;  //!< halo-width check (MPI_Allreduce) and new Halo: plan, counts, all fields
+    double halo_update = 0; //!< Halo::update() of the ghost positions between rebuilds
+    double grid = 0;        //!< local grid of owned agents and ghosts
+    double forces = 0;      //!< forces and displacements of the owned agents
+    double move = 0;        //!< moving the owned agents
+    long long steps = 0;
+    long long rebuilds = 0;
+    long long updates = 0;
+    long long migrated_sent = 0;      //!< agents this rank sent in migrate()
+    long long migrated_received = 0;  //!< agents this rank received in migrate()
+    long long halo_build_rows = 0;    //!< rows sent by Halo construction (all fields each)
+    long long halo_update_rows = 0;   //!< rows sent by Halo::update() (positions only)
+    long long ghosts = 0;             //!< ghosts received, summed over the timed steps
+
+    //! Halo exchange and migration.
+    double communication() const { return migration + halo_build + halo_update; }
+    //! Grid, sort, forces and move.
+    double compute() const { return sort + grid + forces + move; }
+    double total() const { return communication() + compute(); }
+};
 
 /*!
   \brief One SphereMechanics step per call on the agents of this rank's subdomain.
@@ -106,40 +139,99 @@ class DistributedSphereMechanics
     template <class ExecutionSpace>
     void rebuild( const ExecutionSpace& exec, agents_type& agents )
     {
+        rebuild( exec, agents, false );
+    }
+
+    //! One mechanics step of the owned agents (collective: migration and halo exchange).
+    //! With time_phases, each phase is fenced and timed into times() (leave it off in production).
+    template <class ExecutionSpace>
+    void step( const ExecutionSpace& exec, agents_type& agents, bool time_phases = false )
+    {
+        compat::ScopedRegion region( "morula::parallel::DistributedSphereMechanics::step" );
+        if ( !m_halo || m_since_rebuild >= m_rebuild_every )
+            rebuild( exec, agents, time_phases );
+        else
+        {
+            timed( exec, time_phases, m_times.halo_update, [&] { m_halo->update( exec, agents ); } );
+            if ( time_phases )
+            {
+                ++m_times.updates;
+                m_times.halo_update_rows += static_cast<long long>( m_halo->num_exports() );
+            }
+        }
+        ++m_since_rebuild;
+        timed( exec, time_phases, m_times.grid, [&] { m_local.build_grid( exec, agents ); } );
+        timed( exec, time_phases, m_times.forces,
+               [&] { m_local.compute_owned_displacements( exec, agents, m_n_owned ); } );
+        timed( exec, time_phases, m_times.move, [&] {
+            mechanics::detail::apply_displacements( exec, agents.positions(), m_local.displacements(),
+                                                    static_cast<int>( m_n_owned ), m_move_box );
+        } );
+        if ( time_phases )
+        {
+            ++m_times.steps;
+            m_times.ghosts += static_cast<long long>( m_halo->num_ghosts() );
+        }
+    }
+
+    //! Phase times of the timed steps since construction or reset_times().
+    const DistributedStepTimes& times() const { return m_times; }
+    void reset_times() { m_times = {}; }
+
+  private:
+    template <class ExecutionSpace>
+    void rebuild( const ExecutionSpace& exec, agents_type& agents, bool time_phases )
+    {
         compat::ScopedRegion region( "morula::parallel::DistributedSphereMechanics::rebuild" );
         const std::size_t n = m_halo ? m_n_owned : agents.size();
         m_halo.reset();
-        m_n_owned = migrate( exec, m_decomposition, agents, n ).num_owned;
-        check_halo_width( exec, agents );
+        timed( exec, time_phases, m_times.migration, [&] {
+            const MigrationResult moved = migrate( exec, m_decomposition, agents, n );
+            m_n_owned = moved.num_owned;
+            if ( time_phases )
+            {
+                m_times.migrated_sent += static_cast<long long>( moved.num_sent );
+                m_times.migrated_received += static_cast<long long>( moved.num_received );
+            }
+        } );
+        // Before the sort: a bad diameter or density must throw on every rank alike.
+        timed( exec, time_phases, m_times.halo_build, [&] { check_halo_width( exec, agents ); } );
         const int sort_every = m_local.parameters().sort_every;
         if ( sort_every > 0 && m_rebuilds % sort_every == 0 )
         {
             // The agents hold exactly the owned ones here: a grid over them alone gives their order.
-            m_local.build_grid( exec, agents );
-            m_local.sort_agents( exec, agents );
+            timed( exec, time_phases, m_times.sort, [&] {
+                m_local.build_grid( exec, agents );
+                m_local.sort_agents( exec, agents );
+            } );
         }
         ++m_rebuilds;
-        m_halo.emplace( exec, m_decomposition, agents, m_n_owned );
+        timed( exec, time_phases, m_times.halo_build,
+               [&] { m_halo.emplace( exec, m_decomposition, agents, m_n_owned ); } );
+        if ( time_phases )
+        {
+            ++m_times.rebuilds;
+            m_times.halo_build_rows += static_cast<long long>( m_halo->num_exports() );
+        }
         m_since_rebuild = 0;
     }
 
-    //! One mechanics step of the owned agents (collective: migration and halo exchange).
-    template <class ExecutionSpace>
-    void step( const ExecutionSpace& exec, agents_type& agents )
+    // Runs op, fenced and timed into `slot` when `on` (host-side lambdas only: no kernels here).
+    template <class ExecutionSpace, class Op>
+    static void timed( const ExecutionSpace& exec, bool on, double& slot, Op&& op )
     {
-        compat::ScopedRegion region( "morula::parallel::DistributedSphereMechanics::step" );
-        if ( !m_halo || m_since_rebuild >= m_rebuild_every )
-            rebuild( exec, agents );
-        else
-            m_halo->update( exec, agents );
-        ++m_since_rebuild;
-        m_local.build_grid( exec, agents );
-        m_local.compute_owned_displacements( exec, agents, m_n_owned );
-        mechanics::detail::apply_displacements( exec, agents.positions(), m_local.displacements(),
-                                                static_cast<int>( m_n_owned ), m_move_box );
+        if ( !on )
+        {
+            op();
+            return;
+        }
+        exec.fence();
+        const auto t0 = std::chrono::steady_clock::now();
+        op();
+        exec.fence();
+        slot += std::chrono::duration<double>( std::chrono::steady_clock::now() - t0 ).count();
     }
 
-  private:
     // Before the local SphereMechanics validates them, so that errors name this class.
     static const mechanics::MechanicsParameters<Scalar>&
     validated( const mechanics::MechanicsParameters<Scalar>& params, int rebuild_every )
@@ -228,6 +320,7 @@ class DistributedSphereMechanics
     int m_since_rebuild = 0;
     long long m_rebuilds = 0;
     Scalar m_interaction_distance = 0;
+    DistributedStepTimes m_times;
 };
 
 } // namespace morula::parallel

@@ -1,0 +1,69 @@
+#!/usr/bin/env python3
+"""Checks a result file of distributed_mechanics_benchmark (the ctest smoke test): it parses, names the
+execution space and the transport, and has every phase with max/mean statistics over the ranks.
+Sizes are far too small to judge performance; nothing here does."""
+import argparse
+import json
+import math
+import sys
+
+PHASES = ["migration", "halo_build", "halo_update", "sort", "grid", "forces", "move",
+          "halo_and_migration", "compute", "total"]
+TRANSPORTS = {"host memory", "GPU-aware", "staged through host"}
+
+
+def fail(msg):
+    print(f"FAIL: {msg}")
+    sys.exit(1)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("file")
+    ap.add_argument("--ranks", type=int, required=True)
+    ap.add_argument("--scaling", choices=["weak", "strong"], required=True)
+    a = ap.parse_args()
+    with open(a.file) as f:
+        j = json.load(f)
+    if j.get("benchmark") != "distributed_mechanics_benchmark":
+        fail("benchmark name")
+    for key in ("backend", "device", "kokkos_version", "date"):
+        if key not in j["machine"]:
+            fail(f"machine.{key} missing")
+    if not j.get("execution_space"):
+        fail("execution_space missing")
+    if j["mpi_ranks"] != a.ranks or len(j["device_id_per_rank"]) != a.ranks:
+        fail("ranks")
+    if len(j["cases"]) != 1:
+        fail("one case expected")
+    c = j["cases"][0]
+    if c["scaling"] != a.scaling or c["ranks"] != a.ranks:
+        fail("case scaling/ranks")
+    if c["transport"] not in TRANSPORTS:
+        fail(f"transport {c['transport']!r}")
+    for p in PHASES:
+        for red in ("max_over_ranks", "mean_over_ranks"):
+            s = c["phases"][p][red]
+            if s["runs"] != j["settings"]["runs"]:
+                fail(f"{p}.{red}.runs")
+            if not (0 <= s["min_s"] <= s["median_s"] <= s["max_s"]) or not math.isfinite(s["max_s"]):
+                fail(f"{p}.{red} statistics {s}")
+        if c["phases"][p]["mean_over_ranks"]["median_s"] > c["phases"][p]["max_over_ranks"]["median_s"] * (1 + 1e-12):
+            fail(f"{p}: mean over ranks above the max")
+    if c["phases"]["total"]["max_over_ranks"]["median_s"] <= 0:
+        fail("total time not positive")
+    if c["rebuild_every"] == 1 and c["phases"]["halo_update"]["max_over_ranks"]["max_s"] != 0:
+        fail("halo_update timed although every step rebuilds")
+    share = c["halo_and_migration_share"]["largest_rank_share_median"]
+    if not 0 <= share <= 1:
+        fail(f"share {share}")
+    if c["ghosts_per_rank"]["mean"] <= 0 or c["bytes_sent_per_rank_per_step"]["mean"] <= 0:
+        fail("no ghosts or nothing sent")
+    if c["owned_per_rank_at_end"]["min"] <= 0:
+        fail("a rank lost all its agents")
+    print(f"OK: {a.scaling}, {c['ranks']} ranks on {j['execution_space']}, transport {c['transport']}, "
+          f"phases {', '.join(PHASES)}")
+
+
+if __name__ == "__main__":
+    main()
