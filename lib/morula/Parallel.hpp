@@ -1,7 +1,7 @@
 /*!
   \file Parallel.hpp
   \brief Distributed runs over MPI: Cartesian domain decomposition, ghost (halo) particles,
-  migration, and the distributed sphere mechanics. Only available when Morula was built with MPI
+  migration, the distributed sphere mechanics and the distributed lattice diffusion. Only available when Morula was built with MPI
   (MORULA_HAVE_MPI).
 */
 #ifndef MORULA_PARALLEL_HPP
@@ -14,6 +14,7 @@
 #endif
 
 #include <morula/parallel/CartesianDecomposition.hpp>
+#include <morula/parallel/DistributedLatticeDiffusion.hpp>
 #include <morula/parallel/DistributedSphereMechanics.hpp>
 #include <morula/parallel/Halo.hpp>
 #include <morula/parallel/Migration.hpp>

@@ -145,7 +145,8 @@ class LatticeDiffusion
     */
     LatticeDiffusion( const ExecutionSpace& exec, const lattice_type& lattice, const DiffusionRules& rules,
                       const DiffusionOptions& options = {} )
-        : LatticeDiffusion( exec, lattice, rules, options, species_codes( rules ), false )
+        : LatticeDiffusion( exec, lattice, rules, options, species_codes( rules ), false,
+                            whole_lattice( lattice.shape() ), lattice.shape(), 0, true )
     {
     }
 
@@ -155,7 +156,26 @@ class LatticeDiffusion
     */
     LatticeDiffusion( const ExecutionSpace& exec, const lattice_type& lattice, const DiffusionRules& rules,
                       const std::vector<int>& species_of_tracer, const DiffusionOptions& options = {} )
-        : LatticeDiffusion( exec, lattice, rules, options, tracer_codes( rules, species_of_tracer ), true )
+        : LatticeDiffusion( exec, lattice, rules, options, tracer_codes( rules, species_of_tracer ), true,
+                            whole_lattice( lattice.shape() ), lattice.shape(), 0, true )
+    {
+    }
+
+    /*!
+      \brief A slab of a larger lattice, for DistributedLatticeDiffusion: `slab` holds window.planes
+      planes of the lattice `whole` (same x and y extents), of which the passes update
+      [window.owned_begin, window.owned_end); the caller keeps the other (ghost) planes current. Only the
+      owned planes are checked, and tracer ids are not checked for uniqueness (the caller does it over all
+      slabs). `species_of_tracer` empty means species codes. One pass may overflow at most
+      `overflow_capacity` particles on this slab.
+    */
+    LatticeDiffusion( const ExecutionSpace& exec, const lattice_type& slab, const LatticeShape& whole,
+                      const detail::SlabWindow& window, const DiffusionRules& rules,
+                      const std::vector<int>& species_of_tracer, const DiffusionOptions& options,
+                      std::size_t overflow_capacity )
+        : LatticeDiffusion( exec, slab, rules, options,
+                            species_of_tracer.empty() ? species_codes( rules ) : tracer_codes( rules, species_of_tracer ),
+                            !species_of_tracer.empty(), window, whole, overflow_capacity, false )
     {
     }
 
@@ -198,35 +218,137 @@ class LatticeDiffusion
 
     void fused_pass( const ExecutionSpace& exec )
     {
-        const auto& s = m_current.shape();
+        const auto& s = m_shape;
         detail::FusedPass<Slots, memory_space> pass{ m_current.sites(), m_next.sites(), m_rules, m_rng, m_step,
-                                                     s.nx, s.ny, s.nz,
+                                                     s.nx, s.ny, m_window,
                                                      s.boundary[0] == LatticeBoundary::periodic,
                                                      s.boundary[1] == LatticeBoundary::periodic,
-                                                     s.boundary[2] == LatticeBoundary::periodic,
                                                      m_tracking, m_displacement, m_overflow };
         launch( exec, "morula::lattice::fused_pass", pass );
         swap();
     }
 
-    void place_overflow( const ExecutionSpace& exec )
-    {
-        const auto& s = m_current.shape();
-        detail::PlaceOverflow<Slots, memory_space> place{ m_current.sites(), m_overflow, m_offsets,
-                                                          m_total_overflows, m_unplaced, m_rules.blocked_types,
-                                                          s.nx, s.ny, s.nz,
-                                                          { s.boundary[0] == LatticeBoundary::periodic,
-                                                            s.boundary[1] == LatticeBoundary::periodic,
-                                                            s.boundary[2] == LatticeBoundary::periodic },
-                                                          m_tracking, m_displacement };
-        Kokkos::parallel_for( "morula::lattice::place_overflow", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, 1 ),
-                              place );
-    }
+    void place_overflow( const ExecutionSpace& exec ) { run_placement( exec, 0 ); }
     //! @}
 
-    //! The current lattice (after the last pass). Its View changes with every pass.
+    //! @{ Hooks of DistributedLatticeDiffusion's placement pipeline.
+    /*!
+      Places the overflow entries from `first` on (sorting the list first when 0) and returns the list's
+      size, or, on a slab, the index of the first entry the nearest-site table could not place (which
+      then needs first_free_after() over all slabs; resume with first = that index + 1). Fences.
+    */
+    std::size_t place_overflow_from( const ExecutionSpace& exec, std::size_t first )
+    {
+        run_placement( exec, first );
+        std::size_t next = 0;
+        Kokkos::deep_copy( exec, next, m_next_entry );
+        exec.fence();
+        return next;
+    }
+
+    /*!
+      The single-rank last resort for an overflowed particle at global site `site`, restricted to this
+      lattice's owned planes: the smallest k >= 0 such that global site (site + 1 + k) mod sites is an
+      owned site of type `type` (with any_open: of any open type) with a free slot; ~0 if there is none.
+    */
+    std::uint64_t first_free_after( const ExecutionSpace& exec, std::uint64_t site, std::uint32_t type,
+                                    bool any_open ) const
+    {
+        detail::FirstFreeAfter<Slots, memory_space> f{ m_current.sites(), m_shape.nx, m_shape.ny, m_window, site,
+                                                       std::uint64_t( m_shape.sites() ), type, any_open,
+                                                       m_rules.blocked_types };
+        std::uint64_t best = ~std::uint64_t( 0 );
+        const std::size_t plane = std::size_t( m_shape.nx ) * std::size_t( m_shape.ny );
+        Kokkos::parallel_reduce(
+            "morula::lattice::first_free_after",
+            Kokkos::RangePolicy<ExecutionSpace, Kokkos::IndexType<std::size_t>>(
+                exec, plane * std::size_t( m_window.owned_begin ), plane * std::size_t( m_window.owned_end ) ),
+            f, Kokkos::Min<std::uint64_t>( best ) );
+        exec.fence();
+        return best;
+    }
+
+    //! Type of global site `site`, which this lattice must hold.
+    std::uint32_t site_type( std::uint64_t site ) const
+    {
+        const std::size_t plane = std::size_t( m_shape.nx ) * std::size_t( m_shape.ny );
+        const int lz = m_window.local_of_global( int( site / plane ) );
+        if ( lz < 0 )
+            throw core::InputError( core::detail::concat( "LatticeDiffusion::site_type: site ", site, " is not held here" ) );
+        site_word w = 0;
+        Kokkos::deep_copy( w, Kokkos::subview( m_current.sites(), std::size_t( site % plane ) + plane * std::size_t( lz ) ) );
+        return layout::type( w );
+    }
+
+    //! Adds `delta` to the displacement of tracer `code` (placements made by a caller).
+    void add_displacement( const ExecutionSpace& exec, std::uint32_t code, const std::array<int, 3>& delta )
+    {
+        if ( !m_tracking )
+            return;
+        Kokkos::parallel_for( "morula::lattice::add_displacement", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, 1 ),
+                              detail::AddDisplacement<memory_space>{ m_displacement, code, delta[0], delta[1], delta[2] } );
+        exec.fence();
+    }
+
+    //! Entries waiting in the overflow list (between a pass and place_overflow()); fences.
+    std::size_t pending_overflows( const ExecutionSpace& exec ) const
+    {
+        unsigned long long n = 0;
+        exec.fence();
+        Kokkos::deep_copy( n, m_overflow.count );
+        return std::size_t( n );
+    }
+    //! From now on place_overflow() records each entry's global destination (placed_sites()).
+    void record_placements()
+    {
+        if ( m_placed.extent( 0 ) != m_overflow.keys.extent( 0 ) )
+            m_placed = Kokkos::View<std::uint64_t*, memory_space>(
+                Kokkos::view_alloc( Kokkos::WithoutInitializing, "lattice_overflow_placed" ), m_overflow.keys.extent( 0 ) );
+    }
+    //! After place_overflow(): entry i of the last list (in key order) put code placed_codes()(i) on
+    //! global site placed_sites()(i).
+    const Kokkos::View<std::uint64_t*, memory_space>& placed_sites() const { return m_placed; }
+    const Kokkos::View<std::uint32_t*, memory_space>& placed_codes() const { return m_overflow.codes; }
+    //! The overflow list's keys (site << 8 | arrival rank), sorted by the first place_overflow_from().
+    const Kokkos::View<std::uint64_t*, memory_space>& overflow_keys() const { return m_overflow.keys; }
+    //! Appends codes(i) to global site sites(i), i in [begin, end), where the site is on this lattice's
+    //! owned planes, or on any of its planes with `ghosts_too` (when the ghost planes are current).
+    //! \throws core::CapacityError if a site is full (the replayed log disagrees with this lattice)
+    void replay_placements( const ExecutionSpace& exec, const Kokkos::View<const std::uint64_t*, memory_space>& sites,
+                            const Kokkos::View<const std::uint32_t*, memory_space>& codes, std::size_t begin,
+                            std::size_t end, bool ghosts_too )
+    {
+        if ( begin >= end )
+            return;
+        Kokkos::View<unsigned long long, memory_space> conflicts( "lattice_replay_conflicts" );
+        detail::ReplayPlacements<Slots, memory_space> replay{ m_current.sites(), sites, codes, begin, end,
+                                                              m_shape.nx, m_shape.ny, m_window,
+                                                              ghosts_too ? 0 : m_window.owned_begin,
+                                                              ghosts_too ? m_window.planes : m_window.owned_end, conflicts };
+        Kokkos::parallel_for( "morula::lattice::replay_placements", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, 1 ),
+                              replay );
+        unsigned long long n = 0;
+        Kokkos::deep_copy( exec, n, conflicts );
+        exec.fence();
+        if ( n )
+            throw core::CapacityError( core::detail::concat( "LatticeDiffusion: ", n,
+                                                             " replayed placement(s) found their site full" ) );
+    }
+    //! Overflowed particles the nearest-site table could not place (a slab has no global scan).
+    unsigned long long unplaced() const
+    {
+        unsigned long long n = 0;
+        Kokkos::deep_copy( n, m_unplaced );
+        return n;
+    }
+    const detail::SlabWindow& window() const { return m_window; }
+    //! @}
+
+    //! The current lattice (after the last pass); for a slab, its planes including the ghosts. Its View
+    //! changes with every pass.
     const lattice_type& lattice() const { return m_current; }
-    const LatticeShape& shape() const { return m_current.shape(); }
+    //! The whole lattice's shape (for a slab, not the shape of lattice()).
+    const LatticeShape& shape() const { return m_shape; }
     const DiffusionOptions& options() const { return m_options; }
     std::uint32_t steps_done() const { return m_step; }
     std::size_t particles() const { return m_particles; }
@@ -315,35 +437,53 @@ class LatticeDiffusion
         return c;
     }
 
+    static detail::SlabWindow whole_lattice( const LatticeShape& s )
+    {
+        return detail::SlabWindow::whole_axis( s.nz, s.boundary[2] == LatticeBoundary::periodic );
+    }
+
     LatticeDiffusion( const ExecutionSpace& exec, const lattice_type& lattice, const DiffusionRules& rules,
-                      const DiffusionOptions& options, const Codes& codes, bool tracking )
+                      const DiffusionOptions& options, const Codes& codes, bool tracking,
+                      const detail::SlabWindow& window, const LatticeShape& whole, std::size_t overflow_capacity,
+                      bool check_tracer_ids )
         : m_options( options )
         , m_rules( make_device_rules<memory_space>( rules, codes.class_of_code ) )
         , m_rng( options.seed )
         , m_tracking( tracking )
         , m_species_of_tracer( codes.species_of_tracer )
         , m_max_code( codes.class_of_code.size() - 1 )
+        , m_shape( whole )
+        , m_window( window )
         , m_current( lattice )
         , m_next( lattice.shape(), "lattice_sites_next" )
     {
+        if ( lattice.shape().nx != whole.nx || lattice.shape().ny != whole.ny || lattice.shape().nz != window.planes ||
+             window.owned_begin < 0 || window.owned_end > window.planes || window.owned_begin >= window.owned_end )
+            throw core::InputError( core::detail::concat( "LatticeDiffusion: a slab of ", lattice.shape().nx, " x ",
+                                                          lattice.shape().ny, " x ", lattice.shape().nz,
+                                                          " sites does not fit the lattice ", whole.nx, " x ", whole.ny,
+                                                          " x ", whole.nz, " with planes [", window.owned_begin, ", ",
+                                                          window.owned_end, ") of ", window.planes ) );
         Kokkos::View<unsigned long long*, memory_space> counts( "lattice_code_counts",
                                                                  tracking ? m_max_code + 1 : 0 );
         m_particles = check( exec, m_current, counts );
-        if ( tracking )
+        if ( tracking && check_tracer_ids )
         {
             auto h = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), counts );
             for ( std::size_t c = 1; c <= m_max_code; ++c )
                 if ( h( c ) != 1 )
                     throw core::InputError( core::detail::concat( "LatticeDiffusion: tracer id ", c, " appears ",
                                                                   h( c ), " times on the lattice; expected once" ) );
-            m_displacement = displacement_view( "lattice_tracer_displacement", m_max_code + 1 );
         }
+        if ( tracking )
+            m_displacement = displacement_view( "lattice_tracer_displacement", m_max_code + 1 );
+        const std::size_t capacity = overflow_capacity ? overflow_capacity : m_particles;
         // Site types are static: the next lattice starts as a copy so that the types are in place.
         Kokkos::deep_copy( exec, m_next.sites(), m_current.sites() );
         m_overflow.keys = Kokkos::View<std::uint64_t*, memory_space>(
-            Kokkos::view_alloc( Kokkos::WithoutInitializing, "lattice_overflow_keys" ), m_particles );
+            Kokkos::view_alloc( Kokkos::WithoutInitializing, "lattice_overflow_keys" ), capacity );
         m_overflow.codes = Kokkos::View<std::uint32_t*, memory_space>(
-            Kokkos::view_alloc( Kokkos::WithoutInitializing, "lattice_overflow_codes" ), m_particles );
+            Kokkos::view_alloc( Kokkos::WithoutInitializing, "lattice_overflow_codes" ), capacity );
         m_overflow.count = Kokkos::View<unsigned long long, memory_space>( "lattice_overflow_count" );
         m_total_overflows = Kokkos::View<unsigned long long, memory_space>( "lattice_total_overflows" );
         m_unplaced = Kokkos::View<unsigned long long, memory_space>( "lattice_unplaced" );
@@ -362,11 +502,14 @@ class LatticeDiffusion
     std::size_t check( const ExecutionSpace& exec, const lattice_type& lat,
                        const Kokkos::View<unsigned long long*, memory_space>& counts ) const
     {
-        detail::LatticeCheck<Slots, memory_space> f{ lat.sites(), m_rules.blocked_types,
-                                                    std::uint32_t( m_max_code ), counts };
+        // the owned planes only: a slab's ghost planes belong to its neighbours
+        const std::size_t plane = std::size_t( m_shape.nx ) * std::size_t( m_shape.ny );
+        const auto owned = Kokkos::subview( lat.sites(), Kokkos::make_pair( plane * std::size_t( m_window.owned_begin ),
+                                                                             plane * std::size_t( m_window.owned_end ) ) );
+        detail::LatticeCheck<Slots, memory_space> f{ owned, m_rules.blocked_types, std::uint32_t( m_max_code ), counts };
         typename detail::LatticeCheck<Slots, memory_space>::value_type v;
         Kokkos::parallel_reduce( "morula::lattice::check",
-                                 Kokkos::RangePolicy<ExecutionSpace, Kokkos::IndexType<std::size_t>>( exec, 0, lat.size() ),
+                                 Kokkos::RangePolicy<ExecutionSpace, Kokkos::IndexType<std::size_t>>( exec, 0, owned.extent( 0 ) ),
                                  f, v );
         exec.fence();
         if ( v.bad )
@@ -377,17 +520,18 @@ class LatticeDiffusion
         if ( m_unplaced.data() )
             Kokkos::deep_copy( unplaced, m_unplaced );
         if ( unplaced )
-            throw core::CapacityError( core::detail::concat( "LatticeDiffusion: ", unplaced,
-                                                             " overflowed particle(s) found no free slot" ) );
+            throw core::CapacityError( core::detail::concat(
+                "LatticeDiffusion: ", unplaced, " overflowed particle(s) found no free slot",
+                m_window.whole ? "" : " within 3 sites (a slab of a distributed lattice has no global scan)" ) );
         return std::size_t( v.particles );
     }
 
     template <int Axis>
     void run_split( const ExecutionSpace& exec )
     {
-        const auto& s = m_current.shape();
+        const auto& s = m_shape;
         detail::SplitPass<Slots, Axis, memory_space> pass{ m_current.sites(), m_next.sites(), m_rules, m_rng, m_step,
-                                                           s.nx, s.ny, s.nz,
+                                                           s.nx, s.ny, m_window,
                                                            s.boundary[Axis] == LatticeBoundary::periodic,
                                                            m_tracking, m_displacement, m_overflow };
         launch( exec,
@@ -396,14 +540,28 @@ class LatticeDiffusion
                 pass );
     }
 
-    // One flat index per site (x fastest: consecutive threads read consecutive words) when the sites
+    void run_placement( const ExecutionSpace& exec, std::size_t first )
+    {
+        const auto& s = m_shape;
+        detail::PlaceOverflow<Slots, memory_space> place{ m_current.sites(), m_overflow, m_offsets,
+                                                          m_total_overflows, m_unplaced, m_rules.blocked_types,
+                                                          s.nx, s.ny, m_window,
+                                                          { s.boundary[0] == LatticeBoundary::periodic,
+                                                            s.boundary[1] == LatticeBoundary::periodic,
+                                                            s.boundary[2] == LatticeBoundary::periodic },
+                                                          m_tracking, m_displacement, m_placed, first, m_next_entry };
+        Kokkos::parallel_for( "morula::lattice::place_overflow", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, 1 ),
+                              place );
+    }
+
+    // One flat index per owned site (x fastest: consecutive threads read consecutive words) when they
     // fit an int; a 3D range beyond. On the H100 the flat launch measured 20% faster (split) and 32%
     // faster (fused) than a 3D range with 64x4x1 tiles at 4.2M sites, 16% slower for the split
     // passes at 0.5M sites (docs/performance.md).
     template <class Pass>
     void launch( const ExecutionSpace& exec, const char* label, const Pass& pass ) const
     {
-        const std::size_t n = m_current.size();
+        const std::size_t n = std::size_t( m_shape.nx ) * std::size_t( m_shape.ny ) * std::size_t( m_window.owned_planes() );
         if ( n < ( std::size_t( 1 ) << 31 ) )
             Kokkos::parallel_for( label, Kokkos::RangePolicy<ExecutionSpace, Kokkos::IndexType<int>>( exec, 0, int( n ) ),
                                   pass );
@@ -416,13 +574,13 @@ class LatticeDiffusion
                           Kokkos::IndexType<int>>
     policy( const ExecutionSpace& exec ) const
     {
-        const auto& s = m_current.shape();
+        const auto& s = m_shape;
         using P = Kokkos::MDRangePolicy<ExecutionSpace, Kokkos::Rank<3, Kokkos::Iterate::Left, Kokkos::Iterate::Left>,
                                         Kokkos::IndexType<int>>;
         const bool host = Kokkos::SpaceAccessibility<Kokkos::HostSpace, memory_space>::accessible;
         const int tx = host ? std::min( s.nx, 256 ) : std::min( s.nx, 64 );
         const int ty = host ? 1 : std::max( 1, std::min( s.ny, 256 / tx ) );
-        return P( exec, { 0, 0, 0 }, { s.nx, s.ny, s.nz }, { tx, ty, 1 } );
+        return P( exec, { 0, 0, m_window.owned_begin }, { s.nx, s.ny, m_window.owned_end }, { tx, ty, 1 } );
     }
 
     void swap() { std::swap( m_current, m_next ); }
@@ -433,6 +591,8 @@ class LatticeDiffusion
     bool m_tracking;
     std::vector<int> m_species_of_tracer;
     std::size_t m_max_code;
+    LatticeShape m_shape;
+    detail::SlabWindow m_window;
     lattice_type m_current, m_next;
     std::size_t m_particles = 0;
     std::uint32_t m_step = 0;
@@ -440,6 +600,8 @@ class LatticeDiffusion
     detail::OverflowList<memory_space> m_overflow;
     Kokkos::View<const int* [3], memory_space> m_offsets;
     Kokkos::View<unsigned long long, memory_space> m_total_overflows, m_unplaced;
+    Kokkos::View<std::uint64_t*, memory_space> m_placed; // empty unless record_placements()
+    Kokkos::View<std::size_t, memory_space> m_next_entry{ "lattice_overflow_next_entry" };
 };
 
 } // namespace morula::lattice

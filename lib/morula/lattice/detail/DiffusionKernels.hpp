@@ -47,6 +47,58 @@ struct OverflowList
 template <class MemorySpace>
 using DisplacementView = Kokkos::View<int* [3], MemorySpace>;
 
+/*!
+  \brief Which z planes of a lattice one set of arrays holds: the whole lattice (one rank), or a slab with
+  ghost planes on each side (DistributedLatticeDiffusion). Local plane p is global plane z_first + p,
+  wrapped on a periodic axis; the passes write local planes [owned_begin, owned_end).
+
+  Every kernel keys its random draws and overflow entries on global site indices, so a slab computes
+  bit for bit what the whole lattice computes for the same sites.
+*/
+struct SlabWindow
+{
+    int nz = 0;          //!< planes of the whole lattice
+    int z_first = 0;     //!< global z of local plane 0 (negative below the first slab of a periodic axis)
+    int planes = 0;      //!< local planes stored
+    int owned_begin = 0; //!< first local plane this rank updates
+    int owned_end = 0;   //!< one past the last
+    bool periodic = true;
+    bool whole = true; //!< the arrays hold the whole axis: neighbours wrap locally
+
+    static SlabWindow whole_axis( int nz, bool periodic ) { return { nz, 0, nz, 0, nz, periodic, true }; }
+
+    KOKKOS_FORCEINLINE_FUNCTION int owned_planes() const { return owned_end - owned_begin; }
+
+    //! Global z of local plane p (wrapped into [0, nz) on a periodic axis).
+    KOKKOS_FORCEINLINE_FUNCTION int global_z( int p ) const
+    {
+        const int g = z_first + p;
+        return g < 0 ? g + nz : ( g >= nz ? g - nz : g );
+    }
+
+    //! Local plane one step m (-1, 0 or +1) along z from local plane p, or -1 where a reflecting face
+    //! refuses the move.
+    KOKKOS_FORCEINLINE_FUNCTION int neighbor( int p, int m ) const
+    {
+        const int g = z_first + p + m;
+        if ( !periodic && ( g < 0 || g >= nz ) )
+            return -1;
+        const int t = p + m;
+        if ( !whole )
+            return t; // a slab's ghost planes hold the neighbours
+        return t < 0 ? t + nz : ( t >= nz ? t - nz : t );
+    }
+
+    //! Local plane that holds global plane gz (in [0, nz)), or -1 if these arrays do not hold it.
+    KOKKOS_FORCEINLINE_FUNCTION int local_of_global( int gz ) const
+    {
+        int p = gz - z_first;
+        if ( periodic && !whole )
+            p = p < 0 ? p + nz : ( p >= nz ? p - nz : p );
+        return p >= 0 && p < planes ? p : -1;
+    }
+};
+
 //! Builds a site's new word: arrivals are appended in order; extras go to the overflow list.
 template <int Slots, class MemorySpace>
 struct SiteBuilder
@@ -67,15 +119,24 @@ struct SiteBuilder
     }
 };
 
-//! Calls pass(x, y, z) for flat site index i (x fastest), for the flat launch of a 3D pass.
+//! Calls pass(x, y, p) for flat site index i over the owned planes (x fastest), p the local plane: the
+//! flat launch of a 3D pass.
 template <class Pass>
-KOKKOS_FORCEINLINE_FUNCTION void for_site_index( const Pass& pass, const int i, const int nx, const int ny )
+KOKKOS_FORCEINLINE_FUNCTION void for_site_index( const Pass& pass, const int i, const int nx, const int ny,
+                                                 const int first_plane )
 {
     const int nxy = nx * ny;
     const int z = i / nxy;
     const int r = i - z * nxy;
     const int y = r / nx;
-    pass( r - y * nx, y, z );
+    pass( r - y * nx, y, first_plane + z );
+}
+
+//! Added to a local site index of local plane p, gives its global index (modulo 2^64 arithmetic: the
+//! offset is negative for the ghost planes below a periodic lattice's first slab).
+KOKKOS_FORCEINLINE_FUNCTION std::size_t global_offset( const SlabWindow& w, int p, std::size_t plane )
+{
+    return std::size_t( std::int64_t( w.global_z( p ) - p ) * std::int64_t( plane ) );
 }
 
 //! The 32 random bits of the particle in `slot` of `site` for a split pass along `axis`: one 64-bit
@@ -101,21 +162,26 @@ struct SplitPass
     DeviceRules<MemorySpace> rules;
     core::HashedRng rng;
     std::uint32_t step;
-    int nx, ny, nz;
-    bool periodic;
+    int nx, ny;
+    SlabWindow window;
+    bool periodic; //!< along Axis (for z, window.periodic decides)
     bool tracking;
     DisplacementView<MemorySpace> displacement;
     OverflowList<MemorySpace> overflow;
 
-    //! Flat launch (lattices below 2^31 sites): one index, decomposed x fastest.
-    KOKKOS_INLINE_FUNCTION void operator()( const int i ) const { for_site_index( *this, i, nx, ny ); }
-
-    KOKKOS_INLINE_FUNCTION void operator()( const int x, const int y, const int z ) const
+    //! Flat launch (owned sites below 2^31): one index, decomposed x fastest.
+    KOKKOS_INLINE_FUNCTION void operator()( const int i ) const
     {
-        const int c = Axis == 0 ? x : Axis == 1 ? y : z;
-        const int n = Axis == 0 ? nx : Axis == 1 ? ny : nz;
-        const std::size_t stride = Axis == 0 ? 1 : Axis == 1 ? std::size_t( nx ) : std::size_t( nx ) * ny;
-        const std::size_t d = std::size_t( x ) + std::size_t( nx ) * ( std::size_t( y ) + std::size_t( ny ) * z );
+        for_site_index( *this, i, nx, ny, window.owned_begin );
+    }
+
+    //! Destination (x, y) on local plane p.
+    KOKKOS_INLINE_FUNCTION void operator()( const int x, const int y, const int p ) const
+    {
+        const std::size_t plane = std::size_t( nx ) * std::size_t( ny );
+        const std::size_t column = std::size_t( x ) + std::size_t( nx ) * std::size_t( y );
+        const std::size_t d = column + plane * std::size_t( p );
+        const std::size_t offset = global_offset( window, p, plane );
         const site_word wd = in( d );
         const std::uint32_t td = layout::type( wd );
         SiteBuilder<Slots, MemorySpace> site{ layout::empty_site( td ) };
@@ -124,10 +190,39 @@ struct SplitPass
             out( d ) = site.word;
             return;
         }
-        const bool has_lower = c > 0 || periodic;
-        const bool has_upper = c < n - 1 || periodic;
-        const std::size_t lower = c > 0 ? d - stride : d + std::size_t( n - 1 ) * stride;
-        const std::size_t upper = c < n - 1 ? d + stride : d - std::size_t( n - 1 ) * stride;
+        // Local indices address the arrays; global ones key the random moves and the overflow list.
+        bool has_lower, has_upper;
+        std::size_t lower = d, upper = d, g_lower = 0, g_upper = 0;
+        if constexpr ( Axis == 2 )
+        {
+            const int pl = window.neighbor( p, -1 );
+            const int pu = window.neighbor( p, 1 );
+            has_lower = pl >= 0;
+            has_upper = pu >= 0;
+            if ( has_lower )
+            {
+                lower = column + plane * std::size_t( pl );
+                g_lower = lower + global_offset( window, pl, plane );
+            }
+            if ( has_upper )
+            {
+                upper = column + plane * std::size_t( pu );
+                g_upper = upper + global_offset( window, pu, plane );
+            }
+        }
+        else
+        {
+            const int c = Axis == 0 ? x : y;
+            const int n = Axis == 0 ? nx : ny;
+            const std::size_t stride = Axis == 0 ? 1 : std::size_t( nx );
+            has_lower = c > 0 || periodic;
+            has_upper = c < n - 1 || periodic;
+            lower = c > 0 ? d - stride : d + std::size_t( n - 1 ) * stride;
+            upper = c < n - 1 ? d + stride : d - std::size_t( n - 1 ) * stride;
+            g_lower = lower + offset;
+            g_upper = upper + offset;
+        }
+        const std::size_t gd = d + offset;
         const site_word wl = has_lower ? in( lower ) : layout::empty_site( 0 );
         const site_word wu = has_upper ? in( upper ) : layout::empty_site( 0 );
 
@@ -140,9 +235,9 @@ struct SplitPass
                 const std::uint32_t code = layout::code( wl, k );
                 if ( code == 0 )
                     break;
-                if ( rules.move( code, tl, Axis, split_draw( rng, lower, Axis, k, step ) ) == 1 )
+                if ( rules.move( code, tl, Axis, split_draw( rng, g_lower, Axis, k, step ) ) == 1 )
                 {
-                    site.append( code, d, overflow );
+                    site.append( code, gd, overflow );
                     if ( tracking )
                         displacement( code, Axis ) += 1;
                 }
@@ -158,9 +253,9 @@ struct SplitPass
                 const std::uint32_t code = layout::code( wd, k );
                 if ( code == 0 )
                     break;
-                const int m = rules.move( code, td, Axis, split_draw( rng, d, Axis, k, step ) );
+                const int m = rules.move( code, td, Axis, split_draw( rng, gd, Axis, k, step ) );
                 if ( m == 0 || ( m < 0 && !lower_open ) || ( m > 0 && !upper_open ) )
-                    site.append( code, d, overflow );
+                    site.append( code, gd, overflow );
             }
         }
         // 3. Down-movers of the upper neighbour.
@@ -172,9 +267,9 @@ struct SplitPass
                 const std::uint32_t code = layout::code( wu, k );
                 if ( code == 0 )
                     break;
-                if ( rules.move( code, tu, Axis, split_draw( rng, upper, Axis, k, step ) ) == -1 )
+                if ( rules.move( code, tu, Axis, split_draw( rng, g_upper, Axis, k, step ) ) == -1 )
                 {
-                    site.append( code, d, overflow );
+                    site.append( code, gd, overflow );
                     if ( tracking )
                         displacement( code, Axis ) -= 1;
                 }
@@ -210,15 +305,17 @@ struct FusedPass
     DeviceRules<MemorySpace> rules;
     core::HashedRng rng;
     std::uint32_t step;
-    int nx, ny, nz;
-    bool periodic_x, periodic_y, periodic_z;
+    int nx, ny;
+    SlabWindow window; //!< z: local planes, their global numbers, the z boundary
+    bool periodic_x, periodic_y;
     bool tracking;
     DisplacementView<MemorySpace> displacement;
     OverflowList<MemorySpace> overflow;
 
-    KOKKOS_FORCEINLINE_FUNCTION std::size_t index( int x, int y, int z ) const
+    //! Local index of (x, y) on local plane p.
+    KOKKOS_FORCEINLINE_FUNCTION std::size_t index( int x, int y, int p ) const
     {
-        return std::size_t( x ) + std::size_t( nx ) * ( std::size_t( y ) + std::size_t( ny ) * z );
+        return std::size_t( x ) + std::size_t( nx ) * ( std::size_t( y ) + std::size_t( ny ) * p );
     }
 
     // Is the move along an axis from a site to the neighbour `target` (an index, or -1 past a
@@ -228,20 +325,25 @@ struct FusedPass
         return target_coordinate >= 0 && !rules.blocked( layout::type( in( target ) ) );
     }
 
-    //! Flat launch (lattices below 2^31 sites): one index, decomposed x fastest.
-    KOKKOS_INLINE_FUNCTION void operator()( const int i ) const { for_site_index( *this, i, nx, ny ); }
-
-    KOKKOS_INLINE_FUNCTION void operator()( const int x, const int y, const int z ) const
+    //! Flat launch (owned sites below 2^31): one index, decomposed x fastest.
+    KOKKOS_INLINE_FUNCTION void operator()( const int i ) const
     {
-        const std::size_t d = index( x, y, z );
+        for_site_index( *this, i, nx, ny, window.owned_begin );
+    }
+
+    //! Destination (x, y) on local plane p.
+    KOKKOS_INLINE_FUNCTION void operator()( const int x, const int y, const int p ) const
+    {
+        const std::size_t d = index( x, y, p );
         const site_word wd = in( d );
         const std::uint32_t td = layout::type( wd );
         SiteBuilder<Slots, MemorySpace> site{ layout::empty_site( td ) };
         if ( !rules.blocked( td ) )
         {
+            const std::size_t gd = d + global_offset( window, p, std::size_t( nx ) * std::size_t( ny ) );
             for ( int oz = -1; oz <= 1; ++oz )
             {
-                const int sz = step_coordinate( z, -oz, nz, periodic_z );
+                const int sz = window.neighbor( p, -oz );
                 if ( sz < 0 )
                     continue;
                 for ( int oy = -1; oy <= 1; ++oy )
@@ -254,7 +356,7 @@ struct FusedPass
                         const int sx = step_coordinate( x, -ox, nx, periodic_x );
                         if ( sx < 0 )
                             continue;
-                        gather_from( sx, sy, sz, ox, oy, oz, x, y, z, d, site );
+                        gather_from( sx, sy, sz, ox, oy, oz, x, y, gd, d, site );
                     }
                 }
             }
@@ -262,21 +364,25 @@ struct FusedPass
         out( d ) = site.word;
     }
 
-    // Appends the particles of source (sx, sy, sz) whose moves (ox, oy, oz) end at d = (x, y, z).
+    // Appends the particles of source (sx, sy, local plane sz) whose moves (ox, oy, oz) end at d =
+    // (x, y, local plane p), global index gd. A source on a ghost plane may look one plane further
+    // out for its z move: a slab keeps three ghost planes, whose site types are always valid.
     KOKKOS_INLINE_FUNCTION void gather_from( int sx, int sy, int sz, int ox, int oy, int oz, int x, int y,
-                                             int z, std::size_t d, SiteBuilder<Slots, MemorySpace>& site ) const
+                                             std::size_t gd, std::size_t d,
+                                             SiteBuilder<Slots, MemorySpace>& site ) const
     {
         const std::size_t s = index( sx, sy, sz );
         const site_word ws = in( s );
         if ( layout::empty( ws ) )
             return;
+        const std::size_t gs = s + global_offset( window, sz, std::size_t( nx ) * std::size_t( ny ) );
         const std::uint32_t ts = layout::type( ws );
         for ( int k = 0; k < Slots; ++k )
         {
             const std::uint32_t code = layout::code( ws, k );
             if ( code == 0 )
                 break;
-            const std::uint64_t b = rng.bits( s, std::uint32_t( 16 + k ), step );
+            const std::uint64_t b = rng.bits( gs, std::uint32_t( 16 + k ), step );
             // x: from (sx, sy, sz); the particle must end in column x.
             int m = rules.move( code, ts, 0, std::uint32_t( b >> 32 ) );
             if ( m != 0 )
@@ -303,13 +409,13 @@ struct FusedPass
             m = rules.move( code, t2, 2, std::uint32_t( core::detail::ranhash64( b ^ 0x2545F4914F6CDD1DULL ) >> 32 ) );
             if ( m != 0 )
             {
-                const int tz = step_coordinate( sz, m, nz, periodic_z );
+                const int tz = window.neighbor( sz, m );
                 if ( !open( tz, tz < 0 ? 0 : index( x, y, tz ) ) )
                     m = 0;
             }
             if ( m != oz )
                 continue;
-            site.append( code, d, overflow );
+            site.append( code, gd, overflow );
             if ( tracking )
             {
                 displacement( code, 0 ) += ox;
@@ -327,6 +433,12 @@ struct FusedPass
   site in index order, and failing that any open site with room. Runs as a single work item: overflows
   are the rare exception (seed 002, section 2.2), and one item makes the order, and so the result,
   independent of the backend. A heap sort brings the list (filled by atomics) into key order.
+
+  On a slab (window.whole false) the table's reach (3 sites) stays inside the slab's ghost planes; the
+  index-order scan needs every slab, so the kernel stops at an entry whose table has no room and
+  reports it in next_entry; DistributedLatticeDiffusion runs that scan over all ranks, places the
+  entry and resumes the kernel at first_entry = next_entry + 1. With `placed` non-empty, entry i's
+  global destination is recorded in placed(i), in key order, for the placement log.
 */
 template <int Slots, class MemorySpace>
 struct PlaceOverflow
@@ -338,10 +450,16 @@ struct PlaceOverflow
     Kokkos::View<unsigned long long, MemorySpace> total_overflows;
     Kokkos::View<unsigned long long, MemorySpace> unplaced;
     std::uint32_t blocked_types;
-    int nx, ny, nz;
-    bool periodic[3];
+    int nx, ny;
+    SlabWindow window;
+    bool periodic[3]; //!< periodic[2] equals window.periodic
     bool tracking;
     DisplacementView<MemorySpace> displacement;
+    Kokkos::View<std::uint64_t*, MemorySpace> placed; // may be empty
+    std::size_t first_entry = 0;                       //!< resume here (the list is sorted when 0)
+    Kokkos::View<std::size_t, MemorySpace> next_entry; //!< the list's size, or the entry that stopped
+
+    static constexpr std::uint64_t not_placed = ~std::uint64_t( 0 );
 
     KOKKOS_INLINE_FUNCTION void sift_down( std::size_t root, std::size_t n ) const
     {
@@ -388,13 +506,17 @@ struct PlaceOverflow
         return delta;
     }
 
-    KOKKOS_INLINE_FUNCTION void place( std::size_t d, std::uint32_t code ) const
+    //! Places the particle `code` that overflowed at global site gd; returns its global destination.
+    KOKKOS_INLINE_FUNCTION std::uint64_t place( std::size_t gd, std::uint32_t code ) const
     {
-        const int x = int( d % std::size_t( nx ) );
-        const int y = int( ( d / std::size_t( nx ) ) % std::size_t( ny ) );
-        const int z = int( d / ( std::size_t( nx ) * ny ) );
+        const std::size_t plane = std::size_t( nx ) * std::size_t( ny );
+        const int x = int( gd % std::size_t( nx ) );
+        const int y = int( ( gd / std::size_t( nx ) ) % std::size_t( ny ) );
+        const int z = int( gd / plane );
+        const std::size_t column = std::size_t( x ) + std::size_t( nx ) * std::size_t( y );
+        const std::size_t d = column + plane * std::size_t( window.local_of_global( z ) );
         const std::uint32_t type = layout::type( sites( d ) );
-        const int n[3] = { nx, ny, nz };
+        const int n[3] = { nx, ny, window.nz };
         for ( std::size_t o = 0; o < offsets.extent( 0 ); ++o )
         {
             int c[3] = { x, y, z };
@@ -407,15 +529,18 @@ struct PlaceOverflow
                     c[a] = c[a] < 0 ? c[a] + n[a] : c[a] - n[a];
                 inside = inside && c[a] >= 0;
             }
-            if ( inside && try_site( std::size_t( c[0] ) + std::size_t( nx ) * ( c[1] + std::size_t( ny ) * c[2] ),
-                                     type, false, code ) )
+            const int lz = inside ? window.local_of_global( c[2] ) : -1;
+            const std::size_t local = std::size_t( c[0] ) + std::size_t( nx ) * std::size_t( c[1] ) + plane * std::size_t( lz );
+            if ( lz >= 0 && try_site( local, type, false, code ) )
             {
                 if ( tracking )
                     for ( int a = 0; a < 3; ++a )
                         displacement( code, a ) += offsets( o, a );
-                return;
+                return std::size_t( c[0] ) + std::size_t( nx ) * std::size_t( c[1] ) + plane * std::size_t( c[2] );
             }
         }
+        if ( !window.whole )
+            return not_placed; // the caller runs the index-order scan over all slabs
         // Nothing near: scan in index order, first for the same type, then for any open site.
         const std::size_t total = sites.extent( 0 );
         for ( int pass = 0; pass < 2; ++pass )
@@ -427,22 +552,47 @@ struct PlaceOverflow
                     if ( tracking )
                     {
                         const int sc[3] = { int( s % std::size_t( nx ) ), int( ( s / std::size_t( nx ) ) % std::size_t( ny ) ),
-                                            int( s / ( std::size_t( nx ) * ny ) ) };
+                                            int( s / plane ) };
                         const int dc[3] = { x, y, z };
                         for ( int a = 0; a < 3; ++a )
                             displacement( code, a ) += minimum_image( sc[a] - dc[a], n[a], periodic[a] );
                     }
-                    return;
+                    return s;
                 }
             }
         unplaced() += 1; // the lattice is full: cannot happen when the driver's capacity check holds
+        return not_placed;
     }
 
     KOKKOS_INLINE_FUNCTION void operator()( const int ) const
     {
         const std::size_t n = std::size_t( overflow.count() );
         if ( n == 0 )
+        {
+            next_entry() = 0;
             return;
+        }
+        if ( first_entry == 0 )
+            sort( n );
+        const bool record = placed.extent( 0 ) > 0;
+        for ( std::size_t i = first_entry; i < n; ++i )
+        {
+            const std::uint64_t to = place( std::size_t( overflow.keys( i ) >> 8 ), overflow.codes( i ) );
+            if ( to == not_placed && !window.whole )
+            {
+                next_entry() = i; // stop: entry i needs the scan over all slabs
+                return;
+            }
+            if ( record )
+                placed( i ) = to;
+        }
+        next_entry() = n;
+        total_overflows() += n;
+        overflow.count() = 0;
+    }
+
+    KOKKOS_INLINE_FUNCTION void sort( const std::size_t n ) const
+    {
         for ( std::size_t i = n / 2; i-- > 0; )
             sift_down( i, n );
         for ( std::size_t end = n; end-- > 1; )
@@ -455,10 +605,97 @@ struct PlaceOverflow
             overflow.codes( end ) = c;
             sift_down( 0, end );
         }
-        for ( std::size_t i = 0; i < n; ++i )
-            place( std::size_t( overflow.keys( i ) >> 8 ), overflow.codes( i ) );
-        total_overflows() += n;
-        overflow.count() = 0;
+    }
+};
+
+/*!
+  \brief Replays placements made elsewhere (global site, code), in order, on the sites of local planes
+  [first_plane, last_plane): each code is appended to its site's first empty slot, exactly as
+  PlaceOverflow wrote it. Entries elsewhere, or marked not placed, are skipped; an entry that finds its site full (impossible when every rank replays
+  the same log in the same order) is counted in `conflicts`. A single work item keeps the order.
+*/
+template <int Slots, class MemorySpace>
+struct ReplayPlacements
+{
+    using layout = SiteLayout<Slots>;
+    Kokkos::View<site_word*, MemorySpace> sites;
+    Kokkos::View<const std::uint64_t*, MemorySpace> site_of_entry;
+    Kokkos::View<const std::uint32_t*, MemorySpace> code_of_entry;
+    std::size_t begin, end;
+    int nx, ny;
+    SlabWindow window;
+    int first_plane, last_plane; //!< local planes [first, last) that take replayed entries
+    Kokkos::View<unsigned long long, MemorySpace> conflicts;
+
+    KOKKOS_INLINE_FUNCTION void operator()( const int ) const
+    {
+        const std::size_t plane = std::size_t( nx ) * std::size_t( ny );
+        for ( std::size_t i = begin; i < end; ++i )
+        {
+            const std::uint64_t g = site_of_entry( i );
+            if ( g == ~std::uint64_t( 0 ) ) // an entry that could not be placed
+                continue;
+            const int lz = window.local_of_global( int( g / plane ) );
+            if ( lz < first_plane || lz >= last_plane )
+                continue;
+            const std::size_t s = std::size_t( g % plane ) + plane * std::size_t( lz );
+            const site_word w = sites( s );
+            const int n = layout::count( w );
+            if ( n == Slots )
+                conflicts() += 1;
+            else
+                sites( s ) = layout::with_code( w, n, code_of_entry( i ) );
+        }
+    }
+};
+
+/*!
+  \brief Min-reduction over the owned sites of a lattice (local indices): the cyclic distance k >= 0 of the
+  first global site (site + 1 + k) mod total of `type` (or of any open type) with a free slot, as
+  PlaceOverflow's index-order scan would meet it.
+*/
+template <int Slots, class MemorySpace>
+struct FirstFreeAfter
+{
+    using layout = SiteLayout<Slots>;
+    Kokkos::View<const site_word*, MemorySpace> sites;
+    int nx, ny;
+    SlabWindow window;
+    std::uint64_t site;
+    std::uint64_t total;
+    std::uint32_t type;
+    bool any_open;
+    std::uint32_t blocked_types;
+
+    KOKKOS_INLINE_FUNCTION void operator()( const std::size_t i, std::uint64_t& best ) const
+    {
+        const site_word w = sites( i );
+        const std::uint32_t t = layout::type( w );
+        if ( ( any_open ? ( ( blocked_types >> t ) & 1u ) != 0 : t != type ) || layout::count( w ) == Slots )
+            return;
+        const std::size_t plane = std::size_t( nx ) * std::size_t( ny );
+        const int p = int( i / plane );
+        const std::uint64_t g = std::uint64_t( i % plane ) + std::uint64_t( plane ) * std::uint64_t( window.global_z( p ) );
+        if ( g == site )
+            return;
+        const std::uint64_t k = ( g + total - site - 1 ) % total;
+        if ( k < best )
+            best = k;
+    }
+};
+
+//! displacement(code, :) += (dx, dy, dz), one work item.
+template <class MemorySpace>
+struct AddDisplacement
+{
+    DisplacementView<MemorySpace> displacement;
+    std::uint32_t code;
+    int dx, dy, dz;
+    KOKKOS_INLINE_FUNCTION void operator()( const int ) const
+    {
+        displacement( code, 0 ) += dx;
+        displacement( code, 1 ) += dy;
+        displacement( code, 2 ) += dz;
     }
 };
 

@@ -1,0 +1,268 @@
+// DistributedLatticeDiffusion: slabs along z give the single-rank lattice bit for bit, through
+// overflows, obstacles, walls, periodic wraps and tracer displacements; bad slab layouts are refused on
+// every rank before anything is communicated.
+#include <morula/core/Error.hpp>
+#include <morula/lattice/Initializers.hpp>
+#include <morula/lattice/LatticeDiffusion.hpp>
+#include <morula/parallel/DistributedLatticeDiffusion.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <gtest/gtest.h>
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace morula_test_distributed_lattice
+{
+using namespace morula::lattice;
+using morula::parallel::DistributedLatticeDiffusion;
+using morula::parallel::slab_of_rank;
+
+int world_rank()
+{
+    int r = 0;
+    MPI_Comm_rank( MPI_COMM_WORLD, &r );
+    return r;
+}
+int world_size()
+{
+    int s = 1;
+    MPI_Comm_size( MPI_COMM_WORLD, &s );
+    return s;
+}
+
+// Planes [begin, end) of a lattice as a lattice of their own.
+template <int Slots>
+Lattice<Slots, TEST_MEMSPACE> slab_of( const Lattice<Slots, TEST_MEMSPACE>& whole, int begin, int end )
+{
+    LatticeShape s = whole.shape();
+    s.nz = end - begin;
+    Lattice<Slots, TEST_MEMSPACE> slab( s, "test_slab" );
+    const std::size_t plane = std::size_t( s.nx ) * std::size_t( s.ny );
+    Kokkos::deep_copy( slab.sites(), Kokkos::subview( whole.sites(), Kokkos::make_pair( plane * begin, plane * end ) ) );
+    return slab;
+}
+
+struct Case
+{
+    PassScheme scheme = PassScheme::split;
+    LatticeBoundary z_boundary = LatticeBoundary::periodic;
+    int nz = 24;
+    double fill = 0.7; // of the free slots
+    bool tracers = false;
+    int steps = 20;
+    bool expect_scans = false; // some particle needs the index-order scan over all slabs
+};
+
+std::string describe( const Case& c, int slots )
+{
+    return morula::core::detail::concat( slots, " slots, ", to_string( c.scheme ), ", z ", to_string( c.z_boundary ),
+                                         ", nz ", c.nz, ", fill ", c.fill, c.tracers ? ", tracers" : "", ", ",
+                                         world_size(), " ranks" );
+}
+
+// Every rank builds the same lattice, steps it alone and distributed over MPI_COMM_WORLD, and compares
+// after every step: the sites, and at the end the overflow count and the tracer displacements.
+template <int Slots>
+void check_against_single_rank( const Case& c )
+{
+    SCOPED_TRACE( describe( c, Slots ) );
+    TEST_EXECSPACE exec;
+    LatticeShape shape( 9, 7, c.nz );
+    shape.boundary = { LatticeBoundary::periodic, LatticeBoundary::reflecting, c.z_boundary };
+    const int species = 3;
+    DiffusionRules rules( species );
+    rules.set_isotropic( 0, 0.45 );
+    rules.set_isotropic( 1, 0.2 );
+    rules.set( 2, 0, { 0.1, 0.5, 0.4 } ); // drifts along +x
+    rules.set( 2, 1, { 0.3, 0.4, 0.3 } );
+    rules.set( 2, 2, { 0.05, 0.45, 0.5 } ); // and along +z: crosses slab faces and the periodic wrap
+    rules.block( 1 );
+    Lattice<Slots, TEST_MEMSPACE> whole( shape );
+    const auto obstacles = place_sphere_obstacles( exec, whole, 1.2, 0.08, 1, 17 );
+    const std::size_t room = ( whole.size() - obstacles.sites ) * Slots;
+    std::size_t n = std::size_t( c.fill * double( room ) );
+    if ( c.tracers )
+        n = std::min<std::size_t>( n, SiteLayout<Slots>::max_code );
+    std::vector<std::size_t> count( species, n / species );
+    const auto species_of_tracer =
+        place_particles( whole, count, rules, 5, c.tracers ? ParticleCodes::tracers : ParticleCodes::species );
+
+    DiffusionOptions opt;
+    opt.scheme = c.scheme;
+    opt.seed = 23;
+    Lattice<Slots, TEST_MEMSPACE> copy( shape );
+    Kokkos::deep_copy( copy.sites(), whole.sites() );
+    auto single = c.tracers ? LatticeDiffusion<Slots, TEST_EXECSPACE>( exec, copy, rules, species_of_tracer, opt )
+                            : LatticeDiffusion<Slots, TEST_EXECSPACE>( exec, copy, rules, opt );
+    const auto mine = slab_of_rank( shape.nz, world_rank(), world_size() );
+    const auto slab = slab_of( whole, mine.begin, mine.end );
+    DistributedLatticeDiffusion<Slots, TEST_EXECSPACE> dist( exec, MPI_COMM_WORLD, shape, slab, rules,
+                                                             species_of_tracer, opt );
+    ASSERT_EQ( dist.particles(), single.particles() );
+    for ( int step = 1; step <= c.steps; ++step )
+    {
+        single.step( exec );
+        dist.step( exec );
+        const auto expected = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), single.lattice().sites() );
+        const auto got = dist.gather( exec );
+        std::size_t differ = 0, first = 0;
+        for ( std::size_t i = got.extent( 0 ); i-- > 0; )
+            if ( got( i ) != expected( i ) )
+            {
+                ++differ;
+                first = i;
+            }
+        ASSERT_EQ( differ, 0u ) << "step " << step << ": " << differ << " sites differ, the first at index " << first
+                                << " (z = " << first / ( std::size_t( shape.nx ) * shape.ny ) << ")";
+    }
+    EXPECT_EQ( dist.overflows(), single.overflows() );
+    EXPECT_GT( single.overflows(), 0u ) << "the case did not exercise the overflow placement";
+    const auto counts = dist.code_counts( exec );
+    EXPECT_EQ( counts, single.code_counts( exec ) );
+    if ( c.tracers )
+    {
+        const auto expected = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), single.displacements() );
+        const auto got = dist.displacements();
+        ASSERT_EQ( got.extent( 0 ), expected.extent( 0 ) );
+        for ( std::size_t t = 1; t < got.extent( 0 ); ++t )
+            for ( int a = 0; a < 3; ++a )
+                ASSERT_EQ( got( t, a ), expected( t, a ) ) << "tracer " << t << " axis " << a;
+        const auto m = dist.msd( 0 );
+        const auto m1 = single.msd( 0 );
+        EXPECT_EQ( m.tracers, m1.tracers );
+        EXPECT_EQ( m.total(), m1.total() );
+    }
+    const auto& t = dist.times();
+    EXPECT_EQ( t.steps, c.steps );
+    if ( c.expect_scans && world_size() > 1 )
+        EXPECT_GT( t.overflow_scans, 0 ) << "the case did not exercise the scan over all slabs";
+    if ( world_size() > 1 )
+    {
+        EXPECT_GT( t.halo_bytes, 0 );
+        EXPECT_GT( t.overflow_events, 0 );
+    }
+}
+
+TEST( TEST_CATEGORY, distributed_lattice_split_matches_single_rank_bitwise )
+{
+    for ( auto b : { LatticeBoundary::periodic, LatticeBoundary::reflecting } )
+    {
+        Case c;
+        c.z_boundary = b;
+        check_against_single_rank<2>( c );
+        check_against_single_rank<4>( c );
+        check_against_single_rank<8>( c );
+    }
+}
+
+TEST( TEST_CATEGORY, distributed_lattice_fused_matches_single_rank_bitwise )
+{
+    for ( auto b : { LatticeBoundary::periodic, LatticeBoundary::reflecting } )
+    {
+        Case c;
+        c.scheme = PassScheme::fused;
+        c.z_boundary = b;
+        // species 2 drifts into the top wall and fills it: its overflows find no room within 3 sites
+        c.expect_scans = b == LatticeBoundary::reflecting;
+        check_against_single_rank<2>( c );
+        check_against_single_rank<4>( c );
+    }
+}
+
+// Uneven slabs (25 planes over 2 or 4 ranks), tracer ids and their displacements summed over ranks.
+TEST( TEST_CATEGORY, distributed_lattice_tracers_and_uneven_slabs )
+{
+    for ( auto scheme : { PassScheme::split, PassScheme::fused } )
+    {
+        Case c;
+        c.scheme = scheme;
+        c.nz = 25;
+        c.tracers = true;
+        c.fill = 0.5;
+        c.steps = 30;
+        check_against_single_rank<2>( c );
+    }
+}
+
+// Nearly full (95% of the free slots): placements chain through several ranks in one pass, and land
+// on the neighbours' planes.
+TEST( TEST_CATEGORY, distributed_lattice_crowded )
+{
+    Case c;
+    c.fill = 0.95;
+    c.steps = 10;
+    check_against_single_rank<2>( c );
+    check_against_single_rank<4>( c );
+}
+
+// On one rank (MPI_COMM_SELF) the distributed driver is the single-rank model.
+TEST( TEST_CATEGORY, distributed_lattice_on_one_rank )
+{
+    TEST_EXECSPACE exec;
+    LatticeShape shape( 6, 5, 4 );
+    DiffusionRules rules( 1 );
+    rules.set_isotropic( 0, 0.3 );
+    Lattice<4, TEST_MEMSPACE> whole( shape );
+    place_particles( whole, { 80 }, rules, 2, ParticleCodes::species );
+    Lattice<4, TEST_MEMSPACE> copy( shape );
+    Kokkos::deep_copy( copy.sites(), whole.sites() );
+    LatticeDiffusion<4, TEST_EXECSPACE> single( exec, copy, rules );
+    DistributedLatticeDiffusion<4, TEST_EXECSPACE> dist( exec, MPI_COMM_SELF, shape, whole, rules );
+    single.step( exec, 15 );
+    dist.step( exec, 15 );
+    const auto expected = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), single.lattice().sites() );
+    const auto got = dist.gather( exec );
+    for ( std::size_t i = 0; i < got.extent( 0 ); ++i )
+        ASSERT_EQ( got( i ), expected( i ) ) << "site " << i;
+}
+
+// Refused on every rank alike, before any communication (a rank that did not throw would hang).
+TEST( TEST_CATEGORY, distributed_lattice_rejects_bad_slabs )
+{
+    TEST_EXECSPACE exec;
+    const int ranks = world_size();
+    DiffusionRules rules( 1 );
+    rules.set_isotropic( 0, 0.2 );
+    auto construct = [&]( LatticeShape whole, int slab_planes ) {
+        LatticeShape s = whole;
+        s.nz = slab_planes;
+        Lattice<2, TEST_MEMSPACE> slab( s );
+        DistributedLatticeDiffusion<2, TEST_EXECSPACE> d( exec, MPI_COMM_WORLD, whole, slab, rules );
+    };
+    auto message_of = [&]( LatticeShape whole, int slab_planes ) {
+        try
+        {
+            construct( whole, slab_planes );
+        }
+        catch ( const morula::core::InputError& e )
+        {
+            return std::string( e.what() );
+        }
+        return std::string();
+    };
+    // Slabs of 2 planes: thinner than the overflow placement's reach.
+    LatticeShape thin( 8, 8, 2 * ranks, LatticeBoundary::reflecting );
+    const auto m = message_of( thin, 2 );
+    EXPECT_NE( m.find( "at least 3 planes" ), std::string::npos ) << m;
+    EXPECT_NE( m.find( "use at most" ), std::string::npos ) << m;
+    // This rank's slab has the wrong number of planes.
+    LatticeShape fine( 8, 8, 6 * ranks, LatticeBoundary::reflecting );
+    const auto w = message_of( fine, 5 );
+    EXPECT_NE( w.find( "its slab of the 8 x 8 x " ), std::string::npos ) << w;
+    // Two ranks on a periodic z of 8 planes: a slab of 4 and its 6 ghost planes would wrap onto itself;
+    // the same lattice with walls is fine.
+    if ( ranks == 2 )
+    {
+        const auto p = message_of( LatticeShape( 8, 8, 8, LatticeBoundary::periodic ), 4 );
+        EXPECT_NE( p.find( "wrap onto itself" ), std::string::npos ) << p;
+        EXPECT_TRUE( message_of( LatticeShape( 8, 8, 8, LatticeBoundary::reflecting ), 4 ).empty() );
+    }
+}
+
+} // namespace morula_test_distributed_lattice
