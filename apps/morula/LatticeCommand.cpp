@@ -1,5 +1,6 @@
 #include "LatticeCommand.hpp"
 #include "Config.hpp"
+#include "MpiSession.hpp"
 #include "MsdPlot.hpp"
 
 #include <morula/Morula.hpp>
@@ -11,6 +12,7 @@
 #include <cstdio>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -185,6 +187,115 @@ class Progress
     int m_last = -1;
 };
 
+/*
+  The model on one rank (LatticeDiffusion) or, under an MPI launcher with several ranks, cut into z
+  slabs (parallel::DistributedLatticeDiffusion): the same config gives the same lattice bit for bit.
+  Every rank builds the initial lattice (obstacles and particles are placed on the host with the
+  hashed RNG) and keeps its own slab.
+*/
+template <int Slots>
+class LatticeRun
+{
+  public:
+    using exec = Kokkos::DefaultExecutionSpace;
+    using mem = exec::memory_space;
+
+    LatticeRun( const exec& space, const lat::Lattice<Slots, mem>& lattice, const lat::DiffusionRules& rules,
+                const std::vector<int>& species_of_tracer, const lat::DiffusionOptions& opt )
+    {
+#if MORULA_HAVE_MPI
+        if ( MpiSession::size() > 1 )
+        {
+            const auto& shape = lattice.shape();
+            const auto mine = parallel::slab_of_rank( shape.nz, MpiSession::rank(), MpiSession::size() );
+            lat::LatticeShape slab_shape = shape;
+            slab_shape.nz = mine.size();
+            // validate before slicing, so that a bad rank count is reported as such
+            parallel::DistributedLatticeDiffusion<Slots, exec>::validate( shape, slab_shape, MpiSession::rank(),
+                                                                          MpiSession::size() );
+            lat::Lattice<Slots, mem> slab( slab_shape, "lattice_slab_initial" );
+            const std::size_t plane = std::size_t( shape.nx ) * std::size_t( shape.ny );
+            Kokkos::deep_copy( slab.sites(), Kokkos::subview( lattice.sites(), Kokkos::make_pair(
+                                                                                   plane * std::size_t( mine.begin ),
+                                                                                   plane * std::size_t( mine.end ) ) ) );
+            m_distributed = std::make_unique<parallel::DistributedLatticeDiffusion<Slots, exec>>(
+                space, MpiSession::comm(), shape, slab, rules, species_of_tracer, opt );
+            return;
+        }
+#endif
+        if ( species_of_tracer.empty() )
+            m_single.emplace( space, lattice, rules, opt );
+        else
+            m_single.emplace( space, lattice, rules, species_of_tracer, opt );
+    }
+
+    void step( const exec& space, int steps )
+    {
+#if MORULA_HAVE_MPI
+        if ( m_distributed )
+            return m_distributed->step( space, steps );
+#endif
+        m_single->step( space, steps );
+    }
+    lat::MsdSample msd( int species ) const
+    {
+#if MORULA_HAVE_MPI
+        if ( m_distributed )
+            return m_distributed->msd( species );
+#endif
+        return m_single->msd( species );
+    }
+    std::size_t particles() const
+    {
+#if MORULA_HAVE_MPI
+        if ( m_distributed )
+            return std::size_t( m_distributed->particles() );
+#endif
+        return m_single->particles();
+    }
+    unsigned long long overflows() const
+    {
+#if MORULA_HAVE_MPI
+        if ( m_distributed )
+            return m_distributed->overflows();
+#endif
+        return m_single->overflows();
+    }
+    std::vector<unsigned long long> code_counts( const exec& space ) const
+    {
+#if MORULA_HAVE_MPI
+        if ( m_distributed )
+            return m_distributed->code_counts( space );
+#endif
+        return m_single->code_counts( space );
+    }
+    //! The whole lattice's sites (gathered from the slabs on every rank when distributed).
+    Kokkos::View<const lat::site_word*, Kokkos::HostSpace> sites( const exec& space ) const
+    {
+#if MORULA_HAVE_MPI
+        if ( m_distributed )
+            return m_distributed->gather( space );
+#endif
+        (void)space;
+        return Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), m_single->lattice().sites() );
+    }
+    std::string describe() const
+    {
+#if MORULA_HAVE_MPI
+        if ( m_distributed )
+            return concat( MpiSession::size(), " MPI ranks, z slabs of ", m_distributed->slab().size(), "+ planes, ",
+                           parallel::to_string( m_distributed->transport() ) );
+#endif
+        return "one rank";
+    }
+
+  private:
+    std::optional<lat::LatticeDiffusion<Slots, exec>> m_single;
+#if MORULA_HAVE_MPI
+    std::unique_ptr<parallel::DistributedLatticeDiffusion<Slots, exec>> m_distributed;
+#endif
+};
+
 template <int Slots>
 int run_lattice( const LatticeSettings& s )
 {
@@ -247,12 +358,12 @@ int run_lattice( const LatticeSettings& s )
     lat::DiffusionOptions opt;
     opt.scheme = s.scheme == "fused" ? lat::PassScheme::fused : lat::PassScheme::split;
     opt.seed = std::uint64_t( s.seed );
-    auto model = s.tracers ? lat::LatticeDiffusion<Slots, exec>( space, lattice, rules, species_of_tracer, opt )
-                           : lat::LatticeDiffusion<Slots, exec>( space, lattice, rules, opt );
+    LatticeRun<Slots> model( space, lattice, rules, species_of_tracer, opt );
+    const bool root = MpiSession::rank() == 0; // the one that writes files
 
     const std::string csv_path = s.output + "_msd.csv";
     std::ofstream csv;
-    if ( s.tracers )
+    if ( s.tracers && root )
     {
         csv.open( csv_path );
         if ( !csv )
@@ -260,7 +371,7 @@ int run_lattice( const LatticeSettings& s )
         csv << "time_s,species,msd_nm2,msd_x_nm2,msd_y_nm2,msd_z_nm2,msd_over_6t_nm2_per_us\n";
     }
     std::unique_ptr<io::LatticeSnapshotWriter> snapshots;
-    if ( !s.snapshots.empty() )
+    if ( !s.snapshots.empty() && root )
         snapshots = std::make_unique<io::LatticeSnapshotWriter>( s.snapshots, shape.nx, shape.ny, shape.nz,
                                                                  s.spacing_nm, Slots );
 
@@ -276,10 +387,10 @@ int run_lattice( const LatticeSettings& s )
     }
     std::printf( "%s\n", core::build_summary().c_str() );
     std::printf( "lattice %d x %d x %d (%s, %s, %s), %g nm spacing, %g ns steps, %ld particles per site, %s passes, "
-                 "%zu particles%s\n",
+                 "%zu particles%s; %s\n",
                  shape.nx, shape.ny, shape.nz, s.boundary[0].c_str(), s.boundary[1].c_str(), s.boundary[2].c_str(),
                  s.spacing_nm, s.time_step_ns, s.capacity, s.scheme.c_str(), model.particles(),
-                 s.tracers ? " (tracers)" : "" );
+                 s.tracers ? " (tracers)" : "", model.describe().c_str() );
     for ( int i = 0; i < nspecies; ++i )
         std::printf( "species %d '%s': %ld particles, D0 = %g nm^2/us\n", i + 1, s.species[i].name.c_str(),
                      s.species[i].count, series[i].reference );
@@ -292,21 +403,27 @@ int run_lattice( const LatticeSettings& s )
             if ( m.tracers == 0 )
                 continue;
             const double d = m.total() * lambda2 / ( 6 * t_s * 1e6 );
-            csv << t_s << "," << s.species[i].name << "," << m.total() * lambda2 << "," << m.per_axis[0] * lambda2
+            if ( root )
+                csv << t_s << "," << s.species[i].name << "," << m.total() * lambda2 << "," << m.per_axis[0] * lambda2
                 << "," << m.per_axis[1] * lambda2 << "," << m.per_axis[2] * lambda2 << "," << d << "\n";
             series[i].points.emplace_back( t_s, d );
         }
-        if ( snapshots && ( ( s.snapshot_every > 0 && step % s.snapshot_every == 0 ) || step == 0 || step == s.steps ) )
-            snapshots->write_view( step, t_s, model.lattice().sites() );
+        if ( !s.snapshots.empty() &&
+             ( ( s.snapshot_every > 0 && step % s.snapshot_every == 0 ) || step == 0 || step == s.steps ) )
+        {
+            const auto sites = model.sites( space ); // collective when distributed
+            if ( snapshots )
+                snapshots->write_view( step, t_s, sites );
+        }
     };
 
-    Progress progress( s.steps, s.progress );
+    Progress progress( s.steps, s.progress && root );
     sample( 0 );
     const auto t0 = std::chrono::steady_clock::now();
     for ( long done = 0; done < s.steps; )
     {
         long chunk = std::min( s.sample_every - done % s.sample_every, s.steps - done );
-        if ( snapshots && s.snapshot_every > 0 )
+        if ( !s.snapshots.empty() && s.snapshot_every > 0 )
             chunk = std::min( chunk, s.snapshot_every - done % s.snapshot_every );
         model.step( space, int( chunk ) );
         done += chunk;
@@ -342,10 +459,13 @@ int run_lattice( const LatticeSettings& s )
         for ( std::size_t k = 0; k < s.obstacles.size(); ++k )
             title += concat( k ? "; " : ", obstacles r ", s.obstacles[k].radius_nm, " nm ",
                              int( 100 * obstacle_fraction[k] + 0.5 ), "%" );
-        if ( write_msd_plot( png, title, series ) )
-            std::printf( "plot of MSD/6t: %s\n", png.c_str() );
-        else
-            std::printf( "plot skipped: this morula was built without cairo (the CSV has the data)\n" );
+        if ( root ) // the one that writes files
+        {
+            if ( write_msd_plot( png, title, series ) )
+                std::printf( "plot of MSD/6t: %s\n", png.c_str() );
+            else
+                std::printf( "plot skipped: this morula was built without cairo (the CSV has the data)\n" );
+        }
     }
     if ( snapshots )
         std::printf( "snapshots: %s\n", snapshots->path().c_str() );

@@ -4,6 +4,7 @@
 #include "EpidermisCommand.hpp"
 #include "GridCommand.hpp"
 #include "LatticeCommand.hpp"
+#include "MpiSession.hpp"
 #include "OdeCommand.hpp"
 #include "ProliferationCommand.hpp"
 
@@ -16,6 +17,7 @@
 
 #include <cstdio>
 #include <exception>
+#include <string>
 
 int main( int argc, char* argv[] )
 {
@@ -30,7 +32,9 @@ int main( int argc, char* argv[] )
     morula::app::add_epidermis_command( app );
     morula::app::add_angiogenesis_command( app );
 
-    // Kokkos reads its own flags (--kokkos-num-threads, --kokkos-device-id, ...) and removes them.
+    // Under an MPI launcher, MPI first (Kokkos maps ranks to GPUs), then Kokkos, which reads its own
+    // flags (--kokkos-num-threads, --kokkos-device-id, ...) and removes them; finalised in reverse.
+    morula::app::MpiSession mpi( argc, argv );
     Kokkos::ScopeGuard guard( argc, argv );
     try
     {
@@ -43,12 +47,20 @@ int main( int argc, char* argv[] )
     }
     catch ( const morula::core::InputError& e )
     {
-        std::fprintf( stderr, "morula: error: %s\n", e.what() );
+        // Bad input is found on every rank alike: rank 0 reports it and all exit.
+        if ( morula::app::MpiSession::rank() == 0 )
+            std::fprintf( stderr, "morula: error: %s\n", e.what() );
         return 2;
     }
     catch ( const std::exception& e )
     {
-        std::fprintf( stderr, "morula: error: %s\n", e.what() );
+        // A failure on one rank: the others may be waiting for it in MPI, so abort them all.
+        std::fprintf( stderr, "morula: error%s: %s\n",
+                      morula::app::MpiSession::size() > 1
+                          ? ( " on rank " + std::to_string( morula::app::MpiSession::rank() ) ).c_str()
+                          : "",
+                      e.what() );
+        morula::app::MpiSession::abort( 1 );
         return 1;
     }
     return 0;
