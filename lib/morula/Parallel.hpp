@@ -15,6 +15,7 @@
 
 #include <morula/parallel/CartesianDecomposition.hpp>
 #include <morula/parallel/DistributedLatticeDiffusion.hpp>
+#include <morula/parallel/DistributedProliferation.hpp>
 #include <morula/parallel/DistributedSphereMechanics.hpp>
 #include <morula/parallel/Halo.hpp>
 #include <morula/parallel/Migration.hpp>

@@ -113,7 +113,21 @@ class GrowthDivision
       \return the number of divisions (= agents added)
     */
     template <class ExecutionSpace>
-    int step( const ExecutionSpace& exec, agents_type& agents, std::uint32_t step_index );
+    int step( const ExecutionSpace& exec, agents_type& agents, std::uint32_t step_index )
+    {
+        return step( exec, agents, step_index, []( const auto& local_sorted_ids ) { return local_sorted_ids; } );
+    }
+
+    /*!
+      \brief The same step for agents spread over several ranks (parallel::DistributedProliferation).
+      `all_mothers(local)` gets this rank's dividing mothers' ids, sorted, in a View of MemorySpace,
+      and returns the sorted ids of the mothers of every rank (collective); a daughter's id is
+      next_id() + the rank of its mother's id in that list, so ids are those of a single rank. Every
+      rank must hold the same next_id(); it advances by the number of all divisions.
+      \return the number of divisions on this rank
+    */
+    template <class ExecutionSpace, class AllMothers>
+    int step( const ExecutionSpace& exec, agents_type& agents, std::uint32_t step_index, AllMothers&& all_mothers );
 
   private:
     GrowthParameters<Scalar> m_params;
@@ -170,13 +184,30 @@ void grow_and_list_dividers( const ExecutionSpace& exec, const SphereAgents<Scal
         } );
 }
 
-// Appends the daughters: mother k of the id-sorted list gets daughter slot n + k and id next_id + k.
-template <class ExecutionSpace, class Scalar, class MemorySpace, class SortedView, class IdView,
-          class SlotView>
+// Rank of `id` in the sorted, unique ids[0, n), which hold it: binary search.
+template <class SortedView>
+KOKKOS_INLINE_FUNCTION int rank_in_sorted( const SortedView& ids, int n, std::int64_t id )
+{
+    int lo = 0, hi = n;
+    while ( hi - lo > 1 )
+    {
+        const int mid = ( lo + hi ) / 2;
+        if ( ids( mid ) <= id ) lo = mid;
+        else hi = mid;
+    }
+    return lo;
+}
+
+// Appends the daughters: mother k of the id-sorted list gets daughter slot n + k and id next_id + the
+// rank of its id among all mothers (all_sorted_ids: on one rank, the same list).
+template <class ExecutionSpace, class Scalar, class MemorySpace, class SortedView, class AllSortedView,
+          class IdView, class SlotView>
 void divide( const ExecutionSpace& exec, const SphereAgents<Scalar, MemorySpace>& a, int n,
              int count, const GrowthParameters<Scalar>& p, std::uint32_t step,
-             const SortedView& sorted_ids, const IdView& mother_ids, const SlotView& mother_slots )
+             const SortedView& sorted_ids, const AllSortedView& all_sorted_ids, const IdView& mother_ids,
+             const SlotView& mother_slots )
 {
+    const int all_count = static_cast<int>( all_sorted_ids.extent( 0 ) );
     const auto x = a.positions();
     const auto diameter = a.diameters();
     const auto adherence = a.adherence();
@@ -189,15 +220,7 @@ void divide( const ExecutionSpace& exec, const SphereAgents<Scalar, MemorySpace>
         KOKKOS_LAMBDA( const int k ) {
             const std::int64_t mother = mother_ids( k );
             const int i = mother_slots( k );
-            // Rank of the mother's id among all mothers (ids are unique): binary search.
-            int lo = 0, hi = count;
-            while ( hi - lo > 1 )
-            {
-                const int mid = ( lo + hi ) / 2;
-                if ( sorted_ids( mid ) <= mother ) lo = mid;
-                else hi = mid;
-            }
-            const int slot = n + lo;
+            const int slot = n + rank_in_sorted( sorted_ids, count, mother );
             const std::uint64_t key = static_cast<std::uint64_t>( mother );
             const Scalar volume_ratio = Scalar( 0.9 ) + Scalar( 0.2 ) * rng.uniform<Scalar>( key, 0, step );
             const Scalar z = Scalar( 2 ) * rng.uniform<Scalar>( key, 1, step ) - Scalar( 1 );
@@ -215,15 +238,15 @@ void divide( const ExecutionSpace& exec, const SphereAgents<Scalar, MemorySpace>
             diameter( slot ) = v.daughter_diameter;
             adherence( slot ) = adherence( i );
             density( slot ) = density( i );
-            id( slot ) = next_id + lo;
+            id( slot ) = next_id + rank_in_sorted( all_sorted_ids, all_count, mother );
         } );
 }
 } // namespace detail
 
 template <class Scalar, class MemorySpace>
-template <class ExecutionSpace>
+template <class ExecutionSpace, class AllMothers>
 int GrowthDivision<Scalar, MemorySpace>::step( const ExecutionSpace& exec, agents_type& agents,
-                                               std::uint32_t step_index )
+                                               std::uint32_t step_index, AllMothers&& all_mothers )
 {
     compat::ScopedRegion region( "morula::mechanics::GrowthDivision::step" );
     const int n = static_cast<int>( agents.size() );
@@ -237,19 +260,24 @@ int GrowthDivision<Scalar, MemorySpace>::step( const ExecutionSpace& exec, agent
             Kokkos::view_alloc( Kokkos::WithoutInitializing, "morula::mechanics::mother_slots" ), cap );
     }
     detail::grow_and_list_dividers( exec, agents, m_params, m_mother_ids, m_mother_slots );
-    if ( count == 0 )
-        return 0;
     if ( m_sorted_ids.extent( 0 ) < static_cast<std::size_t>( count ) )
         m_sorted_ids = decltype( m_sorted_ids )(
             Kokkos::view_alloc( Kokkos::WithoutInitializing, "morula::mechanics::sorted_mother_ids" ),
             count + count / 2 );
     const auto sorted = Kokkos::subview( m_sorted_ids, std::make_pair( 0, count ) );
     Kokkos::deep_copy( exec, sorted, Kokkos::subview( m_mother_ids, std::make_pair( 0, count ) ) );
-    compat::sort( exec, sorted );
-    agents.resize( static_cast<std::size_t>( n ) + count ); // grows the capacity, keeps every entry
-    detail::divide( exec, agents, n, count, m_params, step_index, sorted, m_mother_ids,
-                    m_mother_slots );
-    agents.set_next_id( agents.next_id() + count );
+    if ( count > 0 )
+        compat::sort( exec, sorted );
+    // Collective on several ranks: every rank calls it, with or without mothers of its own.
+    const auto all_sorted = all_mothers( Kokkos::View<const std::int64_t*, MemorySpace>( sorted ) );
+    const std::int64_t all_count = static_cast<std::int64_t>( all_sorted.extent( 0 ) );
+    if ( count > 0 )
+    {
+        agents.resize( static_cast<std::size_t>( n ) + count ); // grows the capacity, keeps every entry
+        detail::divide( exec, agents, n, count, m_params, step_index, sorted, all_sorted, m_mother_ids,
+                        m_mother_slots );
+    }
+    agents.set_next_id( agents.next_id() + all_count );
     return count;
 }
 

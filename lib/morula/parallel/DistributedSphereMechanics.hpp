@@ -142,6 +142,13 @@ class DistributedSphereMechanics
         rebuild( exec, agents, false );
     }
 
+    /*!
+      \brief Declares that `agents` now holds only owned agents, all of them this rank's (no ghosts):
+      e.g. after growth and division appended daughters to the owned agents. The next step() migrates
+      and rebuilds the halo whatever rebuild_every says.
+    */
+    void owned_agents_changed() { m_halo.reset(); }
+
     //! One mechanics step of the owned agents (collective: migration and halo exchange).
     //! With time_phases, each phase is fenced and timed into times() (leave it off in production).
     template <class ExecutionSpace>
