@@ -1,5 +1,6 @@
 #include "ProliferationCommand.hpp"
 #include "Config.hpp"
+#include "MpiSession.hpp"
 
 #include <morula/Morula.hpp>
 
@@ -7,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -79,12 +81,21 @@ void read_config( const std::string& path, ProliferationSettings& s )
     if ( c.has( "snapshot_every" ) ) s.snapshot_every = c.integer( "snapshot_every", 0, 100000000 );
 }
 
+// What both runs (one rank, or distributed) start from: box, parameters and the initial agents.
 template <class Scalar>
-int run_proliferation( const ProliferationSettings& s )
+struct ProliferationSetup
 {
-    using exec = Kokkos::DefaultExecutionSpace;
-    using mem = exec::memory_space;
-    exec space;
+    using mem = Kokkos::DefaultExecutionSpace::memory_space;
+    core::Box<Scalar> box;
+    mechanics::MechanicsParameters<Scalar> mp;
+    std::optional<mechanics::GrowthParameters<Scalar>> growth;
+    mechanics::SphereAgents<Scalar, mem> agents;
+};
+
+template <class Scalar>
+ProliferationSetup<Scalar> make_setup( const ProliferationSettings& s, const Kokkos::DefaultExecutionSpace& space )
+{
+    using mem = Kokkos::DefaultExecutionSpace::memory_space;
     mechanics::AgentProperties<Scalar> props;
     props.diameter = Scalar( s.diameter );
     props.adherence = Scalar( s.adherence );
@@ -125,6 +136,25 @@ int run_proliferation( const ProliferationSettings& s )
         agents = mechanics::random_agents<Scalar, mem>( space, static_cast<int>( s.agents ), box,
                                                         props, static_cast<std::uint64_t>( s.seed ) );
     }
+    return { box, mp, growth, std::move( agents ) };
+}
+
+#if MORULA_HAVE_MPI
+template <class Scalar>
+int run_distributed( const ProliferationSettings& s );
+#endif
+
+template <class Scalar>
+int run_proliferation( const ProliferationSettings& s )
+{
+#if MORULA_HAVE_MPI
+    if ( MpiSession::size() > 1 )
+        return run_distributed<Scalar>( s );
+#endif
+    using exec = Kokkos::DefaultExecutionSpace;
+    using mem = exec::memory_space;
+    exec space;
+    auto [box, mp, growth, agents] = make_setup<Scalar>( s, space );
     std::printf( "%s\n", core::build_summary().c_str() );
     std::printf( "proliferation (%s, %s): %zu agents, %ld steps, sort every %ld (%s)\n",
                  s.scenario.c_str(), s.precision.c_str(), agents.size(), s.steps, s.sort_every,
@@ -199,6 +229,85 @@ int run_proliferation( const ProliferationSettings& s )
     }
     return 0;
 }
+
+#if MORULA_HAVE_MPI
+/*
+  The same config under an MPI launcher with several ranks: rank 0 starts with every agent, the first
+  migration hands them to the ranks of a Cartesian decomposition of the box
+  (parallel::DistributedProliferation). Ids, diameters and counts are those of one rank; positions
+  agree to round-off.
+*/
+template <class Scalar>
+int run_distributed( const ProliferationSettings& s )
+{
+    using exec = Kokkos::DefaultExecutionSpace;
+    using mem = exec::memory_space;
+    exec space;
+    if ( !s.snapshots.empty() )
+        throw core::InputError( "config: key 'snapshots': a distributed run writes no snapshots yet; remove the key "
+                                "or run on one rank" );
+    auto [box, mp, growth, agents] = make_setup<Scalar>( s, space );
+    const std::size_t initial = agents.size();
+    if ( MpiSession::rank() != 0 )
+        agents.resize( 0 );
+    // The halo covers the interaction distance: the largest diameter (a growing cell passes the
+    // division diameter by at most one step's growth; 10% covers it) plus two radius extensions.
+    const double largest = std::max( s.diameter, growth ? 1.1 * s.division_diameter : 0.0 );
+    const double halo = largest + 2 * s.radius_extension;
+    const parallel::CartesianDecomposition<Scalar> dec( MpiSession::comm(), box, Scalar( halo ) );
+    parallel::DistributedProliferation<Scalar, mem> model( dec, mp, growth );
+    const auto dims = dec.dims();
+    std::printf( "%s\n", core::build_summary().c_str() );
+    std::printf( "proliferation (%s, %s): %zu agents, %ld steps, sort every %ld (%s); %d MPI ranks (%d x %d x %d), "
+                 "halo width %g\n",
+                 s.scenario.c_str(), s.precision.c_str(), initial, s.steps, s.sort_every, s.ordering.c_str(),
+                 MpiSession::size(), dims[0], dims[1], dims[2], halo );
+    nlohmann::json steps = nlohmann::json::array();
+    long long divisions = 0;
+    double last_total = 0, last_division = 0;
+    for ( long step = 0; step < s.steps; ++step )
+    {
+        model.step( space, agents, true );
+        const long long all = model.all_agents();
+        divisions += model.all_divisions();
+        // The slowest rank's step (each rank's phases are fenced and timed alone).
+        const double mine = model.mechanics().times().total() + model.division_seconds();
+        double slowest = 0;
+        MPI_Allreduce( &mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, MpiSession::comm() );
+        std::printf( "step %4ld: %9lld agents, %7lld divisions | %.3f ms (slowest rank)\n", step, all,
+                     model.all_divisions(), 1e3 * ( slowest - last_total ) );
+        steps.push_back( { { "step", step }, { "agents", all }, { "divisions", model.all_divisions() },
+                           { "slowest_rank_s", slowest - last_total } } );
+        last_total = slowest;
+        last_division = model.division_seconds();
+    }
+    const auto& t = model.mechanics().times();
+    const long long all = model.all_agents();
+    std::printf( "total: %lld agents (%lld divisions), %.3f ms per step on the slowest rank; rank 0: division %.3f, "
+                 "migration %.3f, halo %.3f, sort %.3f, grid %.3f, forces %.3f, move %.3f ms per step\n",
+                 all, divisions, s.steps ? 1e3 * last_total / s.steps : 0.0, s.steps ? 1e3 * last_division / s.steps : 0.0,
+                 s.steps ? 1e3 * t.migration / s.steps : 0.0,
+                 s.steps ? 1e3 * ( t.halo_build + t.halo_update ) / s.steps : 0.0, s.steps ? 1e3 * t.sort / s.steps : 0.0,
+                 s.steps ? 1e3 * t.grid / s.steps : 0.0, s.steps ? 1e3 * t.forces / s.steps : 0.0,
+                 s.steps ? 1e3 * t.move / s.steps : 0.0 );
+    if ( !s.output.empty() && MpiSession::rank() == 0 )
+    {
+        std::ofstream out( s.output );
+        if ( !out )
+            throw core::InputError( "cannot write the output file '" + s.output + "'" );
+        out << nlohmann::json{ { "scenario", s.scenario },
+                               { "precision", s.precision },
+                               { "build", core::build_summary() },
+                               { "mpi_ranks", MpiSession::size() },
+                               { "final_agents", all },
+                               { "divisions", divisions },
+                               { "steps", steps } }
+                   .dump( 1 )
+            << "\n";
+    }
+    return 0;
+}
+#endif
 } // namespace
 
 void add_proliferation_command( CLI::App& app )
@@ -207,7 +316,8 @@ void add_proliferation_command( CLI::App& app )
     auto overrides = std::make_shared<ProliferationSettings>();
     CLI::App* cmd = app.add_subcommand(
         "proliferation",
-        "Sphere cells that grow, divide and push each other (seed 004's benchmarks A and B)" );
+        "Sphere cells that grow, divide and push each other (seed 004's benchmarks A and B); alias: mechanics" );
+    cmd->alias( "mechanics" );
     cmd->add_option( "--config", *config, "JSON file; keys as in docs/models/proliferation.md" );
     cmd->add_option( "--scenario", overrides->scenario, "division (benchmark A) or static (B)" )
         ->check( CLI::IsMember( { "division", "static" } ) );
