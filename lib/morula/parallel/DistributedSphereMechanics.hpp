@@ -38,7 +38,7 @@ namespace morula::parallel
 */
 struct DistributedStepTimes
 {
-    double migration = 0;   //!< migrate(): owners, sort by destination, counts (MPI_Alltoall), fields
+    double migration = 0;   //!< migrate(): owners, sort by destination, counts (neighbours or MPI_Alltoall), fields
     double sort = 0;        //!< cell-order sort of the owned agents (every sort_every rebuilds)
     double halo_build = 0;  //!< halo-width check (MPI_Allreduce) and new Halo: plan, counts, all fields
     double halo_update = 0; //!< Halo::update() of the ghost positions between rebuilds
@@ -186,7 +186,7 @@ class DistributedSphereMechanics
         const std::size_t n = m_halo ? m_n_owned : agents.size();
         m_halo.reset();
         timed( exec, time_phases, m_times.migration, [&] {
-            const MigrationResult moved = migrate( exec, m_decomposition, agents, n );
+            const MigrationResult moved = migrate( exec, m_decomposition, agents, n, m_migration_workspace );
             m_n_owned = moved.num_owned;
             if ( time_phases )
             {
@@ -316,6 +316,8 @@ class DistributedSphereMechanics
     int m_rebuild_every = 1;
     core::Box<Scalar> m_move_box;
     std::optional<halo_type> m_halo;
+    // Kept across rebuilds: migrations of no more agents than an earlier one allocate nothing.
+    MigrationWorkspace<MemorySpace> m_migration_workspace;
     std::size_t m_n_owned = 0;
     int m_since_rebuild = 0;
     long long m_rebuilds = 0;
