@@ -163,20 +163,6 @@ TEST( TEST_CATEGORY, migration_is_deterministic )
     }
 }
 
-// Entry by entry: ids and positions (the other fields are checked against the id by download()).
-template <class Scalar>
-int differences( const std::vector<HostParticle<Scalar>>& a, const std::vector<HostParticle<Scalar>>& b )
-{
-    int d = a.size() != b.size();
-    for ( std::size_t i = 0; i < std::min( a.size(), b.size() ); ++i )
-    {
-        d += a[i].id != b[i].id;
-        for ( int k = 0; k < 3; ++k )
-            d += a[i].x[k] != b[i].x[k];
-    }
-    return d;
-}
-
 /*
   The neighbour-only count exchange gives the same result as MPI_Alltoall, step by step, with a kept
   workspace against a fresh one per call. At step `jump` rank 0 sends its first particle to the middle

@@ -142,8 +142,21 @@ class Halo
     template <class ExecutionSpace, class SoAType>
     Halo( const ExecutionSpace& exec, const CartesianDecomposition<Scalar>& decomposition,
           SoAType& particles, std::size_t n_owned )
+        : Halo( exec, decomposition, particles, n_owned, detail::MessageBuffers<MemorySpace>() )
+    {
+    }
+
+    /*!
+      \brief As above, starting from existing message buffers (a previous halo's buffers(), a
+      MigrationWorkspace's): copies share the storage, so a rebuild that needs no more than they hold
+      allocates none. The halo grows its copy only; the buffers must not be used by another exchange
+      while this halo works.
+    */
+    template <class ExecutionSpace, class SoAType>
+    Halo( const ExecutionSpace& exec, const CartesianDecomposition<Scalar>& decomposition,
+          SoAType& particles, std::size_t n_owned, detail::MessageBuffers<MemorySpace> buffers )
         : m_decomposition( decomposition ), m_comm( decomposition.comm() ), m_n_owned( n_owned ),
-          m_transport( select_transport<MemorySpace>() )
+          m_transport( select_transport<MemorySpace>() ), m_buffers( std::move( buffers ) )
     {
         static_assert( std::is_same_v<typename SoAType::memory_space, MemorySpace>,
                        "Halo: the SoA lives in another memory space" );
