@@ -209,7 +209,8 @@ void check_neighbor_counts( const Box<Scalar>& box, std::array<int, 3> dims, boo
             {
                 auto x = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), p->template get<0>() );
                 const int target = dec.dims()[2] / 2;
-                x( 0, 2 ) = box.lo[2] + box.length( 2 ) * ( Scalar( target ) + Scalar( 0.5 ) ) / Scalar( dec.dims()[2] );
+                x( 0, 2 ) = box.lo[2] + box.length( 2 ) * ( Scalar( target ) + Scalar( 0.5 ) ) /
+                                            Scalar( dec.dims()[2] );
                 Kokkos::deep_copy( p->template get<0>(), x );
             }
         const auto rn = morula::parallel::migrate( exec, dec, neighbors, neighbors.size(), workspace );

@@ -38,7 +38,7 @@ namespace morula::parallel
 */
 struct DistributedStepTimes
 {
-    double migration = 0;   //!< migrate(): owners, sort by destination, counts (neighbours or MPI_Alltoall), fields
+    double migration = 0;   //!< migrate(): owners, sort by destination, counts, fields
     double sort = 0;        //!< cell-order sort of the owned agents (every sort_every rebuilds)
     double halo_build = 0;  //!< halo-width check (MPI_Allreduce) and new Halo: plan, counts, all fields
     double halo_update = 0; //!< Halo::update() of the ghost positions between rebuilds

@@ -183,7 +183,10 @@ class MessageBuffers
     // far beyond 16 bytes; rounding capacities to 16 keeps that true should buffers ever be split.
     static constexpr std::size_t alignment = 16;
 
-    static std::size_t rounded( std::size_t bytes ) { return ( bytes + alignment - 1 ) / alignment * alignment; }
+    static std::size_t rounded( std::size_t bytes )
+    {
+        return ( bytes + alignment - 1 ) / alignment * alignment;
+    }
 
     template <class T>
     static std::size_t bytes_for( std::size_t rows )
@@ -206,9 +209,11 @@ class MessageBuffers
         const std::size_t capacity = storage.extent( 0 );
         if ( bytes > capacity )
         {
-            const std::size_t want = rounded( bytes > capacity + capacity / 4 ? bytes : capacity + capacity / 4 );
+            const std::size_t headroom = capacity + capacity / 4;
+            const std::size_t want = rounded( bytes > headroom ? bytes : headroom );
             storage = Storage(); // free first: the old and new buffers need not coexist
-            storage = Storage( Kokkos::view_alloc( Kokkos::WithoutInitializing, std::string( label ) ), want );
+            storage =
+                Storage( Kokkos::view_alloc( Kokkos::WithoutInitializing, std::string( label ) ), want );
         }
         return storage.data();
     }
