@@ -162,7 +162,9 @@ bool exchange_migration_counts( const CartesianDecomposition<Scalar>& dec, Count
         MPI_Allreduce( &local_far, &any_far, 1, MPI_INT, MPI_LOR, comm );
         if ( !any_far )
         {
-            constexpr int count_tag = 0; // one message per pair of distinct ranks
+            // One message per pair of distinct ranks, under a tag that no field message uses (those
+            // are < the number of fields); all are received before any field message is posted.
+            constexpr int count_tag = 32767; // the least MPI_TAG_UB that MPI allows
             std::vector<MPI_Request> requests( 2 * neighbors.size() );
             for ( std::size_t k = 0; k < neighbors.size(); ++k )
                 MPI_Irecv( &recv_count[neighbors[k]], 1, MPI_INT, neighbors[k], count_tag, comm,
@@ -178,10 +180,6 @@ bool exchange_migration_counts( const CartesianDecomposition<Scalar>& dec, Count
     return false;
 }
 
-} // namespace detail
-
-namespace detail
-{
 //! `view` with at least n entries, reallocated (contents dropped) only when it holds fewer. Host code.
 template <class View>
 void grow_to( View& view, std::size_t n, const char* label )
@@ -191,6 +189,7 @@ void grow_to( View& view, std::size_t n, const char* label )
     view = View();
     view = View( Kokkos::view_alloc( Kokkos::WithoutInitializing, std::string( label ) ), n );
 }
+
 } // namespace detail
 
 /*!

@@ -128,9 +128,9 @@ class MessageBuffers
 
     //! `rows` rows of a field of type T (T or T[N]) over buffer storage: LayoutRight, so that a run of
     //! rows is one contiguous block and one message.
-    template <class T, class Space = MemorySpace>
+    template <class T>
     using rows_view = Kokkos::View<typename core::detail::soa_data_type<T>::type, Kokkos::LayoutRight,
-                                   Space, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+                                   MemorySpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
     //! Raw bytes of a buffer.
     template <class Space>
     using bytes_view =
