@@ -184,9 +184,6 @@ class DistributedSphereMechanics
     {
         compat::ScopedRegion region( "morula::parallel::DistributedSphereMechanics::rebuild" );
         const std::size_t n = m_halo ? m_n_owned : agents.size();
-        // Halo and migration take turns with one set of message buffers: keep what the halo grew.
-        if ( m_halo )
-            m_migration_workspace.buffers = m_halo->buffers();
         m_halo.reset();
         timed( exec, time_phases, m_times.migration, [&] {
             const MigrationResult moved = migrate( exec, m_decomposition, agents, n, m_migration_workspace );
@@ -212,6 +209,9 @@ class DistributedSphereMechanics
         timed( exec, time_phases, m_times.halo_build, [&] {
             m_halo.emplace( exec, m_decomposition, agents, m_n_owned, m_migration_workspace.buffers );
         } );
+        // Halo and migration take turns with one set of message buffers: keep what the halo grew (its
+        // updates move positions only, sent at construction too, so they do not grow it further).
+        m_migration_workspace.buffers = m_halo->buffers();
         if ( time_phases )
         {
             ++m_times.rebuilds;
@@ -321,7 +321,7 @@ class DistributedSphereMechanics
     core::Box<Scalar> m_move_box;
     std::optional<halo_type> m_halo;
     // Kept across rebuilds: migrations of no more agents than an earlier one allocate nothing, and its
-    // message buffers are lent to each new halo and taken back at the next rebuild.
+    // message buffers are shared with each new halo.
     MigrationWorkspace<MemorySpace> m_migration_workspace;
     std::size_t m_n_owned = 0;
     int m_since_rebuild = 0;
