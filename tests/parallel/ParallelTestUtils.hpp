@@ -9,6 +9,7 @@
 
 #include <mpi.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -72,6 +73,20 @@ std::vector<HostParticle<Scalar>> download( const TestParticles<Scalar>& p, std:
             ++bad_fields;
     }
     return h;
+}
+
+// Entries that differ (id or position; the other fields are checked against the id by download()).
+template <class Scalar>
+int differences( const std::vector<HostParticle<Scalar>>& a, const std::vector<HostParticle<Scalar>>& b )
+{
+    int d = a.size() != b.size();
+    for ( std::size_t i = 0; i < std::min( a.size(), b.size() ); ++i )
+    {
+        d += a[i].id != b[i].id;
+        for ( int k = 0; k < 3; ++k )
+            d += a[i].x[k] != b[i].x[k];
+    }
+    return d;
 }
 
 // Every rank's particles, with the rank that holds them.

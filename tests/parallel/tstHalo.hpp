@@ -246,4 +246,94 @@ TEST( TEST_CATEGORY, halo_vs_brute_force_double ) { run_all_layouts<double>(); }
 
 TEST( TEST_CATEGORY, halo_vs_brute_force_float ) { run_all_layouts<float>(); }
 
+// Fills ghost rows [n_owned, size) of every field with garbage, so that an update must rewrite them.
+template <class Scalar>
+void clobber_ghosts( TestParticles<Scalar>& p, std::size_t n_owned )
+{
+    const auto ghosts = std::make_pair( n_owned, p.size() );
+    Kokkos::deep_copy( Kokkos::subview( p.template get<0>(), ghosts, Kokkos::ALL ), Scalar( -7 ) );
+    Kokkos::deep_copy( Kokkos::subview( p.template get<1>(), ghosts ), std::int64_t( -1 ) );
+    Kokkos::deep_copy( Kokkos::subview( p.template get<2>(), ghosts ), -3.0 );
+    Kokkos::deep_copy( Kokkos::subview( p.template get<3>(), ghosts, Kokkos::ALL ), -5 );
+}
+
+// Repeated update() calls reuse the halo's message storage (no allocation after the first) and give
+// the ghosts a fresh Halo of the same owned particles gives, entry by entry.
+template <class Scalar>
+void check_buffer_reuse( const Box<Scalar>& box, std::array<int, 3> dims )
+{
+    const Scalar h = Scalar( 0.3 );
+    CartesianDecomposition<Scalar> dec( MPI_COMM_WORLD, box, h, dims );
+    const auto mine = make_layout( dec, Layout::faces, 120 );
+    const std::size_t n_owned = mine.size();
+    TestParticles<Scalar> particles( "halo_reuse" );
+    upload( particles, mine );
+    TEST_EXECSPACE exec;
+    Halo<TEST_MEMSPACE, Scalar> halo( exec, dec, particles, n_owned );
+    // A copy in every build (create_mirror_view would alias the field in host memory).
+    auto x0 = Kokkos::create_mirror( particles.template get<0>() );
+    Kokkos::deep_copy( x0, particles.template get<0>() );
+
+    halo.update( exec, particles );
+    const std::size_t bytes = halo.buffer_bytes();
+    const void* send = halo.buffers().send_data();
+    const void* recv = halo.buffers().recv_data();
+    int changed = 0;
+    for ( int round = 0; round < 5; ++round )
+    {
+        // Move the owned particles a little (the export lists stay), refresh positions and the rest.
+        auto x = Kokkos::create_mirror_view( particles.template get<0>() );
+        Kokkos::deep_copy( x, x0 );
+        for ( std::size_t i = 0; i < n_owned; ++i )
+            for ( int a = 0; a < 3; ++a )
+                x( i, a ) += Scalar( 0.001 ) * Scalar( ( int( i ) + round + a ) % 5 - 2 ) * h;
+        Kokkos::deep_copy( particles.template get<0>(), x );
+        halo.update( exec, particles );
+        halo.template update<1, 2, 3>( exec, particles );
+        changed += halo.buffer_bytes() != bytes || halo.buffers().send_data() != send ||
+                   halo.buffers().recv_data() != recv;
+    }
+    // Back to the original positions, ghosts clobbered: updates must restore everything.
+    Kokkos::deep_copy( particles.template get<0>(), x0 );
+    clobber_ghosts( particles, n_owned );
+    halo.update( exec, particles );
+    halo.template update<1, 2, 3>( exec, particles );
+    changed += halo.buffer_bytes() != bytes || halo.buffers().send_data() != send ||
+               halo.buffers().recv_data() != recv;
+    EXPECT_EQ( changed, 0 ) << "update() reallocated its message buffers";
+    EXPECT_GT( sum_all( static_cast<long long>( bytes ) ), 0 ) << "no buffers anywhere";
+
+    TestParticles<Scalar> fresh_particles( "halo_fresh" );
+    upload( fresh_particles, mine );
+    Halo<TEST_MEMSPACE, Scalar> fresh( exec, dec, fresh_particles, n_owned );
+    int bad = 0;
+    const auto got = download( particles, 0, particles.size(), bad );
+    const auto want = download( fresh_particles, 0, fresh_particles.size(), bad );
+    EXPECT_EQ( bad, 0 ) << "fields that do not match their id";
+    EXPECT_EQ( differences( got, want ), 0 ) << "ghosts after updates differ from a fresh Halo's";
+
+    // A rebuild with the old halo's buffers needs no more than they hold: same storage, same ghosts.
+    TestParticles<Scalar> rebuilt_particles( "halo_rebuilt" );
+    upload( rebuilt_particles, mine );
+    Halo<TEST_MEMSPACE, Scalar> rebuilt( exec, dec, rebuilt_particles, n_owned, halo.buffers() );
+    EXPECT_EQ( rebuilt.buffers().send_data(), send ) << "a rebuild with the old buffers reallocated";
+    EXPECT_EQ( rebuilt.buffers().recv_data(), recv ) << "a rebuild with the old buffers reallocated";
+    EXPECT_EQ( differences( download( rebuilt_particles, 0, rebuilt_particles.size(), bad ), want ), 0 )
+        << "ghosts of a rebuild with the old buffers differ from a fresh Halo's";
+    EXPECT_EQ( bad, 0 ) << "fields that do not match their id";
+}
+
+TEST( TEST_CATEGORY, halo_update_reuses_buffers )
+{
+    const int s = comm_size();
+    const Kokkos::Array<double, 3> lo = { -1, 0, 0.5 };
+    const Kokkos::Array<double, 3> hi = { 3, 2.5, 2.5 };
+    check_buffer_reuse( Box<double>( lo, hi, Boundary::periodic ), { 0, 0, 0 } );
+    check_buffer_reuse( Box<double>( lo, hi, { Boundary::periodic, Boundary::closed, Boundary::periodic } ),
+                        { 1, 1, s } );
+    const Kokkos::Array<float, 3> lof = { -1, 0, 0.5f };
+    const Kokkos::Array<float, 3> hif = { 3, 2.5f, 2.5f };
+    check_buffer_reuse( Box<float>( lof, hif, Boundary::periodic ), { 2, s / 2, 1 } );
+}
+
 } // namespace morula_test_halo

@@ -163,4 +163,96 @@ TEST( TEST_CATEGORY, migration_is_deterministic )
     }
 }
 
+/*
+  The neighbour-only count exchange gives the same result as MPI_Alltoall, step by step, with a kept
+  workspace against a fresh one per call. At step `jump` rank 0 sends its first particle to the middle
+  of the box along z (rank s / 2 along z): with `far_jump`, past its neighbours, which must make every
+  rank fall back to MPI_Alltoall, and the particle must still arrive.
+*/
+template <class Scalar>
+void check_neighbor_counts( const Box<Scalar>& box, std::array<int, 3> dims, bool far_jump, int steps )
+{
+    SCOPED_TRACE( "dims " + std::to_string( dims[0] ) + "x" + std::to_string( dims[1] ) + "x" +
+                  std::to_string( dims[2] ) );
+    CartesianDecomposition<Scalar> dec( MPI_COMM_WORLD, box, Scalar( 0.3 ), dims );
+    const int me = dec.rank();
+    // Start in this rank's subdomain, so that only the jump goes past the neighbours.
+    std::mt19937_64 rng( 7 + me );
+    std::vector<HostParticle<Scalar>> start;
+    for ( int i = 0; i < 150; ++i )
+    {
+        HostParticle<Scalar> q{ std::int64_t( me ) * 1000 + i, {} };
+        for ( int a = 0; a < 3; ++a )
+        {
+            std::uniform_real_distribution<double> u( dec.lo()[a], dec.hi()[a] );
+            q.x[a] = std::min( static_cast<Scalar>( u( rng ) ), std::nextafter( dec.hi()[a], dec.lo()[a] ) );
+        }
+        start.push_back( q );
+    }
+    TestParticles<Scalar> neighbors( "migration_neighbors" ), alltoall( "migration_alltoall" );
+    upload( neighbors, start );
+    upload( alltoall, start );
+    morula::parallel::MigrationWorkspace<TEST_MEMSPACE> workspace;
+    std::mt19937_64 rng_n( 11 + me ), rng_a( 11 + me ); // the same displacements for both
+    TEST_EXECSPACE exec;
+    const int jump = steps / 2;
+    int errors = 0, differ = 0, wrong_path = 0, neighbor_steps = 0;
+    for ( int step = 0; step < steps; ++step )
+    {
+        if ( step > 0 )
+        {
+            displace( neighbors, box, Scalar( 0.2 ), rng_n );
+            displace( alltoall, box, Scalar( 0.2 ), rng_a );
+        }
+        if ( step == jump && me == 0 && neighbors.size() > 0 )
+            for ( auto* p : { &neighbors, &alltoall } )
+            {
+                auto x = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), p->template get<0>() );
+                const int target = dec.dims()[2] / 2;
+                x( 0, 2 ) = box.lo[2] + box.length( 2 ) * ( Scalar( target ) + Scalar( 0.5 ) ) /
+                                            Scalar( dec.dims()[2] );
+                Kokkos::deep_copy( p->template get<0>(), x );
+            }
+        const auto rn = morula::parallel::migrate( exec, dec, neighbors, neighbors.size(), workspace );
+        const auto ra = morula::parallel::migrate( exec, dec, alltoall, alltoall.size(),
+                                                   morula::parallel::CountExchange::alltoall );
+        errors += rn.num_owned != ra.num_owned || rn.num_sent != ra.num_sent ||
+                  rn.num_received != ra.num_received;
+        wrong_path += ra.neighbor_counts;
+        if ( step == jump )
+            wrong_path += rn.neighbor_counts == far_jump;
+        neighbor_steps += rn.neighbor_counts;
+        int bad = 0;
+        differ += differences( download( neighbors, 0, neighbors.size(), bad ),
+                               download( alltoall, 0, alltoall.size(), bad ) );
+        errors += bad;
+    }
+    EXPECT_EQ( errors, 0 ) << "counts or fields differ";
+    EXPECT_EQ( differ, 0 ) << "the neighbour path moved particles differently from MPI_Alltoall";
+    EXPECT_EQ( wrong_path, 0 ) << "count exchange path not the expected one";
+    EXPECT_GT( neighbor_steps, 0 ) << "the neighbour path never ran";
+    // The jumper arrived: exactly one rank holds rank 0's first particle.
+    int bad = 0;
+    const auto all = allgather( MPI_COMM_WORLD, download( neighbors, 0, neighbors.size(), bad ) );
+    int found = 0;
+    for ( const auto& q : all )
+        found += q.second.id == 0;
+    EXPECT_EQ( found, 1 ) << "the particle that jumped is lost or duplicated";
+}
+
+TEST( TEST_CATEGORY, migration_neighbor_counts_match_alltoall )
+{
+    const int s = comm_size();
+    // s ranks along z: rank s / 2 is a neighbour of rank 0 (closed: rank 1 only; periodic: ranks 1 and
+    // s - 1) for s < 4 only.
+    const Box<double> slab( { -1, 0, 0.5 }, { 3, 2.5, 2.5 },
+                            { Boundary::periodic, Boundary::periodic, Boundary::closed } );
+    check_neighbor_counts( slab, { 1, 1, s }, s >= 4, 30 );
+    const Box<float> periodic( { -1, 0, 0.5 }, { 3, 2.5, 2.5 }, Boundary::periodic );
+    check_neighbor_counts( periodic, { 1, 1, s }, s >= 4, 30 );
+    const Box<double> mixed( { -1, 0, 0.5 }, { 3, 2.5, 2.5 },
+                             { Boundary::periodic, Boundary::closed, Boundary::periodic } );
+    check_neighbor_counts( mixed, { 2, s / 2, 1 }, false, 30 );
+}
+
 } // namespace morula_test_migration

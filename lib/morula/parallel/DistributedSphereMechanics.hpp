@@ -38,7 +38,7 @@ namespace morula::parallel
 */
 struct DistributedStepTimes
 {
-    double migration = 0;   //!< migrate(): owners, sort by destination, counts (MPI_Alltoall), fields
+    double migration = 0;   //!< migrate(): owners, sort by destination, counts, fields
     double sort = 0;        //!< cell-order sort of the owned agents (every sort_every rebuilds)
     double halo_build = 0;  //!< halo-width check (MPI_Allreduce) and new Halo: plan, counts, all fields
     double halo_update = 0; //!< Halo::update() of the ghost positions between rebuilds
@@ -193,7 +193,7 @@ class DistributedSphereMechanics
         const std::size_t n = m_halo ? m_n_owned : agents.size();
         m_halo.reset();
         timed( exec, time_phases, m_times.migration, [&] {
-            const MigrationResult moved = migrate( exec, m_decomposition, agents, n );
+            const MigrationResult moved = migrate( exec, m_decomposition, agents, n, m_migration_workspace );
             m_n_owned = moved.num_owned;
             if ( time_phases )
             {
@@ -213,8 +213,12 @@ class DistributedSphereMechanics
             } );
         }
         ++m_rebuilds;
-        timed( exec, time_phases, m_times.halo_build,
-               [&] { m_halo.emplace( exec, m_decomposition, agents, m_n_owned ); } );
+        timed( exec, time_phases, m_times.halo_build, [&] {
+            m_halo.emplace( exec, m_decomposition, agents, m_n_owned, m_migration_workspace.buffers );
+        } );
+        // Halo and migration take turns with one set of message buffers: keep what the halo grew (its
+        // updates move positions only, sent at construction too, so they do not grow it further).
+        m_migration_workspace.buffers = m_halo->buffers();
         if ( time_phases )
         {
             ++m_times.rebuilds;
@@ -323,6 +327,9 @@ class DistributedSphereMechanics
     int m_rebuild_every = 1;
     core::Box<Scalar> m_move_box;
     std::optional<halo_type> m_halo;
+    // Kept across rebuilds: migrations of no more agents than an earlier one allocate nothing, and its
+    // message buffers are shared with each new halo.
+    MigrationWorkspace<MemorySpace> m_migration_workspace;
     std::size_t m_n_owned = 0;
     int m_since_rebuild = 0;
     long long m_rebuilds = 0;

@@ -128,7 +128,9 @@ void halo_export_scan( const ExecutionSpace& exec, std::size_t n, const MaskView
   through MPI like any other.
 
   One message per direction and field keeps every buffer a typed, contiguous View (no byte packing with
-  mixed alignments) and lets update() move a subset of fields with the same plan.
+  mixed alignments) and lets update() move a subset of fields with the same plan. The fields share one
+  send and one receive buffer (detail::MessageBuffers) that the halo keeps: they grow to the largest
+  field during construction, and update() allocates no device memory at all.
 */
 template <class MemorySpace, class Scalar>
 class Halo
@@ -140,8 +142,21 @@ class Halo
     template <class ExecutionSpace, class SoAType>
     Halo( const ExecutionSpace& exec, const CartesianDecomposition<Scalar>& decomposition,
           SoAType& particles, std::size_t n_owned )
+        : Halo( exec, decomposition, particles, n_owned, detail::MessageBuffers<MemorySpace>() )
+    {
+    }
+
+    /*!
+      \brief As above, starting from existing message buffers (a previous halo's buffers(), a
+      MigrationWorkspace's): copies share the storage, so a rebuild that needs no more than they hold
+      allocates none. The halo grows its copy only; the buffers must not be used by another exchange
+      while this halo works.
+    */
+    template <class ExecutionSpace, class SoAType>
+    Halo( const ExecutionSpace& exec, const CartesianDecomposition<Scalar>& decomposition,
+          SoAType& particles, std::size_t n_owned, detail::MessageBuffers<MemorySpace> buffers )
         : m_decomposition( decomposition ), m_comm( decomposition.comm() ), m_n_owned( n_owned ),
-          m_transport( select_transport<MemorySpace>() )
+          m_transport( select_transport<MemorySpace>() ), m_buffers( std::move( buffers ) )
     {
         static_assert( std::is_same_v<typename SoAType::memory_space, MemorySpace>,
                        "Halo: the SoA lives in another memory space" );
@@ -167,6 +182,11 @@ class Halo
     std::size_t ghost_offset( int r ) const { return m_ghost_offset[r]; }
     //! How MPI reached the buffers.
     Transport transport() const { return m_transport; }
+    //! Bytes held by the message buffers: sized by the construction's largest field, unchanged by
+    //! update() of the same fields (no allocation per update).
+    std::size_t buffer_bytes() const { return m_buffers.capacity_bytes(); }
+    //! The message buffers (to check that update() reuses their storage).
+    const detail::MessageBuffers<MemorySpace>& buffers() const { return m_buffers; }
 
     /*!
       \brief Refreshes the ghosts of fields Fields... (default: the position only) from the owned
@@ -289,22 +309,21 @@ class Halo
         static_assert( I < SoAType::num_fields, "Halo::update: no such field" );
         if constexpr ( I == 0 )
         {
-            using buffer = detail::buffer_view<Scalar[3], MemorySpace>;
             const auto& x = particles.template get<0>();
-            buffer send( Kokkos::view_alloc( Kokkos::WithoutInitializing, "morula::parallel::send" ),
-                         m_plan.send_rows );
-            buffer recv( Kokkos::view_alloc( Kokkos::WithoutInitializing, "morula::parallel::recv" ),
-                         m_plan.recv_rows );
-            detail::pack_shifted_positions( exec, m_plan.send_rows, m_export_index, m_export_slot,
-                                            m_shift, x, send );
-            detail::exchange_buffers( exec, m_comm, m_plan, data_tag,
-                                      static_cast<int>( SoAType::num_fields ), send, recv,
-                                      m_transport );
-            detail::unpack_rows( exec, m_plan.recv_rows, recv, 0, x, m_n_owned );
+            detail::pack_exchange_unpack<Scalar[3]>(
+                exec, m_comm, m_plan, data_tag, static_cast<int>( SoAType::num_fields ), m_buffers,
+                m_transport,
+                [&]( const auto& send ) {
+                    detail::pack_shifted_positions( exec, m_plan.send_rows, m_export_index,
+                                                    m_export_slot, m_shift, x, send );
+                },
+                [&]( const auto&, const auto& recv ) {
+                    detail::unpack_rows( exec, m_plan.recv_rows, recv, 0, x, m_n_owned );
+                } );
         }
         else
             detail::exchange_field<I>( exec, m_comm, m_plan, data_tag, particles, m_export_index,
-                                       m_n_owned, m_transport );
+                                       m_n_owned, m_transport, m_buffers );
         exec.fence();
     }
 
@@ -317,6 +336,9 @@ class Halo
     Kokkos::View<int*, MemorySpace> m_export_slot;
     Kokkos::View<Scalar* [3], MemorySpace> m_shift;
     detail::CommPlan m_plan;
+    // Scratch for the messages, kept across update() calls (which are const: the buffers hold no
+    // state of the halo, only storage).
+    mutable detail::MessageBuffers<MemorySpace> m_buffers;
     std::size_t m_ghost_offset[num_directions + 1] = {};
 };
 

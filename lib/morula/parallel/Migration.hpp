@@ -17,7 +17,9 @@
 
 #include <mpi.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <string>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -32,6 +34,30 @@ struct MigrationResult
     std::size_t num_sent = 0;     //!< Particles that left this rank.
     std::size_t num_received = 0; //!< Particles that arrived.
     Transport transport = Transport::host_memory;
+    //! The counts went to the neighbour ranks only (no particle went past them on any rank); false when
+    //! they went through MPI_Alltoall.
+    bool neighbor_counts = false;
+};
+
+//! How migrate() exchanges the per-rank counts.
+enum class CountExchange : int
+{
+    neighbors_when_possible, //!< With the neighbour ranks only, unless a particle went further (then all).
+    alltoall                 //!< Always MPI_Alltoall (for comparisons and tests).
+};
+
+/*!
+  \brief Storage that migrate() reuses across calls: the message buffers and the per-particle sort
+  keys, indices and per-rank offsets. Everything grows only, so migrations of no more particles than
+  an earlier one allocate no device memory. Keep one per particle set (e.g. as a member).
+*/
+template <class MemorySpace>
+struct MigrationWorkspace
+{
+    detail::MessageBuffers<MemorySpace> buffers;
+    Kokkos::View<std::uint64_t*, MemorySpace> key;
+    Kokkos::View<int*, MemorySpace> index;
+    Kokkos::View<std::size_t*, MemorySpace> offsets;
 };
 
 namespace detail
@@ -79,34 +105,89 @@ void migration_segments( const ExecutionSpace& exec, std::size_t n, int nranks, 
         } );
 }
 
-//! Moves field I: packs every particle in destination order, exchanges, and writes the stayers then
-//! the arrivals to the front of the field.
-template <std::size_t I, class ExecutionSpace, class SoAType, class IndexView>
-void migrate_field( const ExecutionSpace& exec, MPI_Comm comm, const CommPlan& plan,
-                    std::size_t stay_begin, std::size_t n_stay, const SoAType& soa,
-                    const IndexView& idx, Transport transport )
+template <class ExecutionSpace, class SoAType, class IndexView, class MemorySpace, std::size_t... I>
+void migrate_fields( const ExecutionSpace& exec, MPI_Comm comm, const CommPlan& plan, KeptRows stayers,
+                     const SoAType& soa, const IndexView& idx, Transport transport,
+                     MessageBuffers<MemorySpace>& buffers, std::index_sequence<I...> )
 {
-    using T = typename SoAType::template field_type<I>;
-    using memory_space = typename SoAType::memory_space;
-    const auto& field = soa.template get<I>();
-    buffer_view<T, memory_space> send(
-        Kokkos::view_alloc( Kokkos::WithoutInitializing, "morula::parallel::send" ), plan.send_rows );
-    buffer_view<T, memory_space> recv(
-        Kokkos::view_alloc( Kokkos::WithoutInitializing, "morula::parallel::recv" ), plan.recv_rows );
-    pack_rows( exec, plan.send_rows, idx, field, send );
-    exchange_buffers( exec, comm, plan, static_cast<int>( I ), static_cast<int>( SoAType::num_fields ),
-                      send, recv, transport );
-    unpack_rows( exec, n_stay, send, stay_begin, field, 0 );
-    unpack_rows( exec, plan.recv_rows, recv, 0, field, n_stay );
-    exec.fence();
+    // Stayers are packed with the leavers (in destination order) and written back to the front,
+    // followed by the arrivals.
+    ( ( exchange_field<I>( exec, comm, plan, 0, soa, idx, stayers.count, transport, buffers, stayers ),
+        exec.fence() ),
+      ... );
 }
 
-template <class ExecutionSpace, class SoAType, class IndexView, std::size_t... I>
-void migrate_fields( const ExecutionSpace& exec, MPI_Comm comm, const CommPlan& plan,
-                     std::size_t stay_begin, std::size_t n_stay, const SoAType& soa,
-                     const IndexView& idx, Transport transport, std::index_sequence<I...> )
+/*!
+  \brief The distinct ranks among the decomposition's 26 neighbours, this rank excluded, ascending.
+  With one or two ranks along a periodic axis one rank is the neighbour of several slots.
+*/
+template <class Scalar>
+std::vector<int> distinct_neighbor_ranks( const CartesianDecomposition<Scalar>& dec )
 {
-    ( migrate_field<I>( exec, comm, plan, stay_begin, n_stay, soa, idx, transport ), ... );
+    std::vector<int> ranks;
+    for ( int s = 0; s < num_directions; ++s )
+    {
+        const int r = dec.neighbor_rank( s );
+        if ( r != MPI_PROC_NULL && r != dec.rank() )
+            ranks.push_back( r );
+    }
+    std::sort( ranks.begin(), ranks.end() );
+    ranks.erase( std::unique( ranks.begin(), ranks.end() ), ranks.end() );
+    return ranks;
+}
+
+/*!
+  \brief recv_count[r] = what rank r sends here, from this rank's send_count, exchanged with the
+  distinct neighbour ranks only when no rank sends a particle further (one MPI_Allreduce decides,
+  collectively), else through MPI_Alltoall. Returns whether the neighbour path was taken.
+
+  The neighbour relation is symmetric (direction d from A reaches B, -d from B reaches A), so every
+  rank posts exactly the messages its neighbours expect; counts from non-neighbours are zero then.
+*/
+template <class Scalar>
+bool exchange_migration_counts( const CartesianDecomposition<Scalar>& dec, CountExchange mode,
+                                const std::vector<int>& send_count, std::vector<int>& recv_count )
+{
+    MPI_Comm comm = dec.comm();
+    std::fill( recv_count.begin(), recv_count.end(), 0 );
+    if ( mode == CountExchange::neighbors_when_possible )
+    {
+        const std::vector<int> neighbors = distinct_neighbor_ranks( dec );
+        int local_far = 0;
+        for ( int r = 0; r < dec.size(); ++r )
+            if ( r != dec.rank() && send_count[r] > 0 &&
+                 !std::binary_search( neighbors.begin(), neighbors.end(), r ) )
+                local_far = 1;
+        int any_far = 0;
+        MPI_Allreduce( &local_far, &any_far, 1, MPI_INT, MPI_LOR, comm );
+        if ( !any_far )
+        {
+            // One message per pair of distinct ranks, under a tag that no field message uses (those
+            // are < the number of fields); all are received before any field message is posted.
+            constexpr int count_tag = 32767; // the least MPI_TAG_UB that MPI allows
+            std::vector<MPI_Request> requests( 2 * neighbors.size() );
+            for ( std::size_t k = 0; k < neighbors.size(); ++k )
+                MPI_Irecv( &recv_count[neighbors[k]], 1, MPI_INT, neighbors[k], count_tag, comm,
+                           &requests[2 * k] );
+            for ( std::size_t k = 0; k < neighbors.size(); ++k )
+                MPI_Isend( &send_count[neighbors[k]], 1, MPI_INT, neighbors[k], count_tag, comm,
+                           &requests[2 * k + 1] );
+            MPI_Waitall( static_cast<int>( requests.size() ), requests.data(), MPI_STATUSES_IGNORE );
+            return true;
+        }
+    }
+    MPI_Alltoall( send_count.data(), 1, MPI_INT, recv_count.data(), 1, MPI_INT, comm );
+    return false;
+}
+
+//! `view` with at least n entries, reallocated (contents dropped) only when it holds fewer. Host code.
+template <class View>
+void grow_to( View& view, std::size_t n, const char* label )
+{
+    if ( view.extent( 0 ) >= n )
+        return;
+    view = View();
+    view = View( Kokkos::view_alloc( Kokkos::WithoutInitializing, std::string( label ) ), n );
 }
 
 } // namespace detail
@@ -118,15 +199,25 @@ void migrate_fields( const ExecutionSpace& exec, MPI_Comm comm, const CommPlan& 
   anything behind them (old ghosts) is dropped. On the device: periodic axes are wrapped into the box
   (the stored positions change accordingly), each particle's owner is computed with
   CartesianDecomposition::owner(), and the particles are sorted by (owner, index) - unique keys, so the
-  order is deterministic. Counts go through MPI_Alltoall, so a particle may move any distance, also
-  past the neighbouring ranks, and is never lost. Each field then travels in one message per peer.
+  order is deterministic.
+
+  Counts: each rank checks whether all its leaving particles go to its (up to 26, deduplicated)
+  neighbour ranks; one MPI_Allreduce (logical or) of "some particle went further" follows. If none did,
+  counts are exchanged with the neighbour ranks only (MPI_Isend / MPI_Irecv), O(neighbours) instead of
+  O(ranks); otherwise through MPI_Alltoall, so a particle may move any distance, also past the
+  neighbouring ranks, and is never lost. Both give the same counts, hence the same result;
+  CountExchange::alltoall forces the second. Each field then travels in one message per peer, through
+  the workspace's buffers: with a workspace kept across calls, a migration of no more particles than
+  an earlier one allocates no device memory.
 
   Afterwards the SoA holds the particles that stayed, in their original order, followed by the arrivals
   ordered by (source rank, source order). Collective over the decomposition's communicator.
 */
 template <class ExecutionSpace, class Scalar, class SoAType>
 MigrationResult migrate( const ExecutionSpace& exec, const CartesianDecomposition<Scalar>& decomposition,
-                         SoAType& particles, std::size_t n_owned )
+                         SoAType& particles, std::size_t n_owned,
+                         MigrationWorkspace<typename SoAType::memory_space>& workspace,
+                         CountExchange counts = CountExchange::neighbors_when_possible )
 {
     static_assert( std::is_same_v<typename SoAType::template field_type<0>, Scalar[3]>,
                    "migrate: field 0 of the SoA must be the position, Scalar[3]" );
@@ -143,15 +234,19 @@ MigrationResult migrate( const ExecutionSpace& exec, const CartesianDecompositio
     const int me = decomposition.rank();
     const std::size_t n = n_owned;
 
-    Kokkos::View<std::uint64_t*, memory_space> key(
-        Kokkos::view_alloc( Kokkos::WithoutInitializing, "morula::parallel::migration_key" ), n );
-    Kokkos::View<int*, memory_space> idx(
-        Kokkos::view_alloc( Kokkos::WithoutInitializing, "morula::parallel::migration_index" ), n );
-    Kokkos::View<std::size_t*, memory_space> offsets( "morula::parallel::migration_offsets", nranks + 1 );
+    // The workspace's views may be longer than n (they only grow): kernels take n, the sort a subview.
+    detail::grow_to( workspace.key, n, "morula::parallel::migration_key" );
+    detail::grow_to( workspace.index, n, "morula::parallel::migration_index" );
+    detail::grow_to( workspace.offsets, static_cast<std::size_t>( nranks ) + 1,
+                     "morula::parallel::migration_offsets" );
+    const auto& key = workspace.key;
+    const auto& idx = workspace.index;
+    const auto offsets =
+        Kokkos::subview( workspace.offsets, std::make_pair( std::size_t( 0 ), std::size_t( nranks ) + 1 ) );
     if ( n > 0 )
     {
         detail::migration_keys( exec, n, decomposition.owner(), particles.template get<0>(), key );
-        compat::sort( exec, key );
+        compat::sort( exec, Kokkos::subview( key, std::make_pair( std::size_t( 0 ), n ) ) );
     }
     detail::migration_segments( exec, n, nranks, key, offsets, idx );
     auto h_off = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), offsets );
@@ -159,11 +254,12 @@ MigrationResult migrate( const ExecutionSpace& exec, const CartesianDecompositio
     std::vector<int> send_count( nranks ), recv_count( nranks );
     for ( int r = 0; r < nranks; ++r )
         send_count[r] = static_cast<int>( h_off( r + 1 ) - h_off( r ) );
-    MPI_Alltoall( send_count.data(), 1, MPI_INT, recv_count.data(), 1, MPI_INT, decomposition.comm() );
+    MigrationResult result;
+    result.neighbor_counts =
+        detail::exchange_migration_counts( decomposition, counts, send_count, recv_count );
 
     detail::CommPlan plan;
     plan.send_rows = n;
-    MigrationResult result;
     result.transport = select_transport<memory_space>();
     for ( int r = 0; r < nranks; ++r )
     {
@@ -183,11 +279,22 @@ MigrationResult migrate( const ExecutionSpace& exec, const CartesianDecompositio
 
     // Growing keeps entries [0, n): every field is packed from them before being overwritten.
     particles.resize( result.num_owned > n ? result.num_owned : n );
-    detail::migrate_fields( exec, decomposition.comm(), plan, static_cast<std::size_t>( h_off( me ) ),
-                            n_stay, particles, idx, result.transport,
+    detail::migrate_fields( exec, decomposition.comm(), plan,
+                            detail::KeptRows{ static_cast<std::size_t>( h_off( me ) ), n_stay }, particles,
+                            idx, result.transport, workspace.buffers,
                             std::make_index_sequence<SoAType::num_fields>{} );
     particles.resize( result.num_owned );
     return result;
+}
+
+//! migrate() with a workspace of its own, allocated for this call.
+template <class ExecutionSpace, class Scalar, class SoAType>
+MigrationResult migrate( const ExecutionSpace& exec, const CartesianDecomposition<Scalar>& decomposition,
+                         SoAType& particles, std::size_t n_owned,
+                         CountExchange counts = CountExchange::neighbors_when_possible )
+{
+    MigrationWorkspace<typename SoAType::memory_space> workspace;
+    return migrate( exec, decomposition, particles, n_owned, workspace, counts );
 }
 
 } // namespace morula::parallel

@@ -1,7 +1,8 @@
 /*!
   \file Exchange.hpp
-  \brief Gather/scatter kernels between SoA fields and contiguous message buffers, and the non-blocking
-  MPI exchange of those buffers (directly, GPU-aware, or staged through host mirrors).
+  \brief Gather/scatter kernels between SoA fields and contiguous message buffers, the reusable buffers
+  themselves (MessageBuffers), and the non-blocking MPI exchange of those buffers (directly, GPU-aware,
+  or staged through host copies).
 */
 #ifndef MORULA_PARALLEL_DETAIL_EXCHANGE_HPP
 #define MORULA_PARALLEL_DETAIL_EXCHANGE_HPP
@@ -17,16 +18,11 @@
 #include <climits>
 #include <cstddef>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace morula::parallel::detail
 {
-
-//! Message buffer for a field of type T (T* or T*[N]); LayoutRight, so that a run of rows is one
-//! contiguous block and one message.
-template <class T, class MemorySpace>
-using buffer_view = Kokkos::View<typename core::detail::soa_data_type<T>::type, Kokkos::LayoutRight,
-                                 MemorySpace>;
 
 //! One message: `count` rows starting at row `offset` of the buffer, to or from `rank`, with `tag`.
 struct Message
@@ -112,23 +108,127 @@ void unpack_rows( const ExecutionSpace& exec, std::size_t n, const BufferView& b
     }
 }
 
-template <class View>
-std::size_t row_elements( const View& v )
-{
-    if constexpr ( View::rank == 1 )
-        return 1;
-    else
-        return v.extent( 1 );
-}
+/*!
+  \brief Reusable message storage: one device byte buffer for the send rows and one for the receive rows,
+  plus host copies of both used only by Transport::staged.
 
-//! Posts every receive, then every send, of `plan` on the given (host- or MPI-accessible) buffers and
-//! waits for all. MPI tag of a message: tag_offset + message.tag * tag_stride.
-template <class SendView, class RecvView>
-void post_and_wait( MPI_Comm comm, const CommPlan& plan, int tag_offset, int tag_stride,
-                    const SendView& send, const RecvView& recv )
+  Every buffer grows (never shrinks) when a request exceeds its capacity, so a halo update or a
+  migration that moves no more rows than an earlier one allocates nothing: on a GPU each allocation is
+  a cudaMalloc/cudaFree pair, tens of microseconds, paid per field and per call otherwise. Growing is
+  host code, between kernels; the typed views handed out are unmanaged and valid until the next
+  request for more rows than the capacity. Copies share the storage (View semantics): only one
+  exchange at a time may use a set of buffers.
+*/
+template <class MemorySpace>
+class MessageBuffers
 {
-    using value_type = typename SendView::non_const_value_type;
-    const std::size_t row_bytes = row_elements( send ) * sizeof( value_type );
+  public:
+    using memory_space = MemorySpace;
+    using host_space = Kokkos::HostSpace;
+
+    //! `rows` rows of a field of type T (T or T[N]) over buffer storage: LayoutRight, so that a run of
+    //! rows is one contiguous block and one message.
+    template <class T>
+    using rows_view = Kokkos::View<typename core::detail::soa_data_type<T>::type, Kokkos::LayoutRight,
+                                   MemorySpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+    //! Raw bytes of a buffer.
+    template <class Space>
+    using bytes_view =
+        Kokkos::View<unsigned char*, Kokkos::LayoutRight, Space, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+
+    //! Send rows of type T, growing the send buffer to hold `rows` of them.
+    template <class T>
+    rows_view<T> send_rows( std::size_t rows )
+    {
+        return typed<T>( grow( m_send, bytes_for<T>( rows ), "morula::parallel::send" ), rows );
+    }
+    //! Receive rows of type T, growing the receive buffer to hold `rows` of them.
+    template <class T>
+    rows_view<T> recv_rows( std::size_t rows )
+    {
+        return typed<T>( grow( m_recv, bytes_for<T>( rows ), "morula::parallel::recv" ), rows );
+    }
+
+    //! The first `bytes` of the device buffers (after send_rows()/recv_rows() made room for them).
+    bytes_view<MemorySpace> send_bytes( std::size_t bytes ) const
+    {
+        return bytes_view<MemorySpace>( m_send.data(), bytes );
+    }
+    bytes_view<MemorySpace> recv_bytes( std::size_t bytes ) const
+    {
+        return bytes_view<MemorySpace>( m_recv.data(), bytes );
+    }
+    //! Host copies of `bytes` bytes, growing; for staging device buffers through the host.
+    bytes_view<host_space> host_send_bytes( std::size_t bytes )
+    {
+        return bytes_view<host_space>( grow( m_host_send, bytes, "morula::parallel::host_send" ), bytes );
+    }
+    bytes_view<host_space> host_recv_bytes( std::size_t bytes )
+    {
+        return bytes_view<host_space>( grow( m_host_recv, bytes, "morula::parallel::host_recv" ), bytes );
+    }
+
+    //! Bytes allocated, device and host buffers together (grows only).
+    std::size_t capacity_bytes() const
+    {
+        return m_send.extent( 0 ) + m_recv.extent( 0 ) + m_host_send.extent( 0 ) +
+               m_host_recv.extent( 0 );
+    }
+    //! Start of the device send / receive storage (changes only when a buffer grows).
+    const void* send_data() const { return m_send.data(); }
+    const void* recv_data() const { return m_recv.data(); }
+
+  private:
+    // Every buffer is used for one field at a time from its start, and Kokkos allocations are aligned
+    // far beyond 16 bytes; rounding capacities to 16 keeps that true should buffers ever be split.
+    static constexpr std::size_t alignment = 16;
+
+    static std::size_t rounded( std::size_t bytes )
+    {
+        return ( bytes + alignment - 1 ) / alignment * alignment;
+    }
+
+    template <class T>
+    static std::size_t bytes_for( std::size_t rows )
+    {
+        static_assert( alignof( T ) <= alignment, "MessageBuffers: field type aligned beyond 16 bytes" );
+        return rounded( rows * sizeof( T ) ); // sizeof(T[N]) = N sizeof(T): a whole row
+    }
+
+    template <class T>
+    static rows_view<T> typed( unsigned char* data, std::size_t rows )
+    {
+        return rows_view<T>( reinterpret_cast<typename rows_view<T>::pointer_type>( data ), rows );
+    }
+
+    // Host code only. The old contents are not kept: a buffer is filled anew by every exchange. The
+    // capacity grows by at least a quarter so that slowly growing counts reallocate rarely.
+    template <class Storage>
+    static unsigned char* grow( Storage& storage, std::size_t bytes, const char* label )
+    {
+        const std::size_t capacity = storage.extent( 0 );
+        if ( bytes > capacity )
+        {
+            const std::size_t headroom = capacity + capacity / 4;
+            const std::size_t want = rounded( bytes > headroom ? bytes : headroom );
+            storage = Storage(); // free first: the old and new buffers need not coexist
+            storage =
+                Storage( Kokkos::view_alloc( Kokkos::WithoutInitializing, std::string( label ) ), want );
+        }
+        return storage.data();
+    }
+
+    Kokkos::View<unsigned char*, Kokkos::LayoutRight, MemorySpace> m_send;
+    Kokkos::View<unsigned char*, Kokkos::LayoutRight, MemorySpace> m_recv;
+    Kokkos::View<unsigned char*, Kokkos::LayoutRight, host_space> m_host_send;
+    Kokkos::View<unsigned char*, Kokkos::LayoutRight, host_space> m_host_recv;
+};
+
+//! Posts every receive, then every send, of `plan` on the given (host- or MPI-accessible) buffers of
+//! rows of `row_bytes` bytes and waits for all. MPI tag of a message: tag_offset + message.tag * tag_stride.
+inline void post_and_wait( MPI_Comm comm, const CommPlan& plan, int tag_offset, int tag_stride,
+                           std::size_t row_bytes, const unsigned char* send, unsigned char* recv )
+{
     std::vector<MPI_Request> requests;
     requests.reserve( plan.sends.size() + plan.recvs.size() );
     auto bytes_of = [&]( const Message& m ) {
@@ -144,58 +244,92 @@ void post_and_wait( MPI_Comm comm, const CommPlan& plan, int tag_offset, int tag
         if ( m.count == 0 )
             continue;
         requests.emplace_back();
-        MPI_Irecv( reinterpret_cast<char*>( recv.data() ) + m.offset * row_bytes, bytes_of( m ),
-                   MPI_BYTE, m.rank, tag_offset + m.tag * tag_stride, comm, &requests.back() );
+        MPI_Irecv( recv + m.offset * row_bytes, bytes_of( m ), MPI_BYTE, m.rank,
+                   tag_offset + m.tag * tag_stride, comm, &requests.back() );
     }
     for ( const auto& m : plan.sends )
     {
         if ( m.count == 0 )
             continue;
         requests.emplace_back();
-        MPI_Isend( reinterpret_cast<const char*>( send.data() ) + m.offset * row_bytes, bytes_of( m ),
-                   MPI_BYTE, m.rank, tag_offset + m.tag * tag_stride, comm, &requests.back() );
+        MPI_Isend( send + m.offset * row_bytes, bytes_of( m ), MPI_BYTE, m.rank,
+                   tag_offset + m.tag * tag_stride, comm, &requests.back() );
     }
     MPI_Waitall( static_cast<int>( requests.size() ), requests.data(), MPI_STATUSES_IGNORE );
 }
 
-//! Exchanges the rows of one field's send buffer into its receive buffer following `plan`.
-template <class ExecutionSpace, class SendView, class RecvView>
-void exchange_buffers( const ExecutionSpace& exec, MPI_Comm comm, const CommPlan& plan,
-                       int tag_offset, int tag_stride, const SendView& send, const RecvView& recv,
+//! Exchanges the send rows of `buffers` (rows of `row_bytes`) into its receive rows following `plan`,
+//! staged through the host copies when the transport says so.
+template <class ExecutionSpace, class MemorySpace>
+void exchange_buffers( const ExecutionSpace& exec, MPI_Comm comm, const CommPlan& plan, int tag_offset,
+                       int tag_stride, std::size_t row_bytes, MessageBuffers<MemorySpace>& buffers,
                        Transport transport )
 {
     exec.fence(); // the pack kernels must have finished before MPI reads the buffers
+    const std::size_t send_bytes = plan.send_rows * row_bytes;
+    const std::size_t recv_bytes = plan.recv_rows * row_bytes;
+    const auto send = buffers.send_bytes( send_bytes );
+    const auto recv = buffers.recv_bytes( recv_bytes );
     if ( transport == Transport::staged )
     {
-        auto hsend = Kokkos::create_mirror_view( send );
-        auto hrecv = Kokkos::create_mirror_view( recv );
+        const auto hsend = buffers.host_send_bytes( send_bytes );
+        const auto hrecv = buffers.host_recv_bytes( recv_bytes );
         Kokkos::deep_copy( hsend, send );
-        post_and_wait( comm, plan, tag_offset, tag_stride, hsend, hrecv );
+        post_and_wait( comm, plan, tag_offset, tag_stride, row_bytes, hsend.data(), hrecv.data() );
         Kokkos::deep_copy( recv, hrecv );
     }
     else
-        post_and_wait( comm, plan, tag_offset, tag_stride, send, recv );
+        post_and_wait( comm, plan, tag_offset, tag_stride, row_bytes, send.data(), recv.data() );
 }
 
 /*!
-  \brief Moves field I of `soa` through `plan`: send rows are field(idx(k)) for k < plan.send_rows,
-  received rows are written to field rows [dst, dst + plan.recv_rows).
+  \brief The one pack - exchange - unpack sequence of Halo and migrate(), for rows of type T over
+  `buffers`: pack(send) fills plan.send_rows rows, the rows travel following `plan`, and
+  unpack(send, recv) writes them where they belong (plan.recv_rows received rows).
+
+  pack and unpack are host callables that launch kernels (free functions: nvcc rejects extended
+  lambdas inside lambdas).
 */
-template <std::size_t I, class ExecutionSpace, class SoAType, class IndexView>
-void exchange_field( const ExecutionSpace& exec, MPI_Comm comm, const CommPlan& plan, int tag_offset,
-                     const SoAType& soa, const IndexView& idx, std::size_t dst, Transport transport )
+template <class T, class ExecutionSpace, class MemorySpace, class Pack, class Unpack>
+void pack_exchange_unpack( const ExecutionSpace& exec, MPI_Comm comm, const CommPlan& plan,
+                           int tag_offset, int tag_stride, MessageBuffers<MemorySpace>& buffers,
+                           Transport transport, Pack&& pack, Unpack&& unpack )
 {
+    const auto send = buffers.template send_rows<T>( plan.send_rows );
+    const auto recv = buffers.template recv_rows<T>( plan.recv_rows );
+    pack( send );
+    exchange_buffers( exec, comm, plan, tag_offset, tag_stride, sizeof( T ), buffers, transport );
+    unpack( send, recv );
+}
+
+//! Send rows that stay on this rank: rows [begin, begin + count) of the send buffer go back to field
+//! rows [0, count) (migrate() packs stayers and leavers in one buffer). Empty for the halo.
+struct KeptRows
+{
+    std::size_t begin = 0;
+    std::size_t count = 0;
+};
+
+/*!
+  \brief Moves field I of `soa` through `plan`: send rows are field(idx(k)) for k < plan.send_rows,
+  received rows are written to field rows [dst, dst + plan.recv_rows), kept rows to the front.
+*/
+template <std::size_t I, class ExecutionSpace, class SoAType, class IndexView, class MemorySpace>
+void exchange_field( const ExecutionSpace& exec, MPI_Comm comm, const CommPlan& plan, int tag_offset,
+                     const SoAType& soa, const IndexView& idx, std::size_t dst, Transport transport,
+                     MessageBuffers<MemorySpace>& buffers, KeptRows kept = {} )
+{
+    static_assert( std::is_same_v<typename SoAType::memory_space, MemorySpace>,
+                   "exchange_field: the buffers live in another memory space than the SoA" );
     using T = typename SoAType::template field_type<I>;
-    using memory_space = typename SoAType::memory_space;
     const auto& field = soa.template get<I>();
-    buffer_view<T, memory_space> send(
-        Kokkos::view_alloc( Kokkos::WithoutInitializing, "morula::parallel::send" ), plan.send_rows );
-    buffer_view<T, memory_space> recv(
-        Kokkos::view_alloc( Kokkos::WithoutInitializing, "morula::parallel::recv" ), plan.recv_rows );
-    pack_rows( exec, plan.send_rows, idx, field, send );
-    exchange_buffers( exec, comm, plan, tag_offset + static_cast<int>( I ),
-                      static_cast<int>( SoAType::num_fields ), send, recv, transport );
-    unpack_rows( exec, plan.recv_rows, recv, 0, field, dst );
+    pack_exchange_unpack<T>(
+        exec, comm, plan, tag_offset + static_cast<int>( I ), static_cast<int>( SoAType::num_fields ),
+        buffers, transport, [&]( const auto& send ) { pack_rows( exec, plan.send_rows, idx, field, send ); },
+        [&]( const auto& send, const auto& recv ) {
+            unpack_rows( exec, kept.count, send, kept.begin, field, 0 );
+            unpack_rows( exec, plan.recv_rows, recv, 0, field, dst );
+        } );
 }
 
 } // namespace morula::parallel::detail
