@@ -25,6 +25,8 @@
 //
 // With several GPUs visible, each rank takes device (node-local rank mod device count), the local rank
 // coming from MPI_Comm_split_type(MPI_COMM_TYPE_SHARED), given to Kokkos as --kokkos-device-id.
+#include "MpiBenchmarkUtils.hpp"
+
 #include <common/BenchmarkUtils.hpp>
 
 #include <morula/Morula.hpp>
@@ -48,6 +50,7 @@
 namespace dist_bench
 {
 using morula::bench::Stats;
+using morula::bench::mpi::reduce;
 namespace mechanics = morula::mechanics;
 namespace parallel = morula::parallel;
 
@@ -64,31 +67,6 @@ struct Settings
     double max_displacement = 3;
     std::string out;
 };
-
-//! Node-local rank (ranks sharing memory with this one).
-inline int local_rank()
-{
-    MPI_Comm node;
-    MPI_Comm_split_type( MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node );
-    int r = 0;
-    MPI_Comm_rank( node, &r );
-    MPI_Comm_free( &node );
-    return r;
-}
-
-//! Devices visible to this process before Kokkos starts (0 for host backends).
-inline int visible_devices()
-{
-    int n = 0;
-#if defined( KOKKOS_ENABLE_CUDA )
-    if ( cudaGetDeviceCount( &n ) != cudaSuccess )
-        n = 0;
-#elif defined( KOKKOS_ENABLE_HIP )
-    if ( hipGetDeviceCount( &n ) != hipSuccess )
-        n = 0;
-#endif
-    return n;
-}
 
 //! Per-step means of one rank's phases (seconds), and what it sent.
 struct RankSample
@@ -142,25 +120,15 @@ RankSample one_run( const ExecutionSpace& exec, const Settings& set, const paral
     r.owned = double( dm.num_owned() );
     r.migrated_sent = double( t.migrated_sent ) / steps;
     // Rows: position 3S, diameter, adherence, density S each, id 8 bytes; update() sends positions.
-    // Counts: 26 ints per halo build (one per direction), one int per rank in MPI_Alltoall.
+    // Counts: 26 ints per halo build (one per direction), and per migration one int per neighbour
+    // rank (counted as 26) or, when an agent went past the neighbours, one per rank (MPI_Alltoall).
     const double row = 6.0 * sizeof( Scalar ) + 8.0;
     r.bytes_sent = ( row * double( t.migrated_sent + t.halo_build_rows ) +
                      3.0 * sizeof( Scalar ) * double( t.halo_update_rows ) +
-                     double( t.rebuilds ) * 4.0 * ( 26.0 + dec.size() ) ) /
+                     double( t.rebuilds ) * 4.0 * ( 26.0 + 26.0 ) ) /
                    steps;
     transport = parallel::to_string( dm.halo().transport() );
     return r;
-}
-
-//! max and mean of x over the ranks, on rank 0.
-inline void reduce( double x, MPI_Comm comm, double& max, double& mean )
-{
-    int size = 1;
-    MPI_Comm_size( comm, &size );
-    double sum = 0;
-    MPI_Reduce( &x, &max, 1, MPI_DOUBLE, MPI_MAX, 0, comm );
-    MPI_Reduce( &x, &sum, 1, MPI_DOUBLE, MPI_SUM, 0, comm );
-    mean = sum / size;
 }
 
 template <class Scalar, class ExecutionSpace>
@@ -371,40 +339,9 @@ int main( int argc, char* argv[] )
         return 2;
     }
 
-    // One rank per GPU: node-local rank mod visible devices, unless the command line names a device.
-    const int devices = dist_bench::visible_devices();
-    int device_id = -1;
-    std::vector<std::string> args( argv, argv + argc );
-    bool named = false;
-    for ( const auto& a : args )
-        named = named || a.rfind( "--kokkos-device-id", 0 ) == 0;
-    const int lrank = dist_bench::local_rank();
-    if ( devices > 0 && !named )
-    {
-        device_id = lrank % devices;
-        args.push_back( "--kokkos-device-id=" + std::to_string( device_id ) );
-    }
-    std::vector<char*> kargv;
-    for ( auto& a : args )
-        kargv.push_back( a.data() );
-    kargv.push_back( nullptr );
-    int kargc = static_cast<int>( args.size() );
-    Kokkos::initialize( kargc, kargv.data() );
-    try
-    {
-        using exec_space = Kokkos::DefaultExecutionSpace;
-        rc = dist_bench::run_all( exec_space(), set, device_id );
-    }
-    catch ( const std::exception& e )
-    {
-        // Other ranks may wait in a collective call: end them all.
-        std::fprintf( stderr, "rank %d: %s\n", rank, e.what() );
-        std::fflush( stderr );
-        MPI_Abort( MPI_COMM_WORLD, 1 );
-    }
-    Kokkos::finalize();
-    int global = 0;
-    MPI_Allreduce( &rc, &global, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD );
+    rc = morula::bench::mpi::run_on_rank_device( argc, argv, [&]( int device_id ) {
+        return dist_bench::run_all( Kokkos::DefaultExecutionSpace(), set, device_id );
+    } );
     MPI_Finalize();
-    return global;
+    return rc;
 }

@@ -151,8 +151,8 @@ class DistributedLatticeDiffusion
         m_window = w;
         if ( !alone && m_transport == Transport::staged )
         {
-            m_host_send = host_sites( "lattice_halo_send", 2 * ghost_planes * m_plane );
-            m_host_recv = host_sites( "lattice_halo_recv", 2 * ghost_planes * m_plane );
+            m_host_send = staging_sites( "lattice_halo_send", 2 * ghost_planes * m_plane );
+            m_host_recv = staging_sites( "lattice_halo_recv", 2 * ghost_planes * m_plane );
         }
         exchange_planes( exec, window.sites(), ghost_planes, true, true ); // types and particles of the ghosts
 
@@ -333,6 +333,7 @@ class DistributedLatticeDiffusion
 
   private:
     using device_sites = Kokkos::View<lattice::site_word*, memory_space>;
+    using staging_sites = Kokkos::View<lattice::site_word*, compat::HostPinnedSpace>;
     static constexpr int tag_up = 11;   // planes sent to the upper neighbour (its ghosts below)
     static constexpr int tag_down = 12; // planes sent to the lower neighbour (its ghosts above)
 
@@ -588,7 +589,7 @@ class DistributedLatticeDiffusion
     bool m_tracking = false;
     std::vector<int> m_species_of_tracer;
     std::optional<engine_type> m_engine;
-    host_sites m_host_send, m_host_recv;
+    staging_sites m_host_send, m_host_recv; // page-locked on GPU backends
     Kokkos::View<std::uint64_t*, memory_space> m_log_sites;
     Kokkos::View<std::uint32_t*, memory_space> m_log_codes;
     Kokkos::View<std::uint64_t*, Kokkos::HostSpace> m_host_log_sites;

@@ -8,6 +8,7 @@
 #define MORULA_PARALLEL_DETAIL_EXCHANGE_HPP
 
 #include <morula/core/Error.hpp>
+#include <morula/core/KokkosCompat.hpp>
 #include <morula/core/SoA.hpp>
 #include <morula/parallel/Transport.hpp>
 
@@ -15,8 +16,10 @@
 
 #include <mpi.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstddef>
+#include <utility>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -110,7 +113,7 @@ void unpack_rows( const ExecutionSpace& exec, std::size_t n, const BufferView& b
 
 /*!
   \brief Reusable message storage: one device byte buffer for the send rows and one for the receive rows,
-  plus host copies of both used only by Transport::staged.
+  plus host copies of both (page-locked on GPU backends) used only by Transport::staged.
 
   Every buffer grows (never shrinks) when a request exceeds its capacity, so a halo update or a
   migration that moves no more rows than an earlier one allocates nothing: on a GPU each allocation is
@@ -124,7 +127,8 @@ class MessageBuffers
 {
   public:
     using memory_space = MemorySpace;
-    using host_space = Kokkos::HostSpace;
+    //! Page-locked when the backend has it: staging copies then run at the link's speed.
+    using host_space = compat::HostPinnedSpace;
 
     //! `rows` rows of a field of type T (T or T[N]) over buffer storage: LayoutRight, so that a run of
     //! rows is one contiguous block and one message.
@@ -258,28 +262,106 @@ inline void post_and_wait( MPI_Comm comm, const CommPlan& plan, int tag_offset, 
     MPI_Waitall( static_cast<int>( requests.size() ), requests.data(), MPI_STATUSES_IGNORE );
 }
 
-//! Exchanges the send rows of `buffers` (rows of `row_bytes`) into its receive rows following `plan`,
-//! staged through the host copies when the transport says so.
+//! The messages of `plan` between this rank and itself, paired as MPI would match them (same tag,
+//! in order), and the plan without them.
+inline std::pair<std::vector<std::pair<Message, Message>>, CommPlan> split_self_messages( MPI_Comm comm,
+                                                                                         const CommPlan& plan )
+{
+    int me = 0;
+    MPI_Comm_rank( comm, &me );
+    std::vector<std::pair<Message, Message>> self;
+    CommPlan remote;
+    remote.send_rows = plan.send_rows;
+    remote.recv_rows = plan.recv_rows;
+    std::vector<bool> used( plan.sends.size(), false );
+    for ( const auto& r : plan.recvs )
+    {
+        if ( r.rank != me || r.count == 0 )
+        {
+            if ( r.count )
+                remote.recvs.push_back( r );
+            continue;
+        }
+        bool found = false;
+        for ( std::size_t k = 0; k < plan.sends.size() && !found; ++k )
+            if ( !used[k] && plan.sends[k].rank == me && plan.sends[k].tag == r.tag && plan.sends[k].count == r.count )
+            {
+                used[k] = true;
+                found = true;
+                self.emplace_back( plan.sends[k], r );
+            }
+        if ( !found )
+            throw core::CapacityError( core::detail::concat( "parallel: a message of ", r.count,
+                                                             " rows from this rank to itself (tag ", r.tag,
+                                                             ") has no matching send" ) );
+    }
+    for ( std::size_t k = 0; k < plan.sends.size(); ++k )
+        if ( !used[k] && plan.sends[k].count )
+        {
+            if ( plan.sends[k].rank == me )
+                throw core::CapacityError( core::detail::concat( "parallel: a message of ", plan.sends[k].count,
+                                                                 " rows from this rank to itself (tag ",
+                                                                 plan.sends[k].tag, ") has no matching receive" ) );
+            remote.sends.push_back( plan.sends[k] );
+        }
+    return { self, remote };
+}
+
+//! The row ranges [begin, end) the messages cover, merged where they touch: what staging copies.
+inline std::vector<std::pair<std::size_t, std::size_t>> message_runs( const std::vector<Message>& messages )
+{
+    std::vector<std::pair<std::size_t, std::size_t>> runs;
+    for ( const auto& m : messages )
+        runs.emplace_back( m.offset, m.offset + m.count );
+    std::sort( runs.begin(), runs.end() );
+    std::vector<std::pair<std::size_t, std::size_t>> merged;
+    for ( const auto& r : runs )
+        if ( !merged.empty() && r.first <= merged.back().second )
+            merged.back().second = std::max( merged.back().second, r.second );
+        else
+            merged.push_back( r );
+    return merged;
+}
+
+/*!
+  \brief Exchanges the send rows of `buffers` (rows of `row_bytes`) into its receive rows following `plan`.
+
+  Messages from this rank to itself (one or two ranks along a periodic axis) never reach MPI: their rows
+  are copied from the send to the receive buffer on the device. With Transport::staged only the rows of
+  the other messages go through the (page-locked) host copies, one copy per contiguous run of rows, so
+  rows that stay (migrate()'s stayers) or go to this rank are never staged.
+*/
 template <class ExecutionSpace, class MemorySpace>
 void exchange_buffers( const ExecutionSpace& exec, MPI_Comm comm, const CommPlan& plan, int tag_offset,
                        int tag_stride, std::size_t row_bytes, MessageBuffers<MemorySpace>& buffers,
                        Transport transport )
 {
-    exec.fence(); // the pack kernels must have finished before MPI reads the buffers
     const std::size_t send_bytes = plan.send_rows * row_bytes;
     const std::size_t recv_bytes = plan.recv_rows * row_bytes;
     const auto send = buffers.send_bytes( send_bytes );
     const auto recv = buffers.recv_bytes( recv_bytes );
+    const auto [self, remote] = split_self_messages( comm, plan );
+    auto rows = [row_bytes]( const auto& view, std::size_t first, std::size_t count ) {
+        return Kokkos::subview( view, Kokkos::make_pair( first * row_bytes, ( first + count ) * row_bytes ) );
+    };
+    for ( const auto& [s, r] : self )
+        Kokkos::deep_copy( exec, rows( recv, r.offset, r.count ), rows( send, s.offset, s.count ) );
     if ( transport == Transport::staged )
     {
         const auto hsend = buffers.host_send_bytes( send_bytes );
         const auto hrecv = buffers.host_recv_bytes( recv_bytes );
-        Kokkos::deep_copy( hsend, send );
-        post_and_wait( comm, plan, tag_offset, tag_stride, row_bytes, hsend.data(), hrecv.data() );
-        Kokkos::deep_copy( recv, hrecv );
+        for ( const auto& [first, last] : message_runs( remote.sends ) )
+            Kokkos::deep_copy( exec, rows( hsend, first, last - first ), rows( send, first, last - first ) );
+        exec.fence(); // the pack kernels and the copies must be done before MPI reads the host rows
+        post_and_wait( comm, remote, tag_offset, tag_stride, row_bytes, hsend.data(), hrecv.data() );
+        for ( const auto& [first, last] : message_runs( remote.recvs ) )
+            Kokkos::deep_copy( exec, rows( recv, first, last - first ), rows( hrecv, first, last - first ) );
     }
     else
-        post_and_wait( comm, plan, tag_offset, tag_stride, row_bytes, send.data(), recv.data() );
+    {
+        exec.fence(); // the pack kernels must have finished before MPI reads the buffers
+        post_and_wait( comm, remote, tag_offset, tag_stride, row_bytes, send.data(), recv.data() );
+    }
 }
 
 /*!
