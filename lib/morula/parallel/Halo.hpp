@@ -73,25 +73,54 @@ void halo_masks( const ExecutionSpace& exec, std::size_t n, const HaloSendRule<S
 }
 
 /*!
-  \brief One exclusive scan over (slot, particle) pairs, slot-major: offsets(s) is the first export
-  row of slot s, offsets(26) the total. With `fill`, export row r gets its particle and slot.
+  \brief The particles with a non-empty mask (those near a face), in particle order: boundary(j) for
+  j < count(0). One scan over the particles, so that the export scan below runs over these few
+  (a surface's worth) rather than over every particle 26 times.
+*/
+template <class ExecutionSpace, class MaskView, class IndexView, class CountView>
+void halo_boundary_particles( const ExecutionSpace& exec, std::size_t n, const MaskView& mask,
+                              const IndexView& boundary, const CountView& count )
+{
+    Kokkos::parallel_scan(
+        "morula::parallel::halo_boundary_particles", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, n ),
+        KOKKOS_LAMBDA( const std::size_t i, int& update, const bool final ) {
+            const int flag = mask( i ) != 0u;
+            if ( final )
+            {
+                if ( flag )
+                    boundary( update ) = static_cast<int>( i );
+                if ( i + 1 == n )
+                    count( 0 ) = update + flag;
+            }
+            update += flag;
+        } );
+}
+
+/*!
+  \brief One exclusive scan over (slot, boundary particle) pairs, slot-major: offsets(s) is the first
+  export row of slot s, offsets(26) the total. With `fill`, export row r gets its particle and slot.
   Atomics-free and deterministic: rows are in slot order, then particle order.
 */
 template <class ExecutionSpace, class MaskView, class OffsetView, class IndexView>
-void halo_export_scan( const ExecutionSpace& exec, std::size_t n, const MaskView& mask,
-                       const OffsetView& offsets, bool fill, const IndexView& index,
+void halo_export_scan( const ExecutionSpace& exec, std::size_t m, const IndexView& boundary,
+                       const MaskView& mask, const OffsetView& offsets, bool fill, const IndexView& index,
                        const IndexView& slot )
 {
-    const std::size_t total = n * num_directions;
+    const std::size_t total = m * num_directions;
+    if ( total == 0 )
+    {
+        Kokkos::deep_copy( exec, offsets, 0 );
+        return;
+    }
     Kokkos::parallel_scan(
         "morula::parallel::halo_export_scan", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, total ),
         KOKKOS_LAMBDA( const std::size_t k, int& update, const bool final ) {
-            const int s = static_cast<int>( k / n );
-            const std::size_t i = k % n;
+            const int s = static_cast<int>( k / m );
+            const std::size_t i = static_cast<std::size_t>( boundary( k % m ) );
             const int flag = ( mask( i ) >> s ) & 1u;
             if ( final )
             {
-                if ( i == 0 )
+                if ( k % m == 0 )
                     offsets( s ) = update;
                 if ( fill && flag )
                 {
@@ -114,8 +143,9 @@ void halo_export_scan( const ExecutionSpace& exec, std::size_t n, const MaskView
   - marks, per particle on the device, the directions it goes to: per axis -1 if it lies within the
     halo width of the low face (x < lo + h) and a neighbour exists that way, +1 likewise for the high
     face (x >= hi - h), 0 always; every combination but (0, 0, 0);
-  - builds the export lists by one exclusive scan over (direction, particle): rows in direction order,
-    then particle order, no atomics;
+  - compacts the particles with a non-empty mask (one scan), then builds the export lists by one
+    exclusive scan over (direction, compacted particle): rows in direction order, then particle order,
+    no atomics;
   - exchanges the counts with each neighbour (non-blocking), then every field of the SoA, one message
     per direction and field: positions get the direction's periodic shift added on the device;
   - resizes the SoA to n_owned + num_ghosts() and writes the ghosts behind the owned particles, ordered
@@ -231,11 +261,19 @@ class Halo
         Kokkos::View<int*, MemorySpace> offsets( "morula::parallel::halo_offsets", num_directions + 1 );
         Kokkos::View<std::uint32_t*, MemorySpace> mask(
             Kokkos::view_alloc( Kokkos::WithoutInitializing, "morula::parallel::halo_mask" ), n );
+        Kokkos::View<int*, MemorySpace> boundary(
+            Kokkos::view_alloc( Kokkos::WithoutInitializing, "morula::parallel::halo_boundary" ), n );
+        Kokkos::View<int*, MemorySpace> boundary_count( "morula::parallel::halo_boundary_count", 1 );
+        std::size_t m = 0;
         if ( n > 0 )
         {
             detail::halo_masks( exec, n, rule, x, mask );
-            detail::halo_export_scan( exec, n, mask, offsets, false, m_export_index, m_export_slot );
+            detail::halo_boundary_particles( exec, n, mask, boundary, boundary_count );
+            int h_m = 0;
+            Kokkos::deep_copy( h_m, Kokkos::subview( boundary_count, 0 ) );
+            m = static_cast<std::size_t>( h_m );
         }
+        detail::halo_export_scan( exec, m, boundary, mask, offsets, false, m_export_index, m_export_slot );
         auto h_offsets = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), offsets );
         const std::size_t n_export = static_cast<std::size_t>( h_offsets( num_directions ) );
         m_export_index = Kokkos::View<int*, MemorySpace>(
@@ -245,7 +283,7 @@ class Halo
             Kokkos::view_alloc( Kokkos::WithoutInitializing, "morula::parallel::halo_export_slot" ),
             n_export );
         if ( n_export > 0 )
-            detail::halo_export_scan( exec, n, mask, offsets, true, m_export_index, m_export_slot );
+            detail::halo_export_scan( exec, m, boundary, mask, offsets, true, m_export_index, m_export_slot );
 
         m_shift = Kokkos::View<Scalar* [3], MemorySpace>( "morula::parallel::halo_shift", num_directions );
         auto h_shift = Kokkos::create_mirror_view( m_shift );
