@@ -9,7 +9,7 @@ import sys
 
 PHASES = ["migration", "halo_build", "halo_update", "sort", "grid", "forces", "move",
           "halo_and_migration", "compute", "total"]
-LATTICE_PHASES = ["passes", "halo", "overflow", "communication", "total", "wall"]
+LATTICE_PHASES = ["passes", "halo", "sync", "overflow", "communication", "total", "wall"]
 TRANSPORTS = {"host memory", "GPU-aware", "staged through host"}
 
 

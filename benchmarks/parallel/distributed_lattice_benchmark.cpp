@@ -10,8 +10,9 @@
 // particle when the hashed RNG of (g, k) is below occupancy / slots (slots filled in order), so the
 // lattice is the same for any rank count and no rank holds the whole lattice. One run: --warmup-steps
 // untimed steps, then --steps steps; DistributedLatticeDiffusion times its phases (fenced): the passes,
-// the one-plane halo exchanges, and the overflow handling (MPI_Allgather of the counts after every pass,
-// the turns of the ranks with entries, their three-plane bands). Per-step means of each rank are reduced
+// the one-plane halo exchanges, the MPI_Allgather of the overflow counts after every pass (sync: where a
+// rank waits for the others' passes) and the overflow placement (the turns of the ranks with entries,
+// their three-plane bands). Per-step means of each rank are reduced
 // over the ranks (max and mean), and the median over --runs runs is reported, with the
 // communication share of the step, bytes sent per rank per step and the transport.
 #include "MpiBenchmarkUtils.hpp"
@@ -121,6 +122,7 @@ RankSample one_run( const ExecutionSpace& exec, const Settings& set, const lat::
     RankSample r;
     r.phase["passes"] = t.passes / steps;
     r.phase["halo"] = t.halo / steps;
+    r.phase["sync"] = t.sync / steps;
     r.phase["overflow"] = t.overflow / steps;
     r.phase["communication"] = t.communication() / steps;
     r.phase["total"] = t.total() / steps;
@@ -139,7 +141,7 @@ nlohmann::json run_case( const ExecutionSpace& exec, const Settings& set )
     const bool weak = set.nz_per_rank > 0;
     const int nz = weak ? set.nz_per_rank * size : set.nz_total;
     const lat::LatticeShape whole( set.nx, set.ny, nz, lat::LatticeBoundary::periodic );
-    const char* names[] = { "passes", "halo", "overflow", "communication", "total", "wall" };
+    const char* names[] = { "passes", "halo", "sync", "overflow", "communication", "total", "wall" };
     std::map<std::string, Stats> max_stats, mean_stats;
     Stats share_max_rank, bytes_mean, events, entries;
     std::string transport;
@@ -172,13 +174,13 @@ nlohmann::json run_case( const ExecutionSpace& exec, const Settings& set )
     const double t_step = max_stats["total"].median();
     const double sites = double( whole.sites() );
     std::printf( "%s %d ranks, %d x %d x %d (%s), %d slots, occupancy %.4f, %s: step %.3f ms (max over ranks; "
-                 "wall %.3f), passes %.3f, halo %.3f, overflow %.3f ms; communication %.1f%% of the step (largest "
+                 "wall %.3f), passes %.3f, halo %.3f, sync %.3f, overflow %.3f ms; communication %.1f%% of the step (largest "
                  "rank share); %.3g site updates/s; %.3g bytes sent/rank/step; %.2f overflow events/step, %.1f "
                  "entries/step; transport: %s\n",
                  weak ? "weak" : "strong", size, whole.nx, whole.ny, whole.nz,
                  weak ? "nz per rank x ranks" : "total", Slots, set.occupancy, set.scheme.c_str(), 1e3 * t_step,
                  1e3 * max_stats["wall"].median(), 1e3 * max_stats["passes"].median(), 1e3 * max_stats["halo"].median(),
-                 1e3 * max_stats["overflow"].median(), 100 * share_max_rank.median(), sites / t_step,
+                 1e3 * max_stats["sync"].median(), 1e3 * max_stats["overflow"].median(), 100 * share_max_rank.median(), sites / t_step,
                  bytes_mean.median(), events.median(), entries.median(), transport.c_str() );
     return { { "scaling", weak ? "weak" : "strong" },
              { "ranks", size },
@@ -194,8 +196,9 @@ nlohmann::json run_case( const ExecutionSpace& exec, const Settings& set )
              { "steps", set.steps },
              { "warmup_steps", set.warmup_steps },
              { "note", "per-step seconds of each rank (fenced phases, no barriers), reduced over ranks (max, "
-                       "mean); statistics over runs. communication = halo + overflow; total = passes + "
-                       "communication; wall = the rank's wall time of the timed steps" },
+                       "mean); statistics over runs. communication = halo + sync + overflow (sync: the "
+                       "MPI_Allgather of overflow counts after each pass, where a rank waits for the slower "
+                       "ranks' passes); total = passes + communication; wall = the rank's wall time of the timed steps" },
              { "phases", phases },
              { "site_updates_per_s", sites / t_step },
              { "communication_share", { { "largest_rank_share_median", share_max_rank.median() } } },

@@ -50,14 +50,16 @@ struct LatticeStepTimes
 {
     double passes = 0;    //!< the split or fused passes (kernels only)
     double halo = 0;      //!< one-plane ghost exchanges before each z or fused pass
-    double overflow = 0;  //!< overflow counts (MPI_Allgather), placement pipeline, log broadcast, replay
+    double sync = 0;      //!< the MPI_Allgather of the overflow counts after every pass: where a rank
+                          //!< waits for slower ones (their passes), so mostly imbalance
+    double overflow = 0;  //!< placing overflowed particles: ghost bands, turns, broadcasts, replays
     long long steps = 0;
     long long halo_bytes = 0;          //!< bytes this rank sent in ghost-plane exchanges (all depths)
     long long overflow_events = 0;     //!< passes after which some rank had overflowed particles
     long long overflow_entries = 0;    //!< particles placed from overflow lists, over all ranks
     long long overflow_scans = 0;      //!< of those, placed by the index-order scan over all slabs
-    double communication() const { return halo + overflow; }
-    double total() const { return passes + halo + overflow; }
+    double communication() const { return halo + sync + overflow; }
+    double total() const { return passes + communication(); }
 };
 
 /*!
@@ -432,7 +434,11 @@ class DistributedLatticeDiffusion
         }
         unsigned long long mine = m_engine->pending_overflows( exec );
         std::vector<unsigned long long> counts( m_size );
+        const auto t0 = std::chrono::steady_clock::now();
         MPI_Allgather( &mine, 1, MPI_UNSIGNED_LONG_LONG, counts.data(), 1, MPI_UNSIGNED_LONG_LONG, m_comm );
+        const double sync = std::chrono::duration<double>( std::chrono::steady_clock::now() - t0 ).count();
+        m_times.sync += sync;
+        m_times.overflow -= sync; // the caller times the whole of place_overflow() as overflow
         unsigned long long total = 0, largest = 0;
         for ( auto c : counts )
         {

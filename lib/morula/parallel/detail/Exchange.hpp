@@ -172,6 +172,21 @@ class MessageBuffers
         return bytes_view<host_space>( grow( m_host_recv, bytes, "morula::parallel::host_recv" ), bytes );
     }
 
+    //! Room on the device for `n` (source byte, destination byte, bytes) entries of the self-copy table,
+    //! and its host mirror (both grow only).
+    std::pair<Kokkos::View<std::size_t* [3], Kokkos::LayoutRight, MemorySpace>,
+              typename Kokkos::View<std::size_t* [3], Kokkos::LayoutRight, MemorySpace>::HostMirror>
+    copy_table( std::size_t n )
+    {
+        if ( m_copy_table.extent( 0 ) < n )
+        {
+            m_copy_table = Kokkos::View<std::size_t* [3], Kokkos::LayoutRight, MemorySpace>(
+                "morula::parallel::self_copy_table", n + n / 4 );
+            m_copy_table_host = Kokkos::create_mirror_view( m_copy_table );
+        }
+        return { m_copy_table, m_copy_table_host };
+    }
+
     //! Bytes allocated, device and host buffers together (grows only).
     std::size_t capacity_bytes() const
     {
@@ -226,7 +241,34 @@ class MessageBuffers
     Kokkos::View<unsigned char*, Kokkos::LayoutRight, MemorySpace> m_recv;
     Kokkos::View<unsigned char*, Kokkos::LayoutRight, host_space> m_host_send;
     Kokkos::View<unsigned char*, Kokkos::LayoutRight, host_space> m_host_recv;
+    Kokkos::View<std::size_t* [3], Kokkos::LayoutRight, MemorySpace> m_copy_table;
+    typename Kokkos::View<std::size_t* [3], Kokkos::LayoutRight, MemorySpace>::HostMirror m_copy_table_host;
 };
+
+/*!
+  \brief recv[dst_i + b] = send[src_i + b] for every entry i = (src_i, dst_i, first_i) of `table` and
+  every byte b of it, in one kernel over all `total` bytes: entry i covers flat bytes [first_i,
+  first_(i+1)), found by binary search. Free function: nvcc rejects extended lambdas elsewhere.
+*/
+template <class ExecutionSpace, class Table, class Bytes>
+void copy_table_bytes( const ExecutionSpace& exec, const Table& table, std::size_t entries, std::size_t total,
+                       const Bytes& send, const Bytes& recv )
+{
+    Kokkos::parallel_for(
+        "morula::parallel::copy_self_messages", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, total ),
+        KOKKOS_LAMBDA( const std::size_t k ) {
+            // table(i, 2) = first byte of entry i in the flat range; find the last entry starting <= k
+            std::size_t lo = 0, hi = entries;
+            while ( hi - lo > 1 )
+            {
+                const std::size_t mid = ( lo + hi ) / 2;
+                if ( table( mid, 2 ) <= k ) lo = mid;
+                else hi = mid;
+            }
+            const std::size_t b = k - table( lo, 2 );
+            recv( table( lo, 1 ) + b ) = send( table( lo, 0 ) + b );
+        } );
+}
 
 //! Posts every receive, then every send, of `plan` on the given (host- or MPI-accessible) buffers of
 //! rows of `row_bytes` bytes and waits for all. MPI tag of a message: tag_offset + message.tag * tag_stride.
@@ -327,7 +369,7 @@ inline std::vector<std::pair<std::size_t, std::size_t>> message_runs( const std:
   \brief Exchanges the send rows of `buffers` (rows of `row_bytes`) into its receive rows following `plan`.
 
   Messages from this rank to itself (one or two ranks along a periodic axis) never reach MPI: their rows
-  are copied from the send to the receive buffer on the device. With Transport::staged only the rows of
+  are copied from the send to the receive buffer on the device, all of them in one kernel. With Transport::staged only the rows of
   the other messages go through the (page-locked) host copies, one copy per contiguous run of rows, so
   rows that stay (migrate()'s stayers) or go to this rank are never staged.
 */
@@ -344,8 +386,22 @@ void exchange_buffers( const ExecutionSpace& exec, MPI_Comm comm, const CommPlan
     auto rows = [row_bytes]( const auto& view, std::size_t first, std::size_t count ) {
         return Kokkos::subview( view, Kokkos::make_pair( first * row_bytes, ( first + count ) * row_bytes ) );
     };
-    for ( const auto& [s, r] : self )
-        Kokkos::deep_copy( exec, rows( recv, r.offset, r.count ), rows( send, s.offset, s.count ) );
+    // Messages to this rank: one kernel for all of them (26 of them with one rank in a periodic box;
+    // a copy each would cost a launch each).
+    if ( !self.empty() )
+    {
+        auto [table, host_table] = buffers.copy_table( self.size() );
+        std::size_t total = 0;
+        for ( std::size_t i = 0; i < self.size(); ++i )
+        {
+            host_table( i, 0 ) = self[i].first.offset * row_bytes;
+            host_table( i, 1 ) = self[i].second.offset * row_bytes;
+            host_table( i, 2 ) = total;
+            total += self[i].first.count * row_bytes;
+        }
+        Kokkos::deep_copy( exec, table, host_table );
+        copy_table_bytes( exec, table, self.size(), total, send, recv );
+    }
     if ( transport == Transport::staged )
     {
         const auto hsend = buffers.host_send_bytes( send_bytes );
