@@ -78,6 +78,18 @@ void migration_keys( const ExecutionSpace& exec, std::size_t n, const CartesianO
         } );
 }
 
+//! Particles whose owner (key >> 32) is not `me`.
+template <class ExecutionSpace, class KeyView>
+std::size_t count_leavers( const ExecutionSpace& exec, std::size_t n, const KeyView& key, int me )
+{
+    std::size_t leavers = 0;
+    Kokkos::parallel_reduce(
+        "morula::parallel::migration_count_leavers", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, n ),
+        KOKKOS_LAMBDA( const std::size_t i, std::size_t& c ) { c += static_cast<int>( key( i ) >> 32 ) != me; },
+        leavers );
+    return leavers;
+}
+
 //! offsets(r) = first sorted key whose rank is >= r, r <= nranks (binary search per rank); idx = key's
 //! particle index.
 template <class ExecutionSpace, class KeyView, class OffsetView, class IndexView>
@@ -107,12 +119,12 @@ void migration_segments( const ExecutionSpace& exec, std::size_t n, int nranks, 
 
 template <class ExecutionSpace, class SoAType, class IndexView, class MemorySpace, std::size_t... I>
 void migrate_fields( const ExecutionSpace& exec, MPI_Comm comm, const CommPlan& plan, KeptRows stayers,
-                     const SoAType& soa, const IndexView& idx, Transport transport,
+                     std::size_t arrivals_at, const SoAType& soa, const IndexView& idx, Transport transport,
                      MessageBuffers<MemorySpace>& buffers, std::index_sequence<I...> )
 {
     // Stayers are packed with the leavers (in destination order) and written back to the front,
-    // followed by the arrivals.
-    ( ( exchange_field<I>( exec, comm, plan, 0, soa, idx, stayers.count, transport, buffers, stayers ),
+    // followed by the arrivals at row arrivals_at (when nobody left, the stayers never moved).
+    ( ( exchange_field<I>( exec, comm, plan, 0, soa, idx, arrivals_at, transport, buffers, stayers ),
         exec.fence() ),
       ... );
 }
@@ -243,23 +255,36 @@ MigrationResult migrate( const ExecutionSpace& exec, const CartesianDecompositio
     const auto& idx = workspace.index;
     const auto offsets =
         Kokkos::subview( workspace.offsets, std::make_pair( std::size_t( 0 ), std::size_t( nranks ) + 1 ) );
+    // Usually nobody leaves most ranks (always so on one rank): then the particles stay where they are,
+    // in their order, and neither the sort nor the packing of every field is needed.
+    std::size_t leavers = 0;
     if ( n > 0 )
     {
         detail::migration_keys( exec, n, decomposition.owner(), particles.template get<0>(), key );
-        compat::sort( exec, Kokkos::subview( key, std::make_pair( std::size_t( 0 ), n ) ) );
+        leavers = detail::count_leavers( exec, n, key, me );
     }
-    detail::migration_segments( exec, n, nranks, key, offsets, idx );
-    auto h_off = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), offsets );
-
-    std::vector<int> send_count( nranks ), recv_count( nranks );
-    for ( int r = 0; r < nranks; ++r )
-        send_count[r] = static_cast<int>( h_off( r + 1 ) - h_off( r ) );
+    std::vector<int> send_count( nranks, 0 ), recv_count( nranks );
+    auto h_off = Kokkos::create_mirror_view( offsets );
+    if ( leavers > 0 )
+    {
+        compat::sort( exec, Kokkos::subview( key, std::make_pair( std::size_t( 0 ), n ) ) );
+        detail::migration_segments( exec, n, nranks, key, offsets, idx );
+        Kokkos::deep_copy( h_off, offsets );
+        for ( int r = 0; r < nranks; ++r )
+            send_count[r] = static_cast<int>( h_off( r + 1 ) - h_off( r ) );
+    }
+    else
+    {
+        send_count[me] = static_cast<int>( n );
+        for ( int r = 0; r <= nranks; ++r )
+            h_off( r ) = r <= me ? 0 : n; // every particle in this rank's segment, already in place
+    }
     MigrationResult result;
     result.neighbor_counts =
         detail::exchange_migration_counts( decomposition, counts, send_count, recv_count );
 
     detail::CommPlan plan;
-    plan.send_rows = n;
+    plan.send_rows = leavers > 0 ? n : 0; // without leavers nothing is packed: the stayers are in place
     result.transport = select_transport<memory_space>();
     for ( int r = 0; r < nranks; ++r )
     {
@@ -279,8 +304,10 @@ MigrationResult migrate( const ExecutionSpace& exec, const CartesianDecompositio
 
     // Growing keeps entries [0, n): every field is packed from them before being overwritten.
     particles.resize( result.num_owned > n ? result.num_owned : n );
-    detail::migrate_fields( exec, decomposition.comm(), plan,
-                            detail::KeptRows{ static_cast<std::size_t>( h_off( me ) ), n_stay }, particles,
+    // Without leavers the stayers are rows [0, n) already: nothing to keep from the send buffer.
+    const detail::KeptRows kept = leavers > 0 ? detail::KeptRows{ static_cast<std::size_t>( h_off( me ) ), n_stay }
+                                              : detail::KeptRows{ 0, 0 };
+    detail::migrate_fields( exec, decomposition.comm(), plan, kept, n_stay, particles,
                             idx, result.transport, workspace.buffers,
                             std::make_index_sequence<SoAType::num_fields>{} );
     particles.resize( result.num_owned );
