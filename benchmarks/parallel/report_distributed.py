@@ -105,13 +105,15 @@ def plot(mech, lat, png, note):
                 v = 1e3 * r[key]
                 ax.bar(i, v, bottom=b, color=color, label=name if i == 0 else None)
                 b += v
-            ax.text(i, b * 1.01, f"{b:.1f} ms\n{100 * r['share']:.0f}% comm", ha="center", va="bottom", fontsize=8)
+            # the step's own median (phases are medians of per-rank maxima: they need not add up to it)
+            ax.text(i, b * 1.01, f"{1e3 * r['total']:.1f} ms\n{100 * r['share']:.0f}% comm", ha="center",
+                    va="bottom", fontsize=8)
             bottoms.append(b)
         ax.set_xticks(range(len(labels)))
         ax.set_xticklabels(labels, fontsize=8)
         ax.set_ylabel("ms per step (slowest rank)")
         ax.set_title(title)
-        ax.set_ylim(0, 1.25 * max(bottoms) if bottoms else 1)
+        ax.set_ylim(0, 1.5 * max(bottoms) if bottoms else 1)
         ax.legend(fontsize=8, loc="upper left")
     fig.suptitle(note, fontsize=10)
     fig.tight_layout()
