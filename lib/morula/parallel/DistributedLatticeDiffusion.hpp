@@ -244,9 +244,13 @@ class DistributedLatticeDiffusion
     {
         if ( !m_tracking )
             throw core::InputError( "DistributedLatticeDiffusion: displacements need tracer codes" );
+        // The reduction runs over the raw array, so both sides need the device View's layout (LayoutLeft
+        // on GPUs); the result is then handed out in the host's default layout.
         auto local = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), m_engine->displacements() );
-        Kokkos::View<int* [3], Kokkos::HostSpace> all( "lattice_displacement_sum", local.extent( 0 ) );
-        MPI_Allreduce( local.data(), all.data(), int( 3 * local.extent( 0 ) ), MPI_INT, MPI_SUM, m_comm );
+        decltype( local ) sum( "lattice_displacement_sum", local.extent( 0 ) );
+        MPI_Allreduce( local.data(), sum.data(), int( 3 * local.extent( 0 ) ), MPI_INT, MPI_SUM, m_comm );
+        Kokkos::View<int* [3], Kokkos::HostSpace> all( "lattice_displacements", local.extent( 0 ) );
+        Kokkos::deep_copy( all, sum );
         return all;
     }
 

@@ -181,7 +181,9 @@ struct SplitPass
         const std::size_t plane = std::size_t( nx ) * std::size_t( ny );
         const std::size_t column = std::size_t( x ) + std::size_t( nx ) * std::size_t( y );
         const std::size_t d = column + plane * std::size_t( p );
-        const std::size_t offset = global_offset( window, p, plane );
+        // One rank (the whole lattice): local and global indices coincide, and the arithmetic below is
+        // that of a single lattice; the branch is uniform over the launch.
+        const std::size_t offset = window.whole ? 0 : global_offset( window, p, plane );
         const site_word wd = in( d );
         const std::uint32_t td = layout::type( wd );
         SiteBuilder<Slots, MemorySpace> site{ layout::empty_site( td ) };
@@ -195,19 +197,32 @@ struct SplitPass
         std::size_t lower = d, upper = d, g_lower = 0, g_upper = 0;
         if constexpr ( Axis == 2 )
         {
-            const int pl = window.neighbor( p, -1 );
-            const int pu = window.neighbor( p, 1 );
-            has_lower = pl >= 0;
-            has_upper = pu >= 0;
-            if ( has_lower )
+            if ( window.whole )
             {
-                lower = column + plane * std::size_t( pl );
-                g_lower = lower + global_offset( window, pl, plane );
+                const int n = window.nz;
+                has_lower = p > 0 || window.periodic;
+                has_upper = p < n - 1 || window.periodic;
+                lower = p > 0 ? d - plane : d + std::size_t( n - 1 ) * plane;
+                upper = p < n - 1 ? d + plane : d - std::size_t( n - 1 ) * plane;
+                g_lower = lower;
+                g_upper = upper;
             }
-            if ( has_upper )
+            else
             {
-                upper = column + plane * std::size_t( pu );
-                g_upper = upper + global_offset( window, pu, plane );
+                const int pl = window.neighbor( p, -1 );
+                const int pu = window.neighbor( p, 1 );
+                has_lower = pl >= 0;
+                has_upper = pu >= 0;
+                if ( has_lower )
+                {
+                    lower = column + plane * std::size_t( pl );
+                    g_lower = lower + global_offset( window, pl, plane );
+                }
+                if ( has_upper )
+                {
+                    upper = column + plane * std::size_t( pu );
+                    g_upper = upper + global_offset( window, pu, plane );
+                }
             }
         }
         else
