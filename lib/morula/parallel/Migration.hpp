@@ -47,8 +47,8 @@ enum class CountExchange : int
 };
 
 /*!
-  \brief Storage that migrate() reuses across calls: the message buffers and the per-particle sort
-  keys, indices and per-rank offsets. Everything grows only, so migrations of no more particles than
+  \brief Storage that migrate() reuses across calls: the message buffers, the per-particle keys and
+  send-row indices, and the leavers' keys. Everything grows only, so migrations of no more particles than
   an earlier one allocate no device memory. Keep one per particle set (e.g. as a member).
 */
 template <class MemorySpace>
@@ -56,8 +56,8 @@ struct MigrationWorkspace
 {
     detail::MessageBuffers<MemorySpace> buffers;
     Kokkos::View<std::uint64_t*, MemorySpace> key;
+    Kokkos::View<std::uint64_t*, MemorySpace> leaver_key; //!< the keys of the particles that leave
     Kokkos::View<int*, MemorySpace> index;
-    Kokkos::View<std::size_t*, MemorySpace> offsets;
 };
 
 namespace detail
@@ -78,42 +78,53 @@ void migration_keys( const ExecutionSpace& exec, std::size_t n, const CartesianO
         } );
 }
 
-//! Particles whose owner (key >> 32) is not `me`.
+//! Particles whose owner (key >> 32) is below `me` (below = true) or above it.
 template <class ExecutionSpace, class KeyView>
-std::size_t count_leavers( const ExecutionSpace& exec, std::size_t n, const KeyView& key, int me )
+std::size_t count_leavers( const ExecutionSpace& exec, std::size_t n, const KeyView& key, int me, bool below )
 {
     std::size_t leavers = 0;
     Kokkos::parallel_reduce(
         "morula::parallel::migration_count_leavers", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, n ),
-        KOKKOS_LAMBDA( const std::size_t i, std::size_t& c ) { c += static_cast<int>( key( i ) >> 32 ) != me; },
+        KOKKOS_LAMBDA( const std::size_t i, std::size_t& c ) {
+            const int r = static_cast<int>( key( i ) >> 32 );
+            c += below ? r < me : r > me;
+        },
         leavers );
     return leavers;
 }
 
-//! offsets(r) = first sorted key whose rank is >= r, r <= nranks (binary search per rank); idx = key's
-//! particle index.
-template <class ExecutionSpace, class KeyView, class OffsetView, class IndexView>
-void migration_segments( const ExecutionSpace& exec, std::size_t n, int nranks, const KeyView& key,
-                         const OffsetView& offsets, const IndexView& idx )
+/*!
+  \brief One stable partition scan: the keys of the leavers go to leaver_key[0, leavers) in particle
+  order, and the stayers' indices to idx[first_stay, first_stay + n - leavers), in particle order.
+*/
+template <class ExecutionSpace, class KeyView, class LeaverKeyView, class IndexView>
+void migration_partition( const ExecutionSpace& exec, std::size_t n, const KeyView& key, int me,
+                          const LeaverKeyView& leaver_key, const IndexView& idx, std::size_t first_stay )
+{
+    Kokkos::parallel_scan(
+        "morula::parallel::migration_partition", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, n ),
+        KOKKOS_LAMBDA( const std::size_t i, std::size_t& leavers_before, const bool final ) {
+            const bool leaves = static_cast<int>( key( i ) >> 32 ) != me;
+            if ( final )
+            {
+                if ( leaves )
+                    leaver_key( leavers_before ) = key( i );
+                else
+                    idx( first_stay + ( i - leavers_before ) ) = static_cast<int>( i );
+            }
+            leavers_before += leaves ? 1 : 0;
+        } );
+}
+
+//! idx rows of the sorted leavers: the first `below` before the stayers, the others after them.
+template <class ExecutionSpace, class KeyView, class IndexView>
+void migration_leaver_rows( const ExecutionSpace& exec, std::size_t leavers, std::size_t below, std::size_t n_stay,
+                            const KeyView& leaver_key, const IndexView& idx )
 {
     Kokkos::parallel_for(
-        "morula::parallel::migration_segments",
-        Kokkos::RangePolicy<ExecutionSpace>( exec, 0, nranks + 1 ), KOKKOS_LAMBDA( const int r ) {
-            std::size_t lo = 0, hi = n;
-            while ( lo < hi )
-            {
-                const std::size_t mid = lo + ( hi - lo ) / 2;
-                if ( static_cast<int>( key( mid ) >> 32 ) < r )
-                    lo = mid + 1;
-                else
-                    hi = mid;
-            }
-            offsets( r ) = lo;
-        } );
-    Kokkos::parallel_for(
-        "morula::parallel::migration_index", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, n ),
-        KOKKOS_LAMBDA( const std::size_t k ) {
-            idx( k ) = static_cast<int>( key( k ) & 0xffffffffu );
+        "morula::parallel::migration_leaver_rows", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, leavers ),
+        KOKKOS_LAMBDA( const std::size_t j ) {
+            idx( j < below ? j : j + n_stay ) = static_cast<int>( leaver_key( j ) & 0xffffffffu );
         } );
 }
 
@@ -210,8 +221,9 @@ void grow_to( View& view, std::size_t n, const char* label )
   Entries [0, n_owned) of `particles` are this rank's particles (field 0 the position, Scalar[3]);
   anything behind them (old ghosts) is dropped. On the device: periodic axes are wrapped into the box
   (the stored positions change accordingly), each particle's owner is computed with
-  CartesianDecomposition::owner(), and the particles are sorted by (owner, index) - unique keys, so the
-  order is deterministic.
+  CartesianDecomposition::owner(). One stable partition scan separates the leavers from the stayers,
+  and only the leavers are sorted by (owner, index): unique keys, so the order is deterministic, and
+  a sort of the few that leave instead of all n. A rank nobody leaves packs nothing.
 
   Counts: each rank checks whether all its leaving particles go to its (up to 26, deduplicated)
   neighbour ranks; one MPI_Allreduce (logical or) of "some particle went further" follows. If none did,
@@ -249,36 +261,38 @@ MigrationResult migrate( const ExecutionSpace& exec, const CartesianDecompositio
     // The workspace's views may be longer than n (they only grow): kernels take n, the sort a subview.
     detail::grow_to( workspace.key, n, "morula::parallel::migration_key" );
     detail::grow_to( workspace.index, n, "morula::parallel::migration_index" );
-    detail::grow_to( workspace.offsets, static_cast<std::size_t>( nranks ) + 1,
-                     "morula::parallel::migration_offsets" );
     const auto& key = workspace.key;
     const auto& idx = workspace.index;
-    const auto offsets =
-        Kokkos::subview( workspace.offsets, std::make_pair( std::size_t( 0 ), std::size_t( nranks ) + 1 ) );
-    // Usually nobody leaves most ranks (always so on one rank): then the particles stay where they are,
-    // in their order, and neither the sort nor the packing of every field is needed.
-    std::size_t leavers = 0;
+    // Usually few particles leave a rank, and none on one rank: the stayers keep their order and only
+    // the leavers are sorted (by owner, then index). With no leaver nothing is packed at all.
+    std::size_t below = 0, above = 0;
     if ( n > 0 )
     {
         detail::migration_keys( exec, n, decomposition.owner(), particles.template get<0>(), key );
-        leavers = detail::count_leavers( exec, n, key, me );
+        below = detail::count_leavers( exec, n, key, me, true );
+        above = detail::count_leavers( exec, n, key, me, false );
     }
+    const std::size_t leavers = below + above;
+    const std::size_t n_stay = n - leavers;
     std::vector<int> send_count( nranks, 0 ), recv_count( nranks );
-    auto h_off = Kokkos::create_mirror_view( offsets );
+    std::vector<std::size_t> h_off( static_cast<std::size_t>( nranks ) + 1, 0 ); // first send row per rank
     if ( leavers > 0 )
     {
-        compat::sort( exec, Kokkos::subview( key, std::make_pair( std::size_t( 0 ), n ) ) );
-        detail::migration_segments( exec, n, nranks, key, offsets, idx );
-        Kokkos::deep_copy( h_off, offsets );
-        for ( int r = 0; r < nranks; ++r )
-            send_count[r] = static_cast<int>( h_off( r + 1 ) - h_off( r ) );
+        // Send rows: leavers to ranks below this one, the stayers, leavers to ranks above.
+        detail::grow_to( workspace.leaver_key, leavers, "morula::parallel::migration_leaver_key" );
+        const auto leaver_key =
+            Kokkos::subview( workspace.leaver_key, std::make_pair( std::size_t( 0 ), leavers ) );
+        detail::migration_partition( exec, n, key, me, leaver_key, idx, below );
+        compat::sort( exec, leaver_key );
+        detail::migration_leaver_rows( exec, leavers, below, n_stay, leaver_key, idx );
+        const auto h_leaver_key = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), leaver_key );
+        for ( std::size_t j = 0; j < leavers; ++j )
+            ++send_count[static_cast<int>( h_leaver_key( j ) >> 32 )];
     }
-    else
-    {
-        send_count[me] = static_cast<int>( n );
-        for ( int r = 0; r <= nranks; ++r )
-            h_off( r ) = r <= me ? 0 : n; // every particle in this rank's segment, already in place
-    }
+    send_count[me] = static_cast<int>( n_stay );
+    for ( int r = 0; r < nranks; ++r )
+        h_off[r + 1] = h_off[r] + static_cast<std::size_t>( send_count[r] );
+
     MigrationResult result;
     result.neighbor_counts =
         detail::exchange_migration_counts( decomposition, counts, send_count, recv_count );
@@ -292,20 +306,19 @@ MigrationResult migrate( const ExecutionSpace& exec, const CartesianDecompositio
             continue;
         if ( send_count[r] > 0 )
             plan.sends.push_back(
-                { r, 0, static_cast<std::size_t>( h_off( r ) ), static_cast<std::size_t>( send_count[r] ) } );
+                { r, 0, h_off[r], static_cast<std::size_t>( send_count[r] ) } );
         if ( recv_count[r] > 0 )
             plan.recvs.push_back( { r, 0, plan.recv_rows, static_cast<std::size_t>( recv_count[r] ) } );
         plan.recv_rows += static_cast<std::size_t>( recv_count[r] );
         result.num_sent += static_cast<std::size_t>( send_count[r] );
     }
-    const std::size_t n_stay = static_cast<std::size_t>( send_count[me] );
     result.num_received = plan.recv_rows;
     result.num_owned = n_stay + plan.recv_rows;
 
     // Growing keeps entries [0, n): every field is packed from them before being overwritten.
     particles.resize( result.num_owned > n ? result.num_owned : n );
     // Without leavers the stayers are rows [0, n) already: nothing to keep from the send buffer.
-    const detail::KeptRows kept = leavers > 0 ? detail::KeptRows{ static_cast<std::size_t>( h_off( me ) ), n_stay }
+    const detail::KeptRows kept = leavers > 0 ? detail::KeptRows{ h_off[me], n_stay }
                                               : detail::KeptRows{ 0, 0 };
     detail::migrate_fields( exec, decomposition.comm(), plan, kept, n_stay, particles,
                             idx, result.transport, workspace.buffers,
