@@ -94,7 +94,7 @@ def plot(mech, lat, png, note):
             (axes[1], lat, [("passes", "passes", "#4c72b0"), ("halo", "ghost planes", "#c44e52"),
                             ("sync", "count sync (wait for the other rank)", "#8c8c8c"),
                             ("overflow", "overflow placement", "#dd8452")],
-             "Lattice, 512 x 512 planes, 2 slots")):
+             "Lattice (2 slots per site)")):
         labels, bottoms = [], []
         for i, r in enumerate(rows):
             what = (f"{r['agents'] / 1e6:g}M agents" if "agents" in r else f"{r['lattice']}\n{r['scheme']}")
