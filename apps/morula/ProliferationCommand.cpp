@@ -81,6 +81,15 @@ void read_config( const std::string& path, ProliferationSettings& s )
     if ( c.has( "snapshot_every" ) ) s.snapshot_every = c.integer( "snapshot_every", 0, 100000000 );
 }
 
+// The key 'output': the run's counts and timings as JSON.
+void write_output( const std::string& path, const nlohmann::json& j )
+{
+    std::ofstream out( path );
+    if ( !out )
+        throw core::InputError( "cannot write the output file '" + path + "'" );
+    out << j.dump( 1 ) << "\n";
+}
+
 // What both runs (one rank, or distributed) start from: box, parameters and the initial agents.
 template <class Scalar>
 struct ProliferationSetup
@@ -214,18 +223,13 @@ int run_proliferation( const ProliferationSettings& s )
         std::printf( "snapshots: %s\n", writer->xdmf_path().c_str() );
     if ( !s.output.empty() )
     {
-        std::ofstream out( s.output );
-        if ( !out )
-            throw core::InputError( "cannot write the output file '" + s.output + "'" );
-        out << nlohmann::json{ { "scenario", s.scenario },
-                               { "precision", s.precision },
-                               { "build", core::build_summary() },
-                               { "final_agents", model.agents().size() },
-                               { "divisions", divisions },
-                               { "last_interacting_pairs", interactions },
-                               { "steps", steps } }
-                   .dump( 1 )
-            << "\n";
+        write_output( s.output, nlohmann::json{ { "scenario", s.scenario },
+                                                { "precision", s.precision },
+                                                { "build", core::build_summary() },
+                                                { "final_agents", model.agents().size() },
+                                                { "divisions", divisions },
+                                                { "last_interacting_pairs", interactions },
+                                                { "steps", steps } } );
     }
     return 0;
 }
@@ -292,18 +296,13 @@ int run_distributed( const ProliferationSettings& s )
                  s.steps ? 1e3 * t.move / s.steps : 0.0 );
     if ( !s.output.empty() && MpiSession::rank() == 0 )
     {
-        std::ofstream out( s.output );
-        if ( !out )
-            throw core::InputError( "cannot write the output file '" + s.output + "'" );
-        out << nlohmann::json{ { "scenario", s.scenario },
-                               { "precision", s.precision },
-                               { "build", core::build_summary() },
-                               { "mpi_ranks", MpiSession::size() },
-                               { "final_agents", all },
-                               { "divisions", divisions },
-                               { "steps", steps } }
-                   .dump( 1 )
-            << "\n";
+        write_output( s.output, nlohmann::json{ { "scenario", s.scenario },
+                                                { "precision", s.precision },
+                                                { "build", core::build_summary() },
+                                                { "mpi_ranks", MpiSession::size() },
+                                                { "final_agents", all },
+                                                { "divisions", divisions },
+                                                { "steps", steps } } );
     }
     return 0;
 }

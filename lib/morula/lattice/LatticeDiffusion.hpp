@@ -57,6 +57,28 @@ struct MsdSample
     double total() const { return per_axis[0] + per_axis[1] + per_axis[2]; }
 };
 
+/*!
+  \brief Mean square displacement of the tracers of `species` from host displacements (row = tracer
+  code, 1..n; species_of_tracer[code - 1] its species). Shared by the single-rank and the distributed
+  models.
+*/
+template <class HostDisplacements>
+MsdSample msd_of_tracers( const HostDisplacements& h, const std::vector<int>& species_of_tracer, int species )
+{
+    MsdSample m;
+    for ( std::size_t t = 0; t < species_of_tracer.size(); ++t )
+        if ( species_of_tracer[t] == species )
+        {
+            ++m.tracers;
+            for ( int a = 0; a < 3; ++a )
+                m.per_axis[a] += double( h( t + 1, a ) ) * double( h( t + 1, a ) );
+        }
+    if ( m.tracers )
+        for ( auto& v : m.per_axis )
+            v /= double( m.tracers );
+    return m;
+}
+
 namespace detail
 {
 //! The offsets searched for a free site around an overflowing one: the 342 sites of the 7^3 cube
@@ -371,18 +393,7 @@ class LatticeDiffusion
         if ( !m_tracking )
             throw core::InputError( "LatticeDiffusion::msd: needs tracer codes (construct with species_of_tracer)" );
         auto h = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), m_displacement );
-        MsdSample m;
-        for ( std::size_t t = 0; t < m_species_of_tracer.size(); ++t )
-            if ( m_species_of_tracer[t] == species )
-            {
-                ++m.tracers;
-                for ( int a = 0; a < 3; ++a )
-                    m.per_axis[a] += double( h( t + 1, a ) ) * double( h( t + 1, a ) );
-            }
-        if ( m.tracers )
-            for ( auto& v : m.per_axis )
-                v /= double( m.tracers );
-        return m;
+        return msd_of_tracers( h, m_species_of_tracer, species );
     }
 
     //! Number of particles with each code (index = code, 0 unused). Also re-checks the invariants.

@@ -258,18 +258,7 @@ class DistributedLatticeDiffusion
     lattice::MsdSample msd( int species ) const
     {
         const auto h = displacements();
-        lattice::MsdSample m;
-        for ( std::size_t t = 0; t < m_species_of_tracer.size(); ++t )
-            if ( m_species_of_tracer[t] == species )
-            {
-                ++m.tracers;
-                for ( int a = 0; a < 3; ++a )
-                    m.per_axis[a] += double( h( t + 1, a ) ) * double( h( t + 1, a ) );
-            }
-        if ( m.tracers )
-            for ( auto& v : m.per_axis )
-                v /= double( m.tracers );
-        return m;
+        return lattice::msd_of_tracers( h, m_species_of_tracer, species );
     }
 
     /*!
