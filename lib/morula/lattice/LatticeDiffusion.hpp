@@ -342,7 +342,8 @@ class LatticeDiffusion
     {
         if ( begin >= end )
             return;
-        Kokkos::View<unsigned long long, memory_space> conflicts( "lattice_replay_conflicts" );
+        const auto& conflicts = m_replay_conflicts;
+        Kokkos::deep_copy( exec, conflicts, 0ull );
         detail::ReplayPlacements<Slots, memory_space> replay{ m_current.sites(), sites, codes, begin, end,
                                                               m_shape.nx, m_shape.ny, m_window,
                                                               ghosts_too ? 0 : m_window.owned_begin,
@@ -613,6 +614,7 @@ class LatticeDiffusion
     Kokkos::View<unsigned long long, memory_space> m_total_overflows, m_unplaced;
     Kokkos::View<std::uint64_t*, memory_space> m_placed; // empty unless record_placements()
     Kokkos::View<std::size_t, memory_space> m_next_entry{ "lattice_overflow_next_entry" };
+    Kokkos::View<unsigned long long, memory_space> m_replay_conflicts{ "lattice_replay_conflicts" };
 };
 
 } // namespace morula::lattice

@@ -134,9 +134,12 @@ class DistributedProliferation
         std::vector<std::int64_t> all( static_cast<std::size_t>( total ) );
         MPI_Allgatherv( h_mine.data(), count, MPI_INT64_T, all.data(), counts.data(), displs.data(), MPI_INT64_T, comm );
         std::sort( all.begin(), all.end() ); // each rank's part is sorted; a merge would do, this is simpler
-        Kokkos::View<std::int64_t*, MemorySpace> d( Kokkos::view_alloc( Kokkos::WithoutInitializing,
-                                                                        "morula::parallel::all_mothers" ),
-                                                    all.size() );
+        // Grows only: no device allocation in the steps that divide no more cells than an earlier one.
+        if ( m_all_mothers.extent( 0 ) < all.size() )
+            m_all_mothers = Kokkos::View<std::int64_t*, MemorySpace>(
+                Kokkos::view_alloc( Kokkos::WithoutInitializing, "morula::parallel::all_mothers" ),
+                all.size() + all.size() / 2 );
+        const auto d = Kokkos::subview( m_all_mothers, std::make_pair( std::size_t( 0 ), all.size() ) );
         Kokkos::deep_copy( exec, d, Kokkos::View<const std::int64_t*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(
                                         all.data(), all.size() ) );
         exec.fence();
@@ -156,6 +159,7 @@ class DistributedProliferation
     long long m_step = 0;
     long long m_last_all_divisions = 0;
     double m_division_seconds = 0;
+    Kokkos::View<std::int64_t*, MemorySpace> m_all_mothers; // the sorted mothers of all ranks
 };
 
 } // namespace morula::parallel
