@@ -58,7 +58,7 @@ inline int target_coordinate( int c, int m, int n, LatticeBoundary b )
 
 /*
   One split pass along `axis` as a scatter: every particle computes its destination; each destination
-  then receives, in this order, up-movers (from below), stayers, down-movers (from above), each group
+  then receives, in this order, stayers, up-movers (from below), down-movers (from above), each group
   in slot order. Codes are species + 1 unless `species_of_code` maps them. Returns the new words and
   the number of particles that did not fit (the test setups avoid them).
 */
@@ -97,7 +97,7 @@ std::pair<std::vector<site_word>, int> reference_split_pass( const std::vector<s
                         else
                             c[axis] = t;
                     }
-                    arrivals[shape.index( c[0], c[1], c[2] )].emplace_back( m == 1 ? 0 : m == 0 ? 1 : 2, k, code );
+                    arrivals[shape.index( c[0], c[1], c[2] )].emplace_back( m == 0 ? 0 : m == 1 ? 1 : 2, k, code );
                 }
             }
     std::vector<site_word> out( in.size() );

@@ -10,15 +10,21 @@
   placed, on the device and in a deterministic order, at the nearest site of the same type with room:
   no particle is ever lost.
 
-  Particle codes are either species numbers (1..species) or tracer ids (1..n, each code on exactly one
-  particle), in which case the unwrapped displacement of every tracer is kept for mean square
-  displacements (the paper's MSD runs used 2 particles per site and tracer ids up to 16383).
+  Particle codes are species numbers (1..species), tracer ids (1..n, each code on exactly one
+  particle), or both (CodeMap: species codes for the crowd, then one id per tracer); the unwrapped
+  displacement of every tracer is kept for mean square displacements (the paper's MSD runs used 2
+  particles per site and tracer ids up to 16383).
+
+  An overflow rejects a move: the particle goes back to the site it came from, or, if that site has
+  filled meanwhile, to the nearest site with room in a random symmetric order (docs/models/lattice.md
+  says how this shapes crowded dynamics).
 */
 #ifndef MORULA_LATTICE_LATTICEDIFFUSION_HPP
 #define MORULA_LATTICE_LATTICEDIFFUSION_HPP
 
 #include <morula/core/Error.hpp>
 #include <morula/core/HashedRng.hpp>
+#include <morula/lattice/CodeMap.hpp>
 #include <morula/lattice/DiffusionRules.hpp>
 #include <morula/lattice/Lattice.hpp>
 #include <morula/lattice/detail/DiffusionKernels.hpp>
@@ -58,20 +64,20 @@ struct MsdSample
 };
 
 /*!
-  \brief Mean square displacement of the tracers of `species` from host displacements (row = tracer
-  code, 1..n; species_of_tracer[code - 1] its species). Shared by the single-rank and the distributed
-  models.
+  \brief Mean square displacement of the tracers of `species` from host displacements (row = code; the
+  tracers' codes and species from `codes`). Shared by the single-rank and the distributed models.
 */
 template <class HostDisplacements>
-MsdSample msd_of_tracers( const HostDisplacements& h, const std::vector<int>& species_of_tracer, int species )
+MsdSample msd_of_tracers( const HostDisplacements& h, const CodeMap& codes, int species )
 {
     MsdSample m;
-    for ( std::size_t t = 0; t < species_of_tracer.size(); ++t )
-        if ( species_of_tracer[t] == species )
+    const std::size_t first = codes.first_tracer_code();
+    for ( std::size_t t = 0; t < codes.species_of_tracer.size(); ++t )
+        if ( codes.species_of_tracer[t] == species )
         {
             ++m.tracers;
             for ( int a = 0; a < 3; ++a )
-                m.per_axis[a] += double( h( t + 1, a ) ) * double( h( t + 1, a ) );
+                m.per_axis[a] += double( h( first + t, a ) ) * double( h( first + t, a ) );
         }
     if ( m.tracers )
         for ( auto& v : m.per_axis )
@@ -81,16 +87,17 @@ MsdSample msd_of_tracers( const HostDisplacements& h, const std::vector<int>& sp
 
 namespace detail
 {
-//! The offsets searched for a free site around an overflowing one: the 342 sites of the 7^3 cube
-//! without its centre, nearest first (squared distance, then z, y, x).
+//! The offsets searched for a free site around the origin of a rejected move: the 125 sites of the
+//! 5^3 cube, the origin itself first, nearest first (squared distance, then z, y, x; the placement
+//! applies a random symmetry of the cube to this order). Two sites around an origin at most one plane
+//! from the overflowing site stay within a slab's three ghost planes.
 inline std::vector<std::array<int, 3>> overflow_search_offsets()
 {
     std::vector<std::array<int, 3>> o;
-    for ( int z = -3; z <= 3; ++z )
-        for ( int y = -3; y <= 3; ++y )
-            for ( int x = -3; x <= 3; ++x )
-                if ( x || y || z )
-                    o.push_back( { x, y, z } );
+    for ( int z = -2; z <= 2; ++z )
+        for ( int y = -2; y <= 2; ++y )
+            for ( int x = -2; x <= 2; ++x )
+                o.push_back( { x, y, z } );
     std::stable_sort( o.begin(), o.end(), []( const auto& a, const auto& b ) {
         const int da = a[0] * a[0] + a[1] * a[1] + a[2] * a[2];
         const int db = b[0] * b[0] + b[1] * b[1] + b[2] * b[2];
@@ -167,8 +174,7 @@ class LatticeDiffusion
     */
     LatticeDiffusion( const ExecutionSpace& exec, const lattice_type& lattice, const DiffusionRules& rules,
                       const DiffusionOptions& options = {} )
-        : LatticeDiffusion( exec, lattice, rules, options, species_codes( rules ), false,
-                            whole_lattice( lattice.shape() ), lattice.shape(), 0, true )
+        : LatticeDiffusion( exec, lattice, rules, CodeMap::species( rules.species() ), options )
     {
     }
 
@@ -178,8 +184,18 @@ class LatticeDiffusion
     */
     LatticeDiffusion( const ExecutionSpace& exec, const lattice_type& lattice, const DiffusionRules& rules,
                       const std::vector<int>& species_of_tracer, const DiffusionOptions& options = {} )
-        : LatticeDiffusion( exec, lattice, rules, options, tracer_codes( rules, species_of_tracer ), true,
-                            whole_lattice( lattice.shape() ), lattice.shape(), 0, true )
+        : LatticeDiffusion( exec, lattice, rules, CodeMap::tracers( species_of_tracer ), options )
+    {
+    }
+
+    /*!
+      Any code map: species codes 1..codes.species_codes for particles without ids, then one code per
+      tracer (each must appear exactly once on the lattice; their displacements are tracked).
+    */
+    LatticeDiffusion( const ExecutionSpace& exec, const lattice_type& lattice, const DiffusionRules& rules,
+                      const CodeMap& codes, const DiffusionOptions& options )
+        : LatticeDiffusion( exec, lattice, rules, options, checked_codes( rules, codes ), whole_lattice( lattice.shape() ),
+                            lattice.shape(), 0, true )
     {
     }
 
@@ -188,16 +204,13 @@ class LatticeDiffusion
       planes of the lattice `whole` (same x and y extents), of which the passes update
       [window.owned_begin, window.owned_end); the caller keeps the other (ghost) planes current. Only the
       owned planes are checked, and tracer ids are not checked for uniqueness (the caller does it over all
-      slabs). `species_of_tracer` empty means species codes. One pass may overflow at most
-      `overflow_capacity` particles on this slab.
+      slabs). One pass may overflow at most `overflow_capacity` particles on this slab.
     */
     LatticeDiffusion( const ExecutionSpace& exec, const lattice_type& slab, const LatticeShape& whole,
-                      const detail::SlabWindow& window, const DiffusionRules& rules,
-                      const std::vector<int>& species_of_tracer, const DiffusionOptions& options,
-                      std::size_t overflow_capacity )
-        : LatticeDiffusion( exec, slab, rules, options,
-                            species_of_tracer.empty() ? species_codes( rules ) : tracer_codes( rules, species_of_tracer ),
-                            !species_of_tracer.empty(), window, whole, overflow_capacity, false )
+                      const detail::SlabWindow& window, const DiffusionRules& rules, const CodeMap& codes,
+                      const DiffusionOptions& options, std::size_t overflow_capacity )
+        : LatticeDiffusion( exec, slab, rules, options, checked_codes( rules, codes ), window, whole, overflow_capacity,
+                            false )
     {
     }
 
@@ -235,6 +248,7 @@ class LatticeDiffusion
             run_split<1>( exec );
         else
             run_split<2>( exec );
+        m_last_pass = std::uint32_t( axis );
         swap();
     }
 
@@ -245,8 +259,9 @@ class LatticeDiffusion
                                                      s.nx, s.ny, m_window,
                                                      s.boundary[0] == LatticeBoundary::periodic,
                                                      s.boundary[1] == LatticeBoundary::periodic,
-                                                     m_tracking, m_displacement, m_overflow };
+                                                     tracers(), m_overflow };
         launch( exec, "morula::lattice::fused_pass", pass );
+        m_last_pass = 3;
         swap();
     }
 
@@ -302,10 +317,11 @@ class LatticeDiffusion
         return layout::type( w );
     }
 
-    //! Adds `delta` to the displacement of tracer `code` (placements made by a caller).
+    //! Adds `delta` to the displacement of tracer `code` (placements made by a caller); nothing for a
+    //! species code.
     void add_displacement( const ExecutionSpace& exec, std::uint32_t code, const std::array<int, 3>& delta )
     {
-        if ( !m_tracking )
+        if ( !m_tracking || code < m_codes.first_tracer_code() )
             return;
         Kokkos::parallel_for( "morula::lattice::add_displacement", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, 1 ),
                               detail::AddDisplacement<memory_space>{ m_displacement, code, delta[0], delta[1], delta[2] } );
@@ -333,6 +349,8 @@ class LatticeDiffusion
     const Kokkos::View<std::uint32_t*, memory_space>& placed_codes() const { return m_overflow.codes; }
     //! The overflow list's keys (site << 8 | arrival rank), sorted by the first place_overflow_from().
     const Kokkos::View<std::uint64_t*, memory_space>& overflow_keys() const { return m_overflow.keys; }
+    //! The move (detail::encode_move) that brought each entry's particle to its site, in key order.
+    const Kokkos::View<std::uint8_t*, memory_space>& overflow_moves() const { return m_overflow.moves; }
     //! Appends codes(i) to global site sites(i), i in [begin, end), where the site is on this lattice's
     //! owned planes, or on any of its planes with `ghosts_too` (when the ghost planes are current).
     //! \throws core::CapacityError if a site is full (the replayed log disagrees with this lattice)
@@ -376,6 +394,7 @@ class LatticeDiffusion
     std::uint32_t steps_done() const { return m_step; }
     std::size_t particles() const { return m_particles; }
     bool tracking() const { return m_tracking; }
+    const CodeMap& codes() const { return m_codes; }
 
     //! Particles that went through the overflow list since construction.
     unsigned long long overflows() const
@@ -394,7 +413,7 @@ class LatticeDiffusion
         if ( !m_tracking )
             throw core::InputError( "LatticeDiffusion::msd: needs tracer codes (construct with species_of_tracer)" );
         auto h = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), m_displacement );
-        return msd_of_tracers( h, m_species_of_tracer, species );
+        return msd_of_tracers( h, m_codes, species );
     }
 
     //! Number of particles with each code (index = code, 0 unused). Also re-checks the invariants.
@@ -412,39 +431,29 @@ class LatticeDiffusion
   private:
     struct Codes
     {
-        std::vector<std::uint16_t> class_of_code;
-        std::vector<int> species_of_tracer;
+        CodeMap map;
+        std::vector<std::uint16_t> class_of_code; //!< the species of each code (0 unused)
     };
 
-    static Codes species_codes( const DiffusionRules& rules )
+    static Codes checked_codes( const DiffusionRules& rules, const CodeMap& map )
     {
-        if ( std::uint32_t( rules.species() ) > layout::max_code )
-            throw core::InputError( core::detail::concat( "LatticeDiffusion: ", rules.species(),
-                                                          " species, but a site with ", Slots,
-                                                          " slots tells only ", layout::max_code, " apart" ) );
-        Codes c;
-        c.class_of_code.resize( rules.species() + 1 );
-        for ( int s = 0; s < rules.species(); ++s )
+        using core::detail::concat;
+        if ( map.species_codes < 0 || map.species_codes > rules.species() )
+            throw core::InputError( concat( "LatticeDiffusion: ", map.species_codes, " species codes for ",
+                                            rules.species(), " species" ) );
+        if ( map.max_code() == 0 || map.max_code() > layout::max_code )
+            throw core::InputError( concat( "LatticeDiffusion: ", map.species_codes, " species code(s) and ",
+                                            map.species_of_tracer.size(), " tracer(s); a site with ", Slots,
+                                            " slots holds codes 1..", layout::max_code ) );
+        Codes c{ map, std::vector<std::uint16_t>( map.max_code() + 1 ) };
+        for ( int s = 0; s < map.species_codes; ++s )
             c.class_of_code[s + 1] = std::uint16_t( s );
-        return c;
-    }
-
-    static Codes tracer_codes( const DiffusionRules& rules, const std::vector<int>& species_of_tracer )
-    {
-        if ( species_of_tracer.empty() || species_of_tracer.size() > layout::max_code )
-            throw core::InputError( core::detail::concat( "LatticeDiffusion: ", species_of_tracer.size(),
-                                                          " tracers; a site with ", Slots, " slots holds ids 1..",
-                                                          layout::max_code ) );
-        Codes c;
-        c.species_of_tracer = species_of_tracer;
-        c.class_of_code.resize( species_of_tracer.size() + 1 );
-        for ( std::size_t t = 0; t < species_of_tracer.size(); ++t )
+        for ( std::size_t t = 0; t < map.species_of_tracer.size(); ++t )
         {
-            if ( species_of_tracer[t] < 0 || species_of_tracer[t] >= rules.species() )
-                throw core::InputError( core::detail::concat( "LatticeDiffusion: tracer ", t + 1, " has species ",
-                                                              species_of_tracer[t], "; expected 0..",
-                                                              rules.species() - 1 ) );
-            c.class_of_code[t + 1] = std::uint16_t( species_of_tracer[t] );
+            if ( map.species_of_tracer[t] < 0 || map.species_of_tracer[t] >= rules.species() )
+                throw core::InputError( concat( "LatticeDiffusion: tracer ", t + 1, " has species ",
+                                                map.species_of_tracer[t], "; expected 0..", rules.species() - 1 ) );
+            c.class_of_code[map.first_tracer_code() + t] = std::uint16_t( map.species_of_tracer[t] );
         }
         return c;
     }
@@ -455,14 +464,13 @@ class LatticeDiffusion
     }
 
     LatticeDiffusion( const ExecutionSpace& exec, const lattice_type& lattice, const DiffusionRules& rules,
-                      const DiffusionOptions& options, const Codes& codes, bool tracking,
-                      const detail::SlabWindow& window, const LatticeShape& whole, std::size_t overflow_capacity,
+                      const DiffusionOptions& options, const Codes& codes, const detail::SlabWindow& window, const LatticeShape& whole, std::size_t overflow_capacity,
                       bool check_tracer_ids )
         : m_options( options )
         , m_rules( make_device_rules<memory_space>( rules, codes.class_of_code ) )
         , m_rng( options.seed )
-        , m_tracking( tracking )
-        , m_species_of_tracer( codes.species_of_tracer )
+        , m_tracking( codes.map.tracking() )
+        , m_codes( codes.map )
         , m_max_code( codes.class_of_code.size() - 1 )
         , m_shape( whole )
         , m_window( window )
@@ -477,17 +485,17 @@ class LatticeDiffusion
                                                           " x ", whole.nz, " with planes [", window.owned_begin, ", ",
                                                           window.owned_end, ") of ", window.planes ) );
         Kokkos::View<unsigned long long*, memory_space> counts( "lattice_code_counts",
-                                                                 tracking ? m_max_code + 1 : 0 );
+                                                                 m_tracking ? m_max_code + 1 : 0 );
         m_particles = check( exec, m_current, counts );
-        if ( tracking && check_tracer_ids )
+        if ( m_tracking && check_tracer_ids )
         {
             auto h = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), counts );
-            for ( std::size_t c = 1; c <= m_max_code; ++c )
+            for ( std::size_t c = m_codes.first_tracer_code(); c <= m_max_code; ++c )
                 if ( h( c ) != 1 )
                     throw core::InputError( core::detail::concat( "LatticeDiffusion: tracer id ", c, " appears ",
                                                                   h( c ), " times on the lattice; expected once" ) );
         }
-        if ( tracking )
+        if ( m_tracking )
             m_displacement = displacement_view( "lattice_tracer_displacement", m_max_code + 1 );
         const std::size_t capacity = overflow_capacity ? overflow_capacity : m_particles;
         // Site types are static: the next lattice starts as a copy so that the types are in place.
@@ -496,6 +504,8 @@ class LatticeDiffusion
             Kokkos::view_alloc( Kokkos::WithoutInitializing, "lattice_overflow_keys" ), capacity );
         m_overflow.codes = Kokkos::View<std::uint32_t*, memory_space>(
             Kokkos::view_alloc( Kokkos::WithoutInitializing, "lattice_overflow_codes" ), capacity );
+        m_overflow.moves = Kokkos::View<std::uint8_t*, memory_space>(
+            Kokkos::view_alloc( Kokkos::WithoutInitializing, "lattice_overflow_moves" ), capacity );
         m_overflow.count = Kokkos::View<unsigned long long, memory_space>( "lattice_overflow_count" );
         m_total_overflows = Kokkos::View<unsigned long long, memory_space>( "lattice_total_overflows" );
         m_unplaced = Kokkos::View<unsigned long long, memory_space>( "lattice_unplaced" );
@@ -545,7 +555,7 @@ class LatticeDiffusion
         detail::SplitPass<Slots, Axis, memory_space> pass{ m_current.sites(), m_next.sites(), m_rules, m_rng, m_step,
                                                            s.nx, s.ny, m_window,
                                                            s.boundary[Axis] == LatticeBoundary::periodic,
-                                                           m_tracking, m_displacement, m_overflow };
+                                                           tracers(), m_overflow };
         launch( exec,
                 Axis == 0 ? "morula::lattice::split_pass_x"
                           : Axis == 1 ? "morula::lattice::split_pass_y" : "morula::lattice::split_pass_z",
@@ -561,7 +571,8 @@ class LatticeDiffusion
                                                           { s.boundary[0] == LatticeBoundary::periodic,
                                                             s.boundary[1] == LatticeBoundary::periodic,
                                                             s.boundary[2] == LatticeBoundary::periodic },
-                                                          m_tracking, m_displacement, m_placed, first, m_next_entry };
+                                                          tracers(), m_rng, m_step, m_last_pass, m_placed, first,
+                                                          m_next_entry };
         Kokkos::parallel_for( "morula::lattice::place_overflow", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, 1 ),
                               place );
     }
@@ -597,17 +608,23 @@ class LatticeDiffusion
 
     void swap() { std::swap( m_current, m_next ); }
 
+    detail::TracerDisplacements<memory_space> tracers() const
+    {
+        return { m_displacement, m_codes.first_tracer_code() };
+    }
+
     DiffusionOptions m_options;
     DeviceRules<memory_space> m_rules;
     core::HashedRng m_rng;
     bool m_tracking;
-    std::vector<int> m_species_of_tracer;
+    CodeMap m_codes;
     std::size_t m_max_code;
     LatticeShape m_shape;
     detail::SlabWindow m_window;
     lattice_type m_current, m_next;
     std::size_t m_particles = 0;
     std::uint32_t m_step = 0;
+    std::uint32_t m_last_pass = 0; //!< the pass whose overflows place_overflow() places: axis, or 3 (fused)
     displacement_view m_displacement;
     detail::OverflowList<memory_space> m_overflow;
     Kokkos::View<const int* [3], memory_space> m_offsets;

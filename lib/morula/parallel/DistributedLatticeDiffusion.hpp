@@ -74,10 +74,11 @@ struct LatticeStepTimes
   - overflow: placement is sequential in the order of (global site, arrival rank) on a single rank.
     With slabs along z that order runs through the ranks in slab order, so after a pass in which any
     rank overflowed (MPI_Allgather of the counts) the ranks with entries take turns in slab order.
-    Each first receives the three ghost planes on each side (the nearest-site table reaches 3 sites);
+    Each first receives the three ghost planes on each side (a rejected particle goes back to its
+    origin, one plane from its site at most, or to the 5^3 cube around it: 3 planes in all);
     in its turn it places its entries with the single-rank kernel and broadcasts where they went,
     and every rank replays them onto its planes, so every later turn sees the lattice exactly as the
-    single rank would. An entry whose 7x7x7 cube has no room stops the kernel: the single rank's last
+    single rank would. An entry whose 5^3 cube has no room stops the kernel: the single rank's last
     resort, the first site with room after it in index order, is found over all slabs (one
     MPI_Allreduce MIN of each slab's candidate), placed on every rank, and the turn resumes. The
     result is the single-rank placement bit for bit; a pass without overflows costs one MPI_Allgather.
@@ -107,7 +108,8 @@ class DistributedLatticeDiffusion
     DistributedLatticeDiffusion( const ExecutionSpace& exec, MPI_Comm comm, const lattice::LatticeShape& whole,
                                  const lattice_type& owned, const lattice::DiffusionRules& rules,
                                  const lattice::DiffusionOptions& options = {} )
-        : DistributedLatticeDiffusion( exec, comm, whole, owned, rules, {}, options )
+        : DistributedLatticeDiffusion( exec, comm, whole, owned, rules, lattice::CodeMap::species( rules.species() ),
+                                       options )
     {
     }
 
@@ -118,6 +120,18 @@ class DistributedLatticeDiffusion
     DistributedLatticeDiffusion( const ExecutionSpace& exec, MPI_Comm comm, const lattice::LatticeShape& whole,
                                  const lattice_type& owned, const lattice::DiffusionRules& rules,
                                  const std::vector<int>& species_of_tracer, const lattice::DiffusionOptions& options )
+        : DistributedLatticeDiffusion( exec, comm, whole, owned, rules, lattice::CodeMap::tracers( species_of_tracer ),
+                                       options )
+    {
+    }
+
+    /*!
+      Any code map (lattice::CodeMap): species codes without ids, then one code per tracer; every tracer
+      code must appear exactly once over all slabs.
+    */
+    DistributedLatticeDiffusion( const ExecutionSpace& exec, MPI_Comm comm, const lattice::LatticeShape& whole,
+                                 const lattice_type& owned, const lattice::DiffusionRules& rules,
+                                 const lattice::CodeMap& codes, const lattice::DiffusionOptions& options )
         : m_whole( whole )
         , m_transport( select_transport<memory_space>() )
     {
@@ -163,10 +177,9 @@ class DistributedLatticeDiffusion
         MPI_Allreduce( &local_particles, &m_particles, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, m_comm );
         const std::size_t capacity = std::max<std::size_t>(
             1, std::min<std::size_t>( std::size_t( m_particles ), std::size_t( Slots ) * m_plane * std::size_t( m_slab.size() + 2 ) ) );
-        m_engine.emplace( exec, window, whole, w, rules, species_of_tracer, options, capacity );
+        m_engine.emplace( exec, window, whole, w, rules, codes, options, capacity );
         m_engine->record_placements();
-        m_tracking = !species_of_tracer.empty();
-        m_species_of_tracer = species_of_tracer;
+        m_tracking = codes.tracking();
         if ( m_tracking )
             check_tracer_ids( exec );
     }
@@ -258,7 +271,7 @@ class DistributedLatticeDiffusion
     lattice::MsdSample msd( int species ) const
     {
         const auto h = displacements();
-        return lattice::msd_of_tracers( h, m_species_of_tracer, species );
+        return lattice::msd_of_tracers( h, m_engine->codes(), species );
     }
 
     /*!
@@ -411,9 +424,10 @@ class DistributedLatticeDiffusion
     struct SegmentHeader
     {
         std::uint64_t placed = 0;   //!< entries placed by the nearest-site table (they follow)
-        std::uint64_t site = 0;     //!< the entry that needs the scan over all slabs: its global site,
+        std::uint64_t origin = 0;   //!< the entry that needs the scan over all slabs: the global site
+                                    //!< its particle came from,
         std::uint32_t code = 0;     //!< its particle,
-        std::uint32_t type = 0;     //!< and its site's type
+        std::uint32_t type = 0;     //!< and its origin's type
         std::uint32_t needs_scan = 0;
     };
 
@@ -479,7 +493,8 @@ class DistributedLatticeDiffusion
                 replay_host_log( exec, 1, bands_current || m_rank == turn );
                 if ( m_rank == turn )
                 {
-                    m_engine->add_displacement( exec, h.code, minimum_image_delta( h.site, target ) );
+                    // the kernel has undone the rejected move already
+                    m_engine->add_displacement( exec, h.code, minimum_image_delta( h.origin, target ) );
                     next += std::size_t( h.placed ) + 1;
                 }
             }
@@ -503,27 +518,29 @@ class DistributedLatticeDiffusion
         if ( stop < n )
         {
             std::uint64_t key = 0;
+            std::uint8_t move = 0;
             Kokkos::deep_copy( key, Kokkos::subview( m_engine->overflow_keys(), stop ) );
+            Kokkos::deep_copy( move, Kokkos::subview( m_engine->overflow_moves(), stop ) );
             Kokkos::deep_copy( h.code, Kokkos::subview( m_engine->placed_codes(), stop ) );
-            h.site = key >> 8;
-            h.type = m_engine->site_type( h.site );
+            h.origin = lattice::detail::move_origin( key >> 8, move, m_whole.nx, m_whole.ny, m_whole.nz );
+            h.type = m_engine->site_type( h.origin );
             h.needs_scan = 1;
         }
         return h;
     }
 
-    // The single rank's last resort over all slabs: the first site after h.site in index order of the
+    // The single rank's last resort over all slabs: the first site after h.origin in index order of the
     // same type with a free slot, else of any open type (MPI_Allreduce MIN of each slab's candidate).
     std::uint64_t scan_all_slabs( const ExecutionSpace& exec, const SegmentHeader& h ) const
     {
         const std::uint64_t total = std::uint64_t( m_whole.sites() );
         for ( bool any_open : { false, true } )
         {
-            const std::uint64_t local = m_engine->first_free_after( exec, h.site, h.type, any_open );
+            const std::uint64_t local = m_engine->first_free_after( exec, h.origin, h.type, any_open );
             std::uint64_t best = 0;
             MPI_Allreduce( &local, &best, 1, MPI_UINT64_T, MPI_MIN, m_comm );
             if ( best != ~std::uint64_t( 0 ) )
-                return ( h.site + 1 + best ) % total;
+                return ( h.origin + 1 + best ) % total;
         }
         throw core::CapacityError( core::detail::concat( "DistributedLatticeDiffusion: an overflowed particle (code ",
                                                          h.code, ") found no free slot on the whole lattice" ) );
@@ -570,7 +587,7 @@ class DistributedLatticeDiffusion
     void check_tracer_ids( const ExecutionSpace& exec ) const
     {
         const auto counts = code_counts( exec );
-        for ( std::size_t c = 1; c < counts.size(); ++c )
+        for ( std::size_t c = m_engine->codes().first_tracer_code(); c < counts.size(); ++c )
             if ( counts[c] != 1 )
                 throw core::InputError( core::detail::concat( "DistributedLatticeDiffusion: tracer id ", c, " appears ",
                                                               counts[c], " times on the lattice; expected once" ) );
@@ -586,7 +603,6 @@ class DistributedLatticeDiffusion
     Transport m_transport;
     unsigned long long m_particles = 0;
     bool m_tracking = false;
-    std::vector<int> m_species_of_tracer;
     std::optional<engine_type> m_engine;
     staging_sites m_host_send, m_host_recv; // page-locked on GPU backends
     Kokkos::View<std::uint64_t*, memory_space> m_log_sites;

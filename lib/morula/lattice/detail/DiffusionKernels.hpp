@@ -9,8 +9,13 @@
   paper's apron recomputation), and the new lattice is a pure function of the old one.
 
   Arrivals are ordered (sources in a fixed order, then slots), so the slot a particle lands in is
-  deterministic. When more particles arrive than the site holds, the extras are appended to an
-  overflow list with a key (site, arrival rank) that makes them sortable into a deterministic order.
+  deterministic. When more particles arrive than the site holds, the site's own particles that stay
+  keep their slots and the incoming ones are taken in an order drawn from the site's hash (a random
+  reflection of the axis in a split pass, one of the 48 symmetries of the cube in the fused pass), so
+  no direction of arrival is favoured; the extras go to an overflow list with a key (site, arrival
+  rank) that makes them sortable into a deterministic order, and with the move that brought them, so
+  that the placement can send each back to the site it came from (the move is rejected, as in a
+  lattice gas with exclusion).
 */
 #ifndef MORULA_LATTICE_DETAIL_DIFFUSIONKERNELS_HPP
 #define MORULA_LATTICE_DETAIL_DIFFUSIONKERNELS_HPP
@@ -26,26 +31,109 @@
 namespace morula::lattice::detail
 {
 
-//! Overflow list in device memory: (site << 8 | arrival rank) keys and particle codes. Its capacity is
-//! the number of particles on the lattice, so even a pass in which every particle overflowed fits.
+//! The move that brought a particle to a site, one byte: (ox + 1) + 3 (oy + 1) + 9 (oz + 1), each
+//! component -1, 0 or +1.
+KOKKOS_FORCEINLINE_FUNCTION std::uint8_t encode_move( int ox, int oy, int oz )
+{
+    return std::uint8_t( ( ox + 1 ) + 3 * ( oy + 1 ) + 9 * ( oz + 1 ) );
+}
+KOKKOS_FORCEINLINE_FUNCTION int move_component( std::uint8_t move, int axis )
+{
+    const int m = axis == 0 ? move % 3 : ( axis == 1 ? ( move / 3 ) % 3 : move / 9 );
+    return m - 1;
+}
+//! A unit move along one axis (the split passes).
+template <int Axis>
+KOKKOS_FORCEINLINE_FUNCTION std::uint8_t axis_move( int m )
+{
+    return encode_move( Axis == 0 ? m : 0, Axis == 1 ? m : 0, Axis == 2 ? m : 0 );
+}
+
+//! Overflow list in device memory: (site << 8 | arrival rank) keys, particle codes and the move that
+//! brought each particle to the site. Its capacity is the number of particles on the lattice, so even
+//! a pass in which every particle overflowed fits.
 template <class MemorySpace>
 struct OverflowList
 {
     Kokkos::View<std::uint64_t*, MemorySpace> keys;
     Kokkos::View<std::uint32_t*, MemorySpace> codes;
+    Kokkos::View<std::uint8_t*, MemorySpace> moves;
     Kokkos::View<unsigned long long, MemorySpace> count;
 
-    KOKKOS_INLINE_FUNCTION void push( std::size_t site, int rank, std::uint32_t code ) const
+    KOKKOS_INLINE_FUNCTION void push( std::size_t site, int rank, std::uint32_t code, std::uint8_t move ) const
     {
         const unsigned long long i = Kokkos::atomic_fetch_add( &count(), 1ull );
         keys( i ) = ( std::uint64_t( site ) << 8 ) | std::uint64_t( rank );
         codes( i ) = code;
+        moves( i ) = move;
     }
 };
 
 //! Unwrapped displacement of every tracer in sites, indexed by tracer id; empty when not tracking.
 template <class MemorySpace>
 using DisplacementView = Kokkos::View<int* [3], MemorySpace>;
+
+/*!
+  \brief The tracers of a lattice: codes from first_code on carry one particle each and have their
+  unwrapped displacement kept; lower codes are species codes (particles without ids, which crowd but
+  are not followed). Empty view: no tracers.
+*/
+template <class MemorySpace>
+struct TracerDisplacements
+{
+    DisplacementView<MemorySpace> view;
+    std::uint32_t first_code = 1;
+
+    KOKKOS_FORCEINLINE_FUNCTION bool tracks( std::uint32_t code ) const
+    {
+        return code >= first_code && view.extent( 0 ) > 0;
+    }
+    KOKKOS_FORCEINLINE_FUNCTION void add( std::uint32_t code, int dx, int dy, int dz ) const
+    {
+        if ( tracks( code ) )
+        {
+            view( code, 0 ) += dx;
+            view( code, 1 ) += dy;
+            view( code, 2 ) += dz;
+        }
+    }
+    template <int Axis>
+    KOKKOS_FORCEINLINE_FUNCTION void add_along( std::uint32_t code, int m ) const
+    {
+        if ( tracks( code ) )
+            view( code, Axis ) += m;
+    }
+};
+
+/*!
+  \brief One of the 48 symmetries of the cube: out[a] = sign[a] * in[axis[a]]. Drawn from random bits,
+  it orders the incoming particles of an overflowing site and the sites tried by a placement, so that
+  neither favours a direction: any fixed order would (the first placement tried, (0, 0, -1), made
+  crowded tracers drift along -z before this existed).
+*/
+struct CubeSymmetry
+{
+    int axis[3];
+    int sign[3];
+
+    KOKKOS_FORCEINLINE_FUNCTION explicit CubeSymmetry( std::uint64_t bits )
+    {
+        const int k = int( ( bits >> 16 ) % 48u ); // high bits: the low ones also feed other draws
+        const int p = k % 6;
+        // the six permutations of (0, 1, 2)
+        axis[0] = p / 2;
+        axis[1] = p < 2 ? ( p == 0 ? 1 : 2 ) : ( p < 4 ? ( p == 2 ? 0 : 2 ) : ( p == 4 ? 0 : 1 ) );
+        axis[2] = 3 - axis[0] - axis[1];
+        const int s = k / 6;
+        for ( int a = 0; a < 3; ++a )
+            sign[a] = ( ( s >> a ) & 1 ) ? -1 : 1;
+    }
+    KOKKOS_FORCEINLINE_FUNCTION void apply( const int in[3], int out[3] ) const
+    {
+        for ( int a = 0; a < 3; ++a )
+            out[a] = sign[a] * in[axis[a]];
+    }
+};
 
 /*!
   \brief Which z planes of a lattice one set of arrays holds: the whole lattice (one rank), or a slab with
@@ -99,23 +187,44 @@ struct SlabWindow
     }
 };
 
-//! Builds a site's new word: arrivals are appended in order; extras go to the overflow list.
+/*!
+  \brief Builds a site's new word: arrivals are appended in order. While `spill` is false, arrivals past
+  the last slot are only counted (the first sweep of the fused pass); with `spill` they go to the
+  overflow list with their arrival rank and move.
+*/
 template <int Slots, class MemorySpace>
 struct SiteBuilder
 {
     using layout = SiteLayout<Slots>;
     site_word word;
     int count = 0;
-    int rank = 0;
+    int arrivals = 0;
 
-    KOKKOS_FORCEINLINE_FUNCTION void append( std::uint32_t code, std::size_t site,
+    KOKKOS_FORCEINLINE_FUNCTION void append( std::uint32_t code, std::size_t site, std::uint8_t move, bool spill,
                                              const OverflowList<MemorySpace>& overflow )
     {
         if ( count < Slots )
             word = layout::with_code( word, count++, code );
-        else
-            overflow.push( site, rank, code );
-        ++rank;
+        else if ( spill )
+            overflow.push( site, arrivals, code, move );
+        ++arrivals;
+    }
+};
+
+//! Up to Slots codes of one group of arrivals (the particles of one source that move the same way).
+template <int Slots>
+struct ArrivalGroup
+{
+    using layout = SiteLayout<Slots>;
+    site_word codes = 0;
+    int n = 0;
+    KOKKOS_FORCEINLINE_FUNCTION void add( std::uint32_t code ) { codes = layout::with_code( codes, n++, code ); }
+    template <class MemorySpace>
+    KOKKOS_FORCEINLINE_FUNCTION void append_to( SiteBuilder<Slots, MemorySpace>& site, std::size_t gd, std::uint8_t move,
+                                                const OverflowList<MemorySpace>& overflow ) const
+    {
+        for ( int k = 0; k < n; ++k )
+            site.append( layout::code( codes, k ), gd, move, true, overflow );
     }
 };
 
@@ -150,8 +259,11 @@ KOKKOS_FORCEINLINE_FUNCTION std::uint32_t split_draw( const core::HashedRng& rng
 
 /*!
   \brief One split pass along Axis: every particle moves -1, 0 or +1 along Axis. Destination d gathers,
-  in this order, the particles of its lower neighbour that move up, its own that stay (or whose move
-  is refused by a wall or an obstacle), and those of its upper neighbour that move down.
+  in this order, its own particles that stay (or whose move is refused by a wall or an obstacle), the
+  particles of its lower neighbour that move up, and those of its upper neighbour that move down.
+  When they do not all fit, a coin drawn from d's hash decides whether the up-movers or the
+  down-movers come first: the ones that do not fit go to the overflow list, and neither direction of
+  arrival is favoured. The stayers always fit (they were on d).
 */
 template <int Slots, int Axis, class MemorySpace>
 struct SplitPass
@@ -165,8 +277,7 @@ struct SplitPass
     int nx, ny;
     SlabWindow window;
     bool periodic; //!< along Axis (for z, window.periodic decides)
-    bool tracking;
-    DisplacementView<MemorySpace> displacement;
+    TracerDisplacements<MemorySpace> tracers;
     OverflowList<MemorySpace> overflow;
 
     //! Flat launch (owned sites below 2^31): one index, decomposed x fastest.
@@ -241,7 +352,8 @@ struct SplitPass
         const site_word wl = has_lower ? in( lower ) : layout::empty_site( 0 );
         const site_word wu = has_upper ? in( upper ) : layout::empty_site( 0 );
 
-        // 1. Up-movers of the lower neighbour (d is open, so their moves succeed).
+        // Up-movers of the lower neighbour (d is open, so their moves succeed), counted as moved.
+        ArrivalGroup<Slots> up, stay, down;
         if ( has_lower && !layout::empty( wl ) )
         {
             const std::uint32_t tl = layout::type( wl );
@@ -252,13 +364,12 @@ struct SplitPass
                     break;
                 if ( rules.move( code, tl, Axis, split_draw( rng, g_lower, Axis, k, step ) ) == 1 )
                 {
-                    site.append( code, gd, overflow );
-                    if ( tracking )
-                        displacement( code, Axis ) += 1;
+                    up.add( code );
+                    tracers.template add_along<Axis>( code, 1 );
                 }
             }
         }
-        // 2. Own particles that stay, by choice or because the move is refused.
+        // Own particles that stay, by choice or because the move is refused.
         if ( !layout::empty( wd ) )
         {
             const bool lower_open = has_lower && !rules.blocked( layout::type( wl ) );
@@ -270,10 +381,10 @@ struct SplitPass
                     break;
                 const int m = rules.move( code, td, Axis, split_draw( rng, gd, Axis, k, step ) );
                 if ( m == 0 || ( m < 0 && !lower_open ) || ( m > 0 && !upper_open ) )
-                    site.append( code, gd, overflow );
+                    stay.add( code );
             }
         }
-        // 3. Down-movers of the upper neighbour.
+        // Down-movers of the upper neighbour.
         if ( has_upper && !layout::empty( wu ) )
         {
             const std::uint32_t tu = layout::type( wu );
@@ -284,12 +395,18 @@ struct SplitPass
                     break;
                 if ( rules.move( code, tu, Axis, split_draw( rng, g_upper, Axis, k, step ) ) == -1 )
                 {
-                    site.append( code, gd, overflow );
-                    if ( tracking )
-                        displacement( code, Axis ) -= 1;
+                    down.add( code );
+                    tracers.template add_along<Axis>( code, -1 );
                 }
             }
         }
+        stay.append_to( site, gd, axis_move<Axis>( 0 ), overflow );
+        const bool down_first = stay.n + up.n + down.n > Slots && ( rng.bits( gd, std::uint32_t( 24 + Axis ), step ) & 1u );
+        if ( down_first )
+            down.append_to( site, gd, axis_move<Axis>( -1 ), overflow );
+        up.append_to( site, gd, axis_move<Axis>( 1 ), overflow );
+        if ( !down_first )
+            down.append_to( site, gd, axis_move<Axis>( -1 ), overflow );
         out( d ) = site.word;
     }
 };
@@ -310,6 +427,11 @@ KOKKOS_FORCEINLINE_FUNCTION int step_coordinate( int c, int m, int n, bool perio
   the site the particle is on at that moment); a particle whose path ends at d is appended. The same
   Markov chain per particle as three split passes, with its own random stream (no intermediate
   overflows), so the statistics agree but the bits differ.
+
+  A site that receives more particles than it holds is gathered a second time: its own particles that
+  stay first, then its 26 neighbours in the fixed order transformed by a symmetry of the cube drawn
+  from the site's hash, so that the particles that do not fit (and go to the overflow list) come from
+  no preferred direction. Displacements are counted in the first sweep only.
 */
 template <int Slots, class MemorySpace>
 struct FusedPass
@@ -323,8 +445,7 @@ struct FusedPass
     int nx, ny;
     SlabWindow window; //!< z: local planes, their global numbers, the z boundary
     bool periodic_x, periodic_y;
-    bool tracking;
-    DisplacementView<MemorySpace> displacement;
+    TracerDisplacements<MemorySpace> tracers;
     OverflowList<MemorySpace> overflow;
 
     //! Local index of (x, y) on local plane p.
@@ -357,34 +478,48 @@ struct FusedPass
         {
             const std::size_t gd = d + global_offset( window, p, std::size_t( nx ) * std::size_t( ny ) );
             for ( int oz = -1; oz <= 1; ++oz )
-            {
-                const int sz = window.neighbor( p, -oz );
-                if ( sz < 0 )
-                    continue;
                 for ( int oy = -1; oy <= 1; ++oy )
-                {
-                    const int sy = step_coordinate( y, -oy, ny, periodic_y );
-                    if ( sy < 0 )
-                        continue;
                     for ( int ox = -1; ox <= 1; ++ox )
-                    {
-                        const int sx = step_coordinate( x, -ox, nx, periodic_x );
-                        if ( sx < 0 )
-                            continue;
-                        gather_from( sx, sy, sz, ox, oy, oz, x, y, gd, d, site );
-                    }
-                }
+                        gather_from_offset( ox, oy, oz, x, y, p, gd, site, false );
+            if ( site.arrivals > Slots )
+            {
+                site = SiteBuilder<Slots, MemorySpace>{ layout::empty_site( td ) };
+                gather_from_offset( 0, 0, 0, x, y, p, gd, site, true );
+                const CubeSymmetry g( rng.bits( gd, 40u, step ) );
+                for ( int bz = -1; bz <= 1; ++bz )
+                    for ( int by = -1; by <= 1; ++by )
+                        for ( int bx = -1; bx <= 1; ++bx )
+                        {
+                            if ( !bx && !by && !bz )
+                                continue;
+                            const int b[3] = { bx, by, bz };
+                            int o[3];
+                            g.apply( b, o );
+                            gather_from_offset( o[0], o[1], o[2], x, y, p, gd, site, true );
+                        }
             }
         }
         out( d ) = site.word;
     }
 
+    // The particles of the source one move (ox, oy, oz) before d = (x, y, local plane p), if that
+    // source exists (not past a reflecting face).
+    KOKKOS_FORCEINLINE_FUNCTION void gather_from_offset( int ox, int oy, int oz, int x, int y, int p, std::size_t gd,
+                                                         SiteBuilder<Slots, MemorySpace>& site, bool spill ) const
+    {
+        const int sz = window.neighbor( p, -oz );
+        const int sy = step_coordinate( y, -oy, ny, periodic_y );
+        const int sx = step_coordinate( x, -ox, nx, periodic_x );
+        if ( sz >= 0 && sy >= 0 && sx >= 0 )
+            gather_from( sx, sy, sz, ox, oy, oz, x, y, gd, site, spill );
+    }
+
     // Appends the particles of source (sx, sy, local plane sz) whose moves (ox, oy, oz) end at d =
     // (x, y, local plane p), global index gd. A source on a ghost plane may look one plane further
-    // out for its z move: a slab keeps three ghost planes, whose site types are always valid.
+    // out for its z move: a slab keeps three ghost planes, whose site types are always valid. The
+    // first sweep (spill false) counts the displacements.
     KOKKOS_INLINE_FUNCTION void gather_from( int sx, int sy, int sz, int ox, int oy, int oz, int x, int y,
-                                             std::size_t gd, std::size_t d,
-                                             SiteBuilder<Slots, MemorySpace>& site ) const
+                                             std::size_t gd, SiteBuilder<Slots, MemorySpace>& site, bool spill ) const
     {
         const std::size_t s = index( sx, sy, sz );
         const site_word ws = in( s );
@@ -430,30 +565,48 @@ struct FusedPass
             }
             if ( m != oz )
                 continue;
-            site.append( code, gd, overflow );
-            if ( tracking )
-            {
-                displacement( code, 0 ) += ox;
-                displacement( code, 1 ) += oy;
-                displacement( code, 2 ) += oz;
-            }
+            site.append( code, gd, encode_move( ox, oy, oz ), spill, overflow );
+            if ( !spill )
+                tracers.add( code, ox, oy, oz );
         }
     }
 };
 
 /*!
-  \brief Places the particles of the overflow list, on the device, in the order of their keys (site,
-  arrival rank), each at the nearest site (the table `offsets`, sorted by distance and then by
-  z, y, x) of the same type as its site with a free slot; if none is within the table, the next such
-  site in index order, and failing that any open site with room. Runs as a single work item: overflows
-  are the rare exception (seed 002, section 2.2), and one item makes the order, and so the result,
-  independent of the backend. A heap sort brings the list (filled by atomics) into key order.
+  \brief The global site one move (encoded as by encode_move) before global site gd: the site the
+  particle came from. The move was made, so the site exists (on a reflecting axis no wrap is needed).
+*/
+KOKKOS_INLINE_FUNCTION std::uint64_t move_origin( std::uint64_t gd, std::uint8_t move, int nx, int ny, int nz )
+{
+    const std::uint64_t plane = std::uint64_t( nx ) * std::uint64_t( ny );
+    const int n[3] = { nx, ny, nz };
+    int c[3] = { int( gd % std::uint64_t( nx ) ), int( ( gd / std::uint64_t( nx ) ) % std::uint64_t( ny ) ),
+                 int( gd / plane ) };
+    for ( int a = 0; a < 3; ++a )
+    {
+        c[a] -= move_component( move, a );
+        c[a] = c[a] < 0 ? c[a] + n[a] : ( c[a] >= n[a] ? c[a] - n[a] : c[a] );
+    }
+    return std::uint64_t( c[0] ) + std::uint64_t( nx ) * std::uint64_t( c[1] ) + plane * std::uint64_t( c[2] );
+}
 
-  On a slab (window.whole false) the table's reach (3 sites) stays inside the slab's ghost planes; the
-  index-order scan needs every slab, so the kernel stops at an entry whose table has no room and
-  reports it in next_entry; DistributedLatticeDiffusion runs that scan over all ranks, places the
-  entry and resumes the kernel at first_entry = next_entry + 1. With `placed` non-empty, entry i's
-  global destination is recorded in placed(i), in key order, for the placement log.
+/*!
+  \brief Places the particles of the overflow list, on the device, in the order of their keys (site,
+  arrival rank). An overflowed particle's move is rejected: it goes back to the site it came from (its
+  origin), with its displacement corrected. If the origin has filled meanwhile, it goes to the nearest
+  site of the origin's type with a free slot: the table `offsets` (the 5^3 cube around the origin, by
+  distance) in an order transformed by a symmetry of the cube drawn from the entry's hash, so that no
+  direction is preferred; if none is within the table, the next such site in index order, and failing
+  that any open site with room. Runs as a single work item: overflows are the rare exception (seed 002,
+  section 2.2), and one item makes the order, and so the result, independent of the backend. A heap
+  sort brings the list (filled by atomics) into key order.
+
+  On a slab (window.whole false) the table's reach (one plane to the origin, two more around it) stays
+  inside the slab's three ghost planes; the index-order scan needs every slab, so the kernel stops at an
+  entry whose table has no room and reports it in next_entry; DistributedLatticeDiffusion runs that
+  scan over all ranks, places the entry and resumes the kernel at first_entry = next_entry + 1. With
+  `placed` non-empty, entry i's global destination is recorded in placed(i), in key order, for the
+  placement log.
 */
 template <int Slots, class MemorySpace>
 struct PlaceOverflow
@@ -468,13 +621,28 @@ struct PlaceOverflow
     int nx, ny;
     SlabWindow window;
     bool periodic[3]; //!< periodic[2] equals window.periodic
-    bool tracking;
-    DisplacementView<MemorySpace> displacement;
+    TracerDisplacements<MemorySpace> tracers;
+    core::HashedRng rng;
+    std::uint32_t step;
+    std::uint32_t pass;                                //!< 0, 1, 2: the split pass's axis; 3: fused
     Kokkos::View<std::uint64_t*, MemorySpace> placed; // may be empty
     std::size_t first_entry = 0;                       //!< resume here (the list is sorted when 0)
     Kokkos::View<std::size_t, MemorySpace> next_entry; //!< the list's size, or the entry that stopped
 
     static constexpr std::uint64_t not_placed = ~std::uint64_t( 0 );
+
+    KOKKOS_INLINE_FUNCTION void swap_entries( std::size_t i, std::size_t j ) const
+    {
+        const std::uint64_t k = overflow.keys( i );
+        overflow.keys( i ) = overflow.keys( j );
+        overflow.keys( j ) = k;
+        const std::uint32_t c = overflow.codes( i );
+        overflow.codes( i ) = overflow.codes( j );
+        overflow.codes( j ) = c;
+        const std::uint8_t m = overflow.moves( i );
+        overflow.moves( i ) = overflow.moves( j );
+        overflow.moves( j ) = m;
+    }
 
     KOKKOS_INLINE_FUNCTION void sift_down( std::size_t root, std::size_t n ) const
     {
@@ -485,12 +653,7 @@ struct PlaceOverflow
                 ++child;
             if ( overflow.keys( root ) >= overflow.keys( child ) )
                 return;
-            const std::uint64_t k = overflow.keys( root );
-            overflow.keys( root ) = overflow.keys( child );
-            overflow.keys( child ) = k;
-            const std::uint32_t c = overflow.codes( root );
-            overflow.codes( root ) = overflow.codes( child );
-            overflow.codes( child ) = c;
+            swap_entries( root, child );
             root = child;
         }
     }
@@ -521,24 +684,34 @@ struct PlaceOverflow
         return delta;
     }
 
-    //! Places the particle `code` that overflowed at global site gd; returns its global destination.
-    KOKKOS_INLINE_FUNCTION std::uint64_t place( std::size_t gd, std::uint32_t code ) const
+    //! Places entry i (its particle overflowed at a global site); returns the global destination.
+    KOKKOS_INLINE_FUNCTION std::uint64_t place( std::size_t i ) const
     {
+        const std::uint64_t key = overflow.keys( i );
+        const std::uint32_t code = overflow.codes( i );
+        const std::uint8_t move = overflow.moves( i );
         const std::size_t plane = std::size_t( nx ) * std::size_t( ny );
-        const int x = int( gd % std::size_t( nx ) );
-        const int y = int( ( gd / std::size_t( nx ) ) % std::size_t( ny ) );
-        const int z = int( gd / plane );
-        const std::size_t column = std::size_t( x ) + std::size_t( nx ) * std::size_t( y );
-        const std::size_t d = column + plane * std::size_t( window.local_of_global( z ) );
-        const std::uint32_t type = layout::type( sites( d ) );
         const int n[3] = { nx, ny, window.nz };
+        // The move is undone first; a placement elsewhere adds its offset from the origin.
+        tracers.add( code, -move_component( move, 0 ), -move_component( move, 1 ), -move_component( move, 2 ) );
+        const std::uint64_t origin = move_origin( key >> 8, move, nx, ny, window.nz );
+        const int x = int( origin % std::uint64_t( nx ) );
+        const int y = int( ( origin / std::uint64_t( nx ) ) % std::uint64_t( ny ) );
+        const int z = int( origin / plane );
+        const std::size_t column = std::size_t( x ) + std::size_t( nx ) * std::size_t( y );
+        const std::size_t s = column + plane * std::size_t( window.local_of_global( z ) );
+        const std::uint32_t type = layout::type( sites( s ) );
+        const CubeSymmetry g( rng.bits( key, 48u + pass, step ) );
         for ( std::size_t o = 0; o < offsets.extent( 0 ); ++o )
         {
+            const int base[3] = { offsets( o, 0 ), offsets( o, 1 ), offsets( o, 2 ) };
+            int off[3];
+            g.apply( base, off );
             int c[3] = { x, y, z };
             bool inside = true;
             for ( int a = 0; a < 3; ++a )
             {
-                c[a] = step_coordinate( c[a], offsets( o, a ), n[a], periodic[a] );
+                c[a] = step_coordinate( c[a], off[a], n[a], periodic[a] );
                 // an offset may exceed a short periodic extent: wrap once more
                 while ( periodic[a] && ( c[a] < 0 || c[a] >= n[a] ) )
                     c[a] = c[a] < 0 ? c[a] + n[a] : c[a] - n[a];
@@ -548,9 +721,7 @@ struct PlaceOverflow
             const std::size_t local = std::size_t( c[0] ) + std::size_t( nx ) * std::size_t( c[1] ) + plane * std::size_t( lz );
             if ( lz >= 0 && try_site( local, type, false, code ) )
             {
-                if ( tracking )
-                    for ( int a = 0; a < 3; ++a )
-                        displacement( code, a ) += offsets( o, a );
+                tracers.add( code, off[0], off[1], off[2] );
                 return std::size_t( c[0] ) + std::size_t( nx ) * std::size_t( c[1] ) + plane * std::size_t( c[2] );
             }
         }
@@ -558,21 +729,18 @@ struct PlaceOverflow
             return not_placed; // the caller runs the index-order scan over all slabs
         // Nothing near: scan in index order, first for the same type, then for any open site.
         const std::size_t total = sites.extent( 0 );
-        for ( int pass = 0; pass < 2; ++pass )
+        for ( int scan = 0; scan < 2; ++scan )
             for ( std::size_t k = 1; k < total; ++k )
             {
-                const std::size_t s = ( d + k ) % total;
-                if ( try_site( s, type, pass == 1, code ) )
+                const std::size_t t = ( s + k ) % total;
+                if ( try_site( t, type, scan == 1, code ) )
                 {
-                    if ( tracking )
-                    {
-                        const int sc[3] = { int( s % std::size_t( nx ) ), int( ( s / std::size_t( nx ) ) % std::size_t( ny ) ),
-                                            int( s / plane ) };
-                        const int dc[3] = { x, y, z };
-                        for ( int a = 0; a < 3; ++a )
-                            displacement( code, a ) += minimum_image( sc[a] - dc[a], n[a], periodic[a] );
-                    }
-                    return s;
+                    const int tc[3] = { int( t % std::size_t( nx ) ), int( ( t / std::size_t( nx ) ) % std::size_t( ny ) ),
+                                        int( t / plane ) };
+                    tracers.add( code, minimum_image( tc[0] - x, n[0], periodic[0] ),
+                                 minimum_image( tc[1] - y, n[1], periodic[1] ),
+                                 minimum_image( tc[2] - z, n[2], periodic[2] ) );
+                    return t;
                 }
             }
         unplaced() += 1; // the lattice is full: cannot happen when the driver's capacity check holds
@@ -592,7 +760,7 @@ struct PlaceOverflow
         const bool record = placed.extent( 0 ) > 0;
         for ( std::size_t i = first_entry; i < n; ++i )
         {
-            const std::uint64_t to = place( std::size_t( overflow.keys( i ) >> 8 ), overflow.codes( i ) );
+            const std::uint64_t to = place( i );
             if ( to == not_placed && !window.whole )
             {
                 next_entry() = i; // stop: entry i needs the scan over all slabs
@@ -612,12 +780,7 @@ struct PlaceOverflow
             sift_down( i, n );
         for ( std::size_t end = n; end-- > 1; )
         {
-            const std::uint64_t k = overflow.keys( 0 );
-            overflow.keys( 0 ) = overflow.keys( end );
-            overflow.keys( end ) = k;
-            const std::uint32_t c = overflow.codes( 0 );
-            overflow.codes( 0 ) = overflow.codes( end );
-            overflow.codes( end ) = c;
+            swap_entries( 0, end );
             sift_down( 0, end );
         }
     }
