@@ -30,6 +30,7 @@ struct SpeciesSettings
 {
     std::string name;
     long count = 0;
+    long tracers = -1; // particles of this species with ids (marked tracers); -1: not given
     std::array<lat::MoveProbabilities, 3> p; // per axis
 };
 
@@ -107,7 +108,7 @@ void read_config( const std::string& path, LatticeSettings& s )
     if ( c.has( "species" ) )
     {
         s.species.clear();
-        const auto list = c.objects( "species", { "name", "count", "diffusion_nm2_per_us", "probabilities" } );
+        const auto list = c.objects( "species", { "name", "count", "tracers", "diffusion_nm2_per_us", "probabilities" } );
         for ( std::size_t i = 0; i < list.size(); ++i )
         {
             const auto& o = list[i];
@@ -117,6 +118,8 @@ void read_config( const std::string& path, LatticeSettings& s )
             if ( !o.has( "count" ) )
                 throw InputError( concat( "config '", path, "': key '", key, ".count' is missing" ) );
             sp.count = o.integer( "count", 0, 1L << 40 );
+            if ( o.has( "tracers" ) )
+                sp.tracers = o.integer( "tracers", 0, sp.count );
             if ( o.has( "diffusion_nm2_per_us" ) == o.has( "probabilities" ) )
                 throw InputError( concat( "config '", path, "': ", key,
                                           " needs exactly one of 'diffusion_nm2_per_us' and 'probabilities'" ) );
@@ -201,7 +204,7 @@ class LatticeRun
     using mem = exec::memory_space;
 
     LatticeRun( const exec& space, const lat::Lattice<Slots, mem>& lattice, const lat::DiffusionRules& rules,
-                const std::vector<int>& species_of_tracer, const lat::DiffusionOptions& opt )
+                const lat::CodeMap& codes, const lat::DiffusionOptions& opt )
     {
 #if MORULA_HAVE_MPI
         if ( MpiSession::size() > 1 )
@@ -219,14 +222,11 @@ class LatticeRun
                                                                                    plane * std::size_t( mine.begin ),
                                                                                    plane * std::size_t( mine.end ) ) ) );
             m_distributed = std::make_unique<parallel::DistributedLatticeDiffusion<Slots, exec>>(
-                space, MpiSession::comm(), shape, slab, rules, species_of_tracer, opt );
+                space, MpiSession::comm(), shape, slab, rules, codes, opt );
             return;
         }
 #endif
-        if ( species_of_tracer.empty() )
-            m_single.emplace( space, lattice, rules, opt );
-        else
-            m_single.emplace( space, lattice, rules, species_of_tracer, opt );
+        m_single.emplace( space, lattice, rules, codes, opt );
     }
 
     void step( const exec& space, int steps )
@@ -341,29 +341,50 @@ int run_lattice( const LatticeSettings& s )
         counts.push_back( std::size_t( sp.count ) );
         total += std::size_t( sp.count );
     }
-    if ( s.tracers && total > lat::SiteLayout<Slots>::max_code )
+    // Marked tracers: some particles of a species carry ids, the others crowd without (any capacity);
+    // otherwise every particle is a tracer ("tracers": true) or none is.
+    bool marked = false;
+    std::vector<std::size_t> marked_counts;
+    for ( const auto& sp : s.species )
+    {
+        marked = marked || sp.tracers >= 0;
+        marked_counts.push_back( std::size_t( std::max( 0L, sp.tracers ) ) );
+    }
+    if ( marked && !s.tracers )
+        throw InputError( "config: key 'tracers' = false, but species give 'tracers' counts; remove one of them" );
+    if ( !marked && s.tracers && total > lat::SiteLayout<Slots>::max_code )
         throw InputError( concat( "config: key 'tracers' = true needs one id per particle, at most ",
                                   lat::SiteLayout<Slots>::max_code, " with capacity ", Slots, "; the species have ",
-                                  total, " particles (set \"tracers\": false to run without MSD, or use capacity 2)" ) );
-    std::vector<int> species_of_tracer;
+                                  total, " particles (give each species a 'tracers' count to follow some of them, set "
+                                         "\"tracers\": false to run without MSD, or use capacity 2)" ) );
+    lat::CodeMap codes;
     try
     {
-        species_of_tracer = lat::place_particles( lattice, counts, rules, std::uint64_t( s.seed ),
-                                                  s.tracers ? lat::ParticleCodes::tracers : lat::ParticleCodes::species );
+        if ( marked )
+            codes = lat::place_particles( lattice, counts, marked_counts, rules, std::uint64_t( s.seed ) );
+        else if ( s.tracers )
+            codes = lat::CodeMap::tracers(
+                lat::place_particles( lattice, counts, rules, std::uint64_t( s.seed ), lat::ParticleCodes::tracers ) );
+        else
+        {
+            lat::place_particles( lattice, counts, rules, std::uint64_t( s.seed ), lat::ParticleCodes::species );
+            codes = lat::CodeMap::species( nspecies );
+        }
     }
     catch ( const InputError& e )
     {
-        throw InputError( concat( "config: key 'species' (counts): ", e.what() ) );
+        throw InputError( concat( "config: key 'species' (counts", marked ? " and tracers" : "", "): ", e.what() ) );
     }
+    const bool tracking = codes.tracking();
     lat::DiffusionOptions opt;
     opt.scheme = s.scheme == "fused" ? lat::PassScheme::fused : lat::PassScheme::split;
     opt.seed = std::uint64_t( s.seed );
-    LatticeRun<Slots> model( space, lattice, rules, species_of_tracer, opt );
+    LatticeRun<Slots> model( space, lattice, rules, codes, opt );
     const bool root = MpiSession::rank() == 0; // the one that writes files
 
     const std::string csv_path = s.output + "_msd.csv";
     std::ofstream csv;
-    if ( s.tracers && root )
+    if ( tracking && root )
     {
         csv.open( csv_path );
         if ( !csv )
@@ -390,14 +411,15 @@ int run_lattice( const LatticeSettings& s )
                  "%zu particles%s; %s\n",
                  shape.nx, shape.ny, shape.nz, s.boundary[0].c_str(), s.boundary[1].c_str(), s.boundary[2].c_str(),
                  s.spacing_nm, s.time_step_ns, s.capacity, s.scheme.c_str(), model.particles(),
-                 s.tracers ? " (tracers)" : "", model.describe().c_str() );
+                 !tracking ? "" : marked ? concat( " (", codes.species_of_tracer.size(), " of them tracers)" ).c_str() : " (tracers)",
+                 model.describe().c_str() );
     for ( int i = 0; i < nspecies; ++i )
         std::printf( "species %d '%s': %ld particles, D0 = %g nm^2/us\n", i + 1, s.species[i].name.c_str(),
                      s.species[i].count, series[i].reference );
 
     auto sample = [&]( long step ) {
         const double t_s = double( step ) * s.time_step_ns * 1e-9;
-        for ( int i = 0; i < nspecies && s.tracers && step > 0; ++i )
+        for ( int i = 0; i < nspecies && tracking && step > 0; ++i )
         {
             const auto m = model.msd( i );
             if ( m.tracers == 0 )
@@ -446,7 +468,7 @@ int run_lattice( const LatticeSettings& s )
                  model.overflows(), on_lattice, model.particles() );
     if ( on_lattice != model.particles() )
         throw core::CapacityError( "particles were lost: a bug, please report it" );
-    if ( s.tracers )
+    if ( tracking )
     {
         for ( int i = 0; i < nspecies; ++i )
             if ( !series[i].points.empty() )

@@ -25,7 +25,9 @@
 #include <morula/io/LatticeSnapshots.hpp>
 #include <morula/io/TissueSnapshots.hpp>
 
+#include <morula/lattice/CodeMap.hpp>
 #include <morula/lattice/DiffusionRules.hpp>
+#include <morula/lattice/DisplacementIncrements.hpp>
 #include <morula/lattice/Initializers.hpp>
 #include <morula/lattice/Lattice.hpp>
 #include <morula/lattice/LatticeDiffusion.hpp>

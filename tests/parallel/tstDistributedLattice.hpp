@@ -55,6 +55,7 @@ struct Case
     int nz = 24;
     double fill = 0.7; // of the free slots
     bool tracers = false;
+    bool marked = false; // species codes for the crowd plus a few marked tracers per species (CodeMap)
     int steps = 20;
     bool expect_scans = false; // some particle needs the index-order scan over all slabs
 };
@@ -62,7 +63,7 @@ struct Case
 std::string describe( const Case& c, int slots )
 {
     return morula::core::detail::concat( slots, " slots, ", to_string( c.scheme ), ", z ", to_string( c.z_boundary ),
-                                         ", nz ", c.nz, ", fill ", c.fill, c.tracers ? ", tracers" : "", ", ",
+                                         ", nz ", c.nz, ", fill ", c.fill, c.tracers ? ", tracers" : "", c.marked ? ", marked tracers" : "", ", ",
                                          world_size(), " ranks" );
 }
 
@@ -90,20 +91,28 @@ void check_against_single_rank( const Case& c )
     if ( c.tracers )
         n = std::min<std::size_t>( n, SiteLayout<Slots>::max_code );
     std::vector<std::size_t> count( species, n / species );
-    const auto species_of_tracer =
-        place_particles( whole, count, rules, 5, c.tracers ? ParticleCodes::tracers : ParticleCodes::species );
+    CodeMap codes;
+    if ( c.marked )
+    {
+        const std::size_t per_species = std::min<std::size_t>( 20, ( SiteLayout<Slots>::max_code - species ) / species );
+        codes = place_particles( whole, count, std::vector<std::size_t>( species, per_species ), rules, 5 );
+    }
+    else
+    {
+        const auto species_of_tracer =
+            place_particles( whole, count, rules, 5, c.tracers ? ParticleCodes::tracers : ParticleCodes::species );
+        codes = c.tracers ? CodeMap::tracers( species_of_tracer ) : CodeMap::species( species );
+    }
 
     DiffusionOptions opt;
     opt.scheme = c.scheme;
     opt.seed = 23;
     Lattice<Slots, TEST_MEMSPACE> copy( shape );
     Kokkos::deep_copy( copy.sites(), whole.sites() );
-    auto single = c.tracers ? LatticeDiffusion<Slots, TEST_EXECSPACE>( exec, copy, rules, species_of_tracer, opt )
-                            : LatticeDiffusion<Slots, TEST_EXECSPACE>( exec, copy, rules, opt );
+    LatticeDiffusion<Slots, TEST_EXECSPACE> single( exec, copy, rules, codes, opt );
     const auto mine = slab_of_rank( shape.nz, world_rank(), world_size() );
     const auto slab = slab_of( whole, mine.begin, mine.end );
-    DistributedLatticeDiffusion<Slots, TEST_EXECSPACE> dist( exec, MPI_COMM_WORLD, shape, slab, rules,
-                                                             species_of_tracer, opt );
+    DistributedLatticeDiffusion<Slots, TEST_EXECSPACE> dist( exec, MPI_COMM_WORLD, shape, slab, rules, codes, opt );
     ASSERT_EQ( dist.particles(), single.particles() );
     for ( int step = 1; step <= c.steps; ++step )
     {
@@ -125,7 +134,7 @@ void check_against_single_rank( const Case& c )
     EXPECT_GT( single.overflows(), 0u ) << "the case did not exercise the overflow placement";
     const auto counts = dist.code_counts( exec );
     EXPECT_EQ( counts, single.code_counts( exec ) );
-    if ( c.tracers )
+    if ( codes.tracking() )
     {
         const auto expected = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), single.displacements() );
         const auto got = dist.displacements();
@@ -187,6 +196,21 @@ TEST( TEST_CATEGORY, distributed_lattice_tracers_and_uneven_slabs )
         c.fill = 0.5;
         c.steps = 30;
         check_against_single_rank<2>( c );
+    }
+}
+
+// Marked tracers among species codes (CodeMap::marked), 4 and 8 slots, crowded, both schemes.
+TEST( TEST_CATEGORY, distributed_lattice_marked_tracers )
+{
+    for ( auto scheme : { PassScheme::split, PassScheme::fused } )
+    {
+        Case c;
+        c.scheme = scheme;
+        c.marked = true;
+        c.fill = 0.8;
+        c.steps = 15;
+        check_against_single_rank<4>( c );
+        check_against_single_rank<8>( c );
     }
 }
 

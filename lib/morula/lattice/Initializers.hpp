@@ -8,6 +8,7 @@
 #include <morula/core/Error.hpp>
 #include <morula/core/HashedRng.hpp>
 #include <morula/core/KokkosCompat.hpp>
+#include <morula/lattice/CodeMap.hpp>
 #include <morula/lattice/DiffusionRules.hpp>
 #include <morula/lattice/Lattice.hpp>
 #include <morula/lattice/SiteWord.hpp>
@@ -176,6 +177,56 @@ enum class ParticleCodes
     tracers  //!< code = 1, 2, 3, ... in placement order: one id per particle
 };
 
+namespace detail
+{
+/*!
+  Puts count[s] particles of each species s at random open sites with a free slot; particle k of species
+  s (j-th overall) gets code_of(s, k, j). Checks the room first.
+*/
+template <int Slots, class MemorySpace, class CodeOf>
+void place_coded_particles( Lattice<Slots, MemorySpace>& lattice, const std::vector<std::size_t>& count,
+                            const DiffusionRules& rules, std::uint64_t seed, const CodeOf& code_of )
+{
+    using layout = SiteLayout<Slots>;
+    using core::detail::concat;
+    const std::size_t n = std::accumulate( count.begin(), count.end(), std::size_t( 0 ) );
+    auto h = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), lattice.sites() );
+    const std::size_t sites = h.extent( 0 );
+    std::size_t room = 0;
+    for ( std::size_t i = 0; i < sites; ++i )
+        if ( !rules.blocked( int( layout::type( h( i ) ) ) ) )
+            room += std::size_t( Slots - layout::count( h( i ) ) );
+    if ( n > room )
+        throw core::InputError( concat( "place_particles: ", n, " particles but only ", room,
+                                        " free slots on open sites (", Slots, " per site)" ) );
+    const core::HashedRng rng( seed );
+    auto try_put = [&]( std::size_t i, std::uint32_t code ) {
+        const site_word w = h( i );
+        const int c = layout::count( w );
+        if ( rules.blocked( int( layout::type( w ) ) ) || c == Slots )
+            return false;
+        h( i ) = layout::with_code( w, c, code );
+        return true;
+    };
+    std::size_t j = 0;
+    for ( std::size_t s = 0; s < count.size(); ++s )
+        for ( std::size_t k = 0; k < count[s]; ++k, ++j )
+        {
+            const std::uint32_t code = code_of( s, k, j );
+            bool placed = false;
+            std::size_t i = 0;
+            for ( std::uint32_t attempt = 0; attempt < 64 && !placed; ++attempt )
+            {
+                i = std::size_t( rng.bits( j, attempt, 0 ) % sites );
+                placed = try_put( i, code );
+            }
+            for ( std::size_t k2 = 1; !placed; ++k2 ) // room > 0 is guaranteed by the count above
+                placed = try_put( ( i + k2 ) % sites, code );
+        }
+    Kokkos::deep_copy( lattice.sites(), h );
+}
+} // namespace detail
+
 /*!
   \brief Puts count[s] particles of each species s at uniformly random open sites with a free slot
   (the hashed RNG decides; after 64 refused draws a particle takes the next site with room in index
@@ -199,44 +250,55 @@ std::vector<int> place_particles( Lattice<Slots, MemorySpace>& lattice, const st
     if ( codes == ParticleCodes::species && count.size() > layout::max_code )
         throw core::InputError( concat( "place_particles: ", count.size(), " species, but a site with ", Slots,
                                         " slots tells only ", layout::max_code, " apart" ) );
-    auto h = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), lattice.sites() );
-    const std::size_t sites = h.extent( 0 );
-    std::size_t room = 0;
-    for ( std::size_t i = 0; i < sites; ++i )
-        if ( !rules.blocked( int( layout::type( h( i ) ) ) ) )
-            room += std::size_t( Slots - layout::count( h( i ) ) );
-    if ( n > room )
-        throw core::InputError( concat( "place_particles: ", n, " particles but only ", room,
-                                        " free slots on open sites (", Slots, " per site)" ) );
-    const core::HashedRng rng( seed );
-    auto try_put = [&]( std::size_t i, std::uint32_t code ) {
-        const site_word w = h( i );
-        const int c = layout::count( w );
-        if ( rules.blocked( int( layout::type( w ) ) ) || c == Slots )
-            return false;
-        h( i ) = layout::with_code( w, c, code );
-        return true;
-    };
+    detail::place_coded_particles( lattice, count, rules, seed, [&]( std::size_t s, std::size_t, std::size_t j ) {
+        return codes == ParticleCodes::tracers ? std::uint32_t( j + 1 ) : std::uint32_t( s + 1 );
+    } );
     std::vector<int> species_of_tracer;
-    std::size_t j = 0;
-    for ( std::size_t s = 0; s < count.size(); ++s )
-        for ( std::size_t k = 0; k < count[s]; ++k, ++j )
-        {
-            const std::uint32_t code = codes == ParticleCodes::tracers ? std::uint32_t( j + 1 ) : std::uint32_t( s + 1 );
-            bool placed = false;
-            std::size_t i = 0;
-            for ( std::uint32_t attempt = 0; attempt < 64 && !placed; ++attempt )
-            {
-                i = std::size_t( rng.bits( j, attempt, 0 ) % sites );
-                placed = try_put( i, code );
-            }
-            for ( std::size_t k2 = 1; !placed; ++k2 ) // room > 0 is guaranteed by the count above
-                placed = try_put( ( i + k2 ) % sites, code );
-            if ( codes == ParticleCodes::tracers )
-                species_of_tracer.push_back( int( s ) );
-        }
-    Kokkos::deep_copy( lattice.sites(), h );
+    if ( codes == ParticleCodes::tracers )
+        for ( std::size_t s = 0; s < count.size(); ++s )
+            species_of_tracer.insert( species_of_tracer.end(), count[s], int( s ) );
     return species_of_tracer;
+}
+
+/*!
+  \brief Marked tracers in a crowd: puts count[s] particles of each species s as place_particles does, of
+  which the first tracers[s] carry ids (codes after the species codes, CodeMap::marked) and the others
+  the species code s + 1, so a crowded lattice of any capacity has tracers to follow.
+  \throws core::InputError as place_particles, or if tracers[s] > count[s], or if the species and
+  tracers need more codes than a slot holds (with 8 slots: 7 in all)
+*/
+template <int Slots, class MemorySpace>
+CodeMap place_particles( Lattice<Slots, MemorySpace>& lattice, const std::vector<std::size_t>& count,
+                         const std::vector<std::size_t>& tracers, const DiffusionRules& rules, std::uint64_t seed )
+{
+    using layout = SiteLayout<Slots>;
+    using core::detail::concat;
+    if ( count.size() != std::size_t( rules.species() ) || tracers.size() != count.size() )
+        throw core::InputError( concat( "place_particles: ", count.size(), " counts and ", tracers.size(),
+                                        " tracer counts for ", rules.species(), " species" ) );
+    CodeMap map = CodeMap::marked( rules.species(), {} );
+    for ( std::size_t s = 0; s < count.size(); ++s )
+    {
+        if ( tracers[s] > count[s] )
+            throw core::InputError( concat( "place_particles: species ", s, " has ", count[s], " particles but ",
+                                            tracers[s], " tracers" ) );
+        map.species_of_tracer.insert( map.species_of_tracer.end(), tracers[s], int( s ) );
+    }
+    if ( map.max_code() > layout::max_code )
+        throw core::InputError( concat( "place_particles: ", rules.species(), " species and ",
+                                        map.species_of_tracer.size(), " tracers need codes up to ", map.max_code(),
+                                        ", but a site with ", Slots, " slots holds codes 1..", layout::max_code ) );
+    std::vector<std::uint32_t> first_tracer_of_species( count.size() );
+    std::uint32_t next = map.first_tracer_code();
+    for ( std::size_t s = 0; s < count.size(); ++s )
+    {
+        first_tracer_of_species[s] = next;
+        next += std::uint32_t( tracers[s] );
+    }
+    detail::place_coded_particles( lattice, count, rules, seed, [&]( std::size_t s, std::size_t k, std::size_t ) {
+        return k < tracers[s] ? first_tracer_of_species[s] + std::uint32_t( k ) : std::uint32_t( s + 1 );
+    } );
+    return map;
 }
 
 } // namespace morula::lattice
