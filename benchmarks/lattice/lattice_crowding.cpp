@@ -10,8 +10,8 @@
 // (docs/models/lattice.md, "Crowded lattices").
 //
 //   lattice_crowding --out crowding.json [--capacities 2,4,8] [--schemes split,fused]
-//                    [--occupancies 0.001,0.01,...] (fractions of the slots with --fill)
-//                    [--extent 24] [--windows 40] [--window-steps 20] [--replicas 4]
+//                    [--fills 0.0005,0.005,...] (fractions of the slots filled)
+//                    [--extent 24] [--windows 40] [--window-steps 20] [--replicas 4] [--space device|host]
 #include <common/BenchmarkUtils.hpp>
 
 #include <morula/lattice/DisplacementIncrements.hpp>
@@ -45,6 +45,7 @@ struct Settings
     int windows = 40;
     int window_steps = 20;
     int replicas = 4;
+    std::string space = "device";
     std::string out;
 };
 
@@ -171,7 +172,11 @@ int main( int argc, char* argv[] )
     app.add_option( "--window-steps", set.window_steps, "steps per window" )->check( CLI::Range( 1, 1000000 ) );
     app.add_option( "--replicas", set.replicas, "independent lattices per case" )->check( CLI::Range( 1, 10000 ) );
     app.add_option( "--move-probability", set.move_probability, "p_-1 = p_+1 on every axis" )->check( CLI::Range( 1e-6, 0.5 ) );
+    app.add_option( "--space", set.space, "device (Kokkos' default execution space) or host" )->check( CLI::IsMember( { "device", "host" } ) );
     CLI11_PARSE( app, argc, argv );
-    lattice_crowding::run( Kokkos::DefaultExecutionSpace(), set );
+    if ( set.space == "host" )
+        lattice_crowding::run( Kokkos::DefaultHostExecutionSpace(), set );
+    else
+        lattice_crowding::run( Kokkos::DefaultExecutionSpace(), set );
     return 0;
 }
