@@ -5,7 +5,9 @@
 //
 // Before the overflow placement was made symmetric, its first choice was always the site below
 // (0, 0, -1): crowded tracers drifted along -z (MSD_z twice MSD_x at 0.19 particles per site with 2
-// slots). The drift and isotropy checks below fail on that code.
+// slots). The drift and isotropy checks below fail on that code, and on placements processed always in
+// ascending site order (earlier entries take the free slots below later ones: a drift along +x, +y, +z
+// at 80% of the slots).
 #include "LatticeTestUtils.hpp"
 
 #include <morula/core/Error.hpp>
@@ -111,6 +113,9 @@ TEST( TEST_CATEGORY, lattice_crowded_tracers_two_slots )
     check_crowded_tracers<2>( { 0.41, LatticeBoundary::periodic, PassScheme::split, 20, 15, 20 } );
     check_crowded_tracers<2>( { 1.2, LatticeBoundary::periodic, PassScheme::split, 20, 15, 20 } );
     check_crowded_tracers<2>( { 1.2, LatticeBoundary::reflecting, PassScheme::split, 20, 15, 20 } );
+    // 80% of the slots: placements processed always in ascending order drifted along +x, +y, +z here
+    check_crowded_tracers<2>( { 1.6, LatticeBoundary::periodic, PassScheme::split, 20, 15, 20 } );
+    check_crowded_tracers<2>( { 1.6, LatticeBoundary::periodic, PassScheme::fused, 16, 15, 20 } );
     check_crowded_tracers<2>( { 0.41, LatticeBoundary::periodic, PassScheme::fused, 16, 10, 20 } );
     check_crowded_tracers<2>( { 1.2, LatticeBoundary::reflecting, PassScheme::fused, 16, 10, 20 } );
 }

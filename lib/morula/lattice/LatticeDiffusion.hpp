@@ -284,16 +284,17 @@ class LatticeDiffusion
     }
 
     /*!
-      The single-rank last resort for an overflowed particle at global site `site`, restricted to this
-      lattice's owned planes: the smallest k >= 0 such that global site (site + 1 + k) mod sites is an
-      owned site of type `type` (with any_open: of any open type) with a free slot; ~0 if there is none.
+      The single-rank last resort for an overflowed particle from global site `site`, restricted to this
+      lattice's owned planes: the smallest k >= 0 such that global site (site + 1 + k) mod sites (with
+      placement_descending(): (site - 1 - k) mod sites) is an owned site of type `type` (with any_open:
+      of any open type) with a free slot; ~0 if there is none.
     */
     std::uint64_t first_free_after( const ExecutionSpace& exec, std::uint64_t site, std::uint32_t type,
                                     bool any_open ) const
     {
         detail::FirstFreeAfter<Slots, memory_space> f{ m_current.sites(), m_shape.nx, m_shape.ny, m_window, site,
                                                        std::uint64_t( m_shape.sites() ), type, any_open,
-                                                       m_rules.blocked_types };
+                                                       m_rules.blocked_types, placement_descending() };
         std::uint64_t best = ~std::uint64_t( 0 );
         const std::size_t plane = std::size_t( m_shape.nx ) * std::size_t( m_shape.ny );
         Kokkos::parallel_reduce(
@@ -304,6 +305,10 @@ class LatticeDiffusion
         exec.fence();
         return best;
     }
+
+    //! Whether the placement of the last pass's overflows runs in descending key order (then the
+    //! slabs of a distributed lattice take their turns from the last), and its index-order scan too.
+    bool placement_descending() const { return detail::placement_descending( m_rng, m_step, m_last_pass ); }
 
     //! Type of global site `site`, which this lattice must hold.
     std::uint32_t site_type( std::uint64_t site ) const
@@ -571,8 +576,8 @@ class LatticeDiffusion
                                                           { s.boundary[0] == LatticeBoundary::periodic,
                                                             s.boundary[1] == LatticeBoundary::periodic,
                                                             s.boundary[2] == LatticeBoundary::periodic },
-                                                          tracers(), m_rng, m_step, m_last_pass, m_placed, first,
-                                                          m_next_entry };
+                                                          tracers(), m_rng, m_step, m_last_pass,
+                                                          placement_descending(), m_placed, first, m_next_entry };
         Kokkos::parallel_for( "morula::lattice::place_overflow", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, 1 ),
                               place );
     }

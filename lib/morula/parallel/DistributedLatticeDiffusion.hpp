@@ -465,9 +465,12 @@ class DistributedLatticeDiffusion
         const bool bands_current = mine > 0;
         ensure_log_capacity( std::size_t( largest ) );
 
-        // Turns in slab order, which is the order of the overflow keys (global site, arrival rank).
-        for ( int turn = 0; turn < m_size; ++turn )
+        // Turns in slab order, which is the order of the overflow keys (global site, arrival rank), from the
+        // last slab when the engine places in descending order.
+        const bool descending = m_engine->placement_descending();
+        for ( int t = 0; t < m_size; ++t )
         {
+            const int turn = descending ? m_size - 1 - t : t;
             if ( counts[turn] == 0 )
                 continue;
             std::size_t next = 0; // the turn's next entry (on the rank whose turn it is)
@@ -540,7 +543,8 @@ class DistributedLatticeDiffusion
             std::uint64_t best = 0;
             MPI_Allreduce( &local, &best, 1, MPI_UINT64_T, MPI_MIN, m_comm );
             if ( best != ~std::uint64_t( 0 ) )
-                return ( h.origin + 1 + best ) % total;
+                return m_engine->placement_descending() ? ( h.origin + total - 1 - best % total ) % total
+                                                        : ( h.origin + 1 + best ) % total;
         }
         throw core::CapacityError( core::detail::concat( "DistributedLatticeDiffusion: an overflowed particle (code ",
                                                          h.code, ") found no free slot on the whole lattice" ) );
