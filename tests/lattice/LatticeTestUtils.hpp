@@ -10,6 +10,8 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <array>
 #include <cstdint>
@@ -137,6 +139,44 @@ std::vector<site_word> patterned_lattice( const LatticeShape& shape, int species
             w[s] = L::with_code( w[s], k, std::uint32_t( 1 + ( next++ % species ) ) );
     }
     return w;
+}
+
+// Site coordinates of the particles with codes first..last (tracers), {-1, -1, -1} for codes not found;
+// indexed by code.
+template <int Slots>
+std::vector<std::array<int, 3>> tracer_positions( const std::vector<site_word>& w, const LatticeShape& shape,
+                                                  std::uint32_t first, std::uint32_t last )
+{
+    std::vector<std::array<int, 3>> p( last + 1, { -1, -1, -1 } );
+    for ( int z = 0; z < shape.nz; ++z )
+        for ( int y = 0; y < shape.ny; ++y )
+            for ( int x = 0; x < shape.nx; ++x )
+                for ( int k = 0; k < Slots; ++k )
+                {
+                    const std::uint32_t c = SiteLayout<Slots>::code( w[shape.index( x, y, z )], k );
+                    if ( c >= first && c <= last )
+                        p[c] = { x, y, z };
+                }
+    return p;
+}
+
+// Start + unwrapped displacement = end for every tracer code first..last (modulo the extent on periodic
+// axes, exactly on reflecting ones). `d` is a host view indexed (code, axis).
+template <class Displacements>
+void expect_unwrapped( const std::vector<std::array<int, 3>>& start, const Displacements& d,
+                       const std::vector<std::array<int, 3>>& end, const LatticeShape& shape, std::uint32_t first,
+                       std::uint32_t last )
+{
+    for ( std::uint32_t c = first; c <= last; ++c )
+        for ( int a = 0; a < 3; ++a )
+        {
+            const int n = shape.extent( a );
+            const int moved = start[c][a] + d( c, a );
+            if ( shape.boundary[a] == LatticeBoundary::periodic )
+                ASSERT_EQ( ( ( moved % n ) + n ) % n, end[c][a] ) << "tracer " << c << " axis " << a;
+            else
+                ASSERT_EQ( moved, end[c][a] ) << "tracer " << c << " axis " << a;
+        }
 }
 
 } // namespace morula_test_lattice

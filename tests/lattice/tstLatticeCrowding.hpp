@@ -28,7 +28,9 @@
 namespace morula_test_lattice_crowding
 {
 using namespace morula::lattice;
+using morula_test_lattice::expect_unwrapped;
 using morula_test_lattice::to_host;
+using morula_test_lattice::tracer_positions;
 
 constexpr double z_limit = 4.5; // standard errors: a false alarm about once in 10^5 checks
 
@@ -261,20 +263,7 @@ TEST( TEST_CATEGORY, lattice_marked_tracers_in_a_crowd )
     ASSERT_EQ( codes.species_codes, 2 );
     ASSERT_EQ( codes.species_of_tracer.size(), 70u );
     EXPECT_EQ( codes.first_tracer_code(), 3u );
-    auto positions = [&]( const std::vector<site_word>& w ) {
-        std::vector<std::array<int, 3>> p( codes.max_code() + 1, { -1, -1, -1 } );
-        for ( int z = 0; z < shape.nz; ++z )
-            for ( int y = 0; y < shape.ny; ++y )
-                for ( int x = 0; x < shape.nx; ++x )
-                    for ( int k = 0; k < 4; ++k )
-                    {
-                        const auto c = SiteLayout<4>::code( w[shape.index( x, y, z )], k );
-                        if ( c >= codes.first_tracer_code() )
-                            p[c] = { x, y, z };
-                    }
-        return p;
-    };
-    const auto p0 = positions( to_host( lattice ) );
+    const auto p0 = tracer_positions<4>( to_host( lattice ), shape, codes.first_tracer_code(), codes.max_code() );
     for ( auto scheme : { PassScheme::split, PassScheme::fused } )
     {
         Lattice<4, TEST_MEMSPACE> copy( shape );
@@ -288,18 +277,10 @@ TEST( TEST_CATEGORY, lattice_marked_tracers_in_a_crowd )
         model.step( TEST_EXECSPACE(), 30 );
         EXPECT_GT( model.overflows(), 0u );
         EXPECT_EQ( model.code_counts( TEST_EXECSPACE() ), counts0 );
-        const auto p1 = positions( to_host( model.lattice() ) );
+        const auto p1 =
+            tracer_positions<4>( to_host( model.lattice() ), shape, codes.first_tracer_code(), codes.max_code() );
         auto d = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), model.displacements() );
-        const int ext[3] = { shape.nx, shape.ny, shape.nz };
-        for ( std::uint32_t c = codes.first_tracer_code(); c <= codes.max_code(); ++c )
-            for ( int a = 0; a < 3; ++a )
-            {
-                const int moved = p0[c][a] + d( c, a );
-                if ( shape.boundary[a] == LatticeBoundary::periodic )
-                    ASSERT_EQ( ( ( moved % ext[a] ) + ext[a] ) % ext[a], p1[c][a] ) << "tracer " << c << " axis " << a;
-                else
-                    ASSERT_EQ( moved, p1[c][a] ) << "tracer " << c << " axis " << a;
-            }
+        expect_unwrapped( p0, d, p1, shape, codes.first_tracer_code(), codes.max_code() );
         for ( std::uint32_t c = 1; c < codes.first_tracer_code(); ++c ) // species codes are not followed
             for ( int a = 0; a < 3; ++a )
                 EXPECT_EQ( d( c, a ), 0 );
