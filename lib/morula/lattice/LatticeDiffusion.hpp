@@ -7,8 +7,7 @@
   of a particle is the hashed RNG of (site, slot, step, axis, seed), so a pass is a pure function of
   the old lattice and the results are bit for bit the same on Serial, OpenMP, CUDA and HIP, for any
   thread count or block size. Particles arriving at a full site go to an overflow list and are then
-  placed, on the device and in a deterministic order, at the nearest site of the same type with room:
-  no particle is ever lost.
+  placed, on the device and in a deterministic order: no particle is ever lost.
 
   Particle codes are species numbers (1..species), tracer ids (1..n, each code on exactly one
   particle), or both (CodeMap: species codes for the crowd, then one id per tracer); the unwrapped
@@ -16,8 +15,8 @@
   particles per site and tracer ids up to 16383).
 
   An overflow rejects a move: the particle goes back to the site it came from, or, if that site has
-  filled meanwhile, to the nearest site with room in a random symmetric order (docs/models/lattice.md
-  says how this shapes crowded dynamics).
+  filled meanwhile, to the nearest site of its type with room, in a random symmetric order
+  (docs/models/lattice.md says how this shapes crowded dynamics).
 */
 #ifndef MORULA_LATTICE_LATTICEDIFFUSION_HPP
 #define MORULA_LATTICE_LATTICEDIFFUSION_HPP
