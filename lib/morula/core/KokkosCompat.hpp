@@ -19,6 +19,16 @@
 #define MORULA_KOKKOS_4 0
 #endif
 
+//! Asks the compiler to unroll the next loop fully (a loop over a register array must be unrolled for
+//! the array to stay in registers on a GPU).
+#if defined( __CUDACC__ ) || defined( __HIPCC__ ) || defined( __clang__ )
+#define MORULA_UNROLL _Pragma( "unroll" )
+#elif defined( __GNUC__ )
+#define MORULA_UNROLL _Pragma( "GCC unroll 16" )
+#else
+#define MORULA_UNROLL
+#endif
+
 namespace morula::compat
 {
 

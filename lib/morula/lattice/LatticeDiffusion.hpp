@@ -27,6 +27,7 @@
 #include <morula/lattice/DiffusionRules.hpp>
 #include <morula/lattice/Lattice.hpp>
 #include <morula/lattice/detail/DiffusionKernels.hpp>
+#include <morula/lattice/detail/TiledKernels.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -48,10 +49,23 @@ enum class PassScheme
 
 inline const char* to_string( PassScheme s ) { return s == PassScheme::split ? "split" : "fused"; }
 
+//! Which kernels run the split passes; both give bit for bit the same lattice, overflow entries and
+//! displacements (the gather defines the model).
+enum class PassKernels
+{
+    tiled, //!< each word loaded and each particle hashed once per pass (detail/TiledKernels.hpp)
+    gather //!< each destination recomputes its neighbours' moves (detail/DiffusionKernels.hpp)
+};
+
+inline const char* to_string( PassKernels k ) { return k == PassKernels::tiled ? "tiled" : "gather"; }
+
 struct DiffusionOptions
 {
     PassScheme scheme = PassScheme::split;
     std::uint64_t seed = 1;
+    //! The split passes of a slab of a distributed lattice always use the gather. The tiled kernels are
+    //! opt-in until measured on a GPU (issue #22, part 2).
+    PassKernels kernels = PassKernels::gather;
 };
 
 //! Mean square displacement of the tracers of one species, per axis, in lattice units squared.
@@ -556,6 +570,11 @@ class LatticeDiffusion
     void run_split( const ExecutionSpace& exec )
     {
         const auto& s = m_shape;
+        if ( m_options.kernels == PassKernels::tiled && m_window.whole )
+        {
+            run_tiled_split<Axis>( exec );
+            return;
+        }
         detail::SplitPass<Slots, Axis, memory_space> pass{ m_current.sites(), m_next.sites(), m_rules, m_rng, m_step,
                                                            s.nx, s.ny, m_window,
                                                            s.boundary[Axis] == LatticeBoundary::periodic,
@@ -564,6 +583,37 @@ class LatticeDiffusion
                 Axis == 0 ? "morula::lattice::split_pass_x"
                           : Axis == 1 ? "morula::lattice::split_pass_y" : "morula::lattice::split_pass_z",
                 pass );
+    }
+
+    // Tiles: along x, row segments of up to 256 sites (one GPU thread each) on 8 rows, 16.5 KB of
+    // scratch per team; along y and z, runs of 8 sites per work item (8 independent loads in flight per
+    // thread, 2 apron sites per 8: 25% extra loads, mostly from L2, and hashes).
+    template <int Axis>
+    void run_tiled_split( const ExecutionSpace& exec )
+    {
+        const auto& s = m_shape;
+        const bool periodic = s.boundary[Axis] == LatticeBoundary::periodic;
+        if constexpr ( Axis == 0 )
+        {
+            constexpr bool host = Kokkos::SpaceAccessibility<Kokkos::HostSpace, memory_space>::accessible;
+            detail::TiledSplitPassRow<Slots, ExecutionSpace> pass{ m_current.sites(), m_next.sites(), m_rules, m_rng,
+                                                                   m_step, s.nx, s.ny, s.nz, periodic, tracers(),
+                                                                   m_overflow, host ? s.nx : std::min( s.nx, 256 ),
+                                                                   8 };
+            const int team = host ? 1 : std::min( 256, ( pass.width + 31 ) / 32 * 32 );
+            Kokkos::TeamPolicy<ExecutionSpace> policy( exec, pass.league(), team );
+            policy.set_scratch_size( 0, Kokkos::PerTeam( pass.scratch_bytes() ) );
+            Kokkos::parallel_for( "morula::lattice::tiled_split_pass_x", policy, pass );
+        }
+        else
+        {
+            detail::TiledSplitPassColumn<Slots, Axis, 8, memory_space> pass{ m_current.sites(), m_next.sites(), m_rules,
+                                                                             m_rng, m_step, s.nx, s.ny, s.nz, periodic,
+                                                                             tracers(), m_overflow };
+            Kokkos::parallel_for( Axis == 1 ? "morula::lattice::tiled_split_pass_y" : "morula::lattice::tiled_split_pass_z",
+                                  Kokkos::RangePolicy<ExecutionSpace, Kokkos::IndexType<std::size_t>>( exec, 0, pass.items() ),
+                                  pass );
+        }
     }
 
     void run_placement( const ExecutionSpace& exec, std::size_t first )
