@@ -228,6 +228,29 @@ struct ArrivalGroup
     }
 };
 
+/*!
+  \brief The new word of split-pass destination gd (global index) from its arrival groups: the stayers
+  first (they always fit), then the up-movers and the down-movers in the order of a coin from gd's hash
+  when they do not all fit, the extras to the overflow list. The one definition of a site's arrival
+  order, shared by the gather and the tiled kernels.
+*/
+template <int Axis, int Slots, class MemorySpace>
+KOKKOS_FORCEINLINE_FUNCTION site_word assemble_split_site( SiteBuilder<Slots, MemorySpace>& site,
+                                                           const ArrivalGroup<Slots>& stay, const ArrivalGroup<Slots>& up,
+                                                           const ArrivalGroup<Slots>& down, std::size_t gd,
+                                                           const core::HashedRng& rng, std::uint32_t step,
+                                                           const OverflowList<MemorySpace>& overflow )
+{
+    stay.append_to( site, gd, axis_move<Axis>( 0 ), overflow );
+    const bool down_first = stay.n + up.n + down.n > Slots && ( rng.bits( gd, std::uint32_t( 24 + Axis ), step ) & 1u );
+    if ( down_first )
+        down.append_to( site, gd, axis_move<Axis>( -1 ), overflow );
+    up.append_to( site, gd, axis_move<Axis>( 1 ), overflow );
+    if ( !down_first )
+        down.append_to( site, gd, axis_move<Axis>( -1 ), overflow );
+    return site.word;
+}
+
 //! Calls pass(x, y, p) for flat site index i over the owned planes (x fastest), p the local plane: the
 //! flat launch of a 3D pass.
 template <class Pass>
@@ -400,14 +423,7 @@ struct SplitPass
                 }
             }
         }
-        stay.append_to( site, gd, axis_move<Axis>( 0 ), overflow );
-        const bool down_first = stay.n + up.n + down.n > Slots && ( rng.bits( gd, std::uint32_t( 24 + Axis ), step ) & 1u );
-        if ( down_first )
-            down.append_to( site, gd, axis_move<Axis>( -1 ), overflow );
-        up.append_to( site, gd, axis_move<Axis>( 1 ), overflow );
-        if ( !down_first )
-            down.append_to( site, gd, axis_move<Axis>( -1 ), overflow );
-        out( d ) = site.word;
+        out( d ) = assemble_split_site<Axis>( site, stay, up, down, gd, rng, step, overflow );
     }
 };
 

@@ -115,14 +115,7 @@ KOKKOS_FORCEINLINE_FUNCTION site_word split_destination( const DeviceRules<Memor
             down.add( code );
             tracers.template add_along<Axis>( code, -1 );
         }
-    stay.append_to( site, gd, axis_move<Axis>( 0 ), overflow );
-    const bool down_first = stay.n + up.n + down.n > Slots && ( rng.bits( gd, std::uint32_t( 24 + Axis ), step ) & 1u );
-    if ( down_first )
-        down.append_to( site, gd, axis_move<Axis>( -1 ), overflow );
-    up.append_to( site, gd, axis_move<Axis>( 1 ), overflow );
-    if ( !down_first )
-        down.append_to( site, gd, axis_move<Axis>( -1 ), overflow );
-    return site.word;
+    return assemble_split_site<Axis>( site, stay, up, down, gd, rng, step, overflow );
 }
 
 /*!
