@@ -50,6 +50,7 @@ struct LatticeSettings
     std::vector<std::string> boundary{ "periodic", "periodic", "periodic" };
     long capacity = 2;
     std::string scheme = "split";
+    std::string kernels = "automatic";
     std::vector<SpeciesSettings> species;
     std::vector<ObstacleSettings> obstacles;
     long steps = 2000;
@@ -79,7 +80,7 @@ lat::MoveProbabilities probabilities_from( const std::string& where, const std::
 void read_config( const std::string& path, LatticeSettings& s )
 {
     const auto c = Config::from_file(
-        path, { "size", "spacing_nm", "time_step_ns", "boundary", "capacity", "scheme", "species", "obstacles",
+        path, { "size", "spacing_nm", "time_step_ns", "boundary", "capacity", "scheme", "kernels", "species", "obstacles",
                 "steps", "sample_every", "seed", "tracers", "output", "snapshots", "snapshot_every", "progress" } );
     const double big = 1e300;
     if ( c.has( "size" ) )
@@ -97,6 +98,7 @@ void read_config( const std::string& path, LatticeSettings& s )
             throw InputError( concat( "config '", path, "': key 'capacity' = ", s.capacity, " must be 2, 4 or 8" ) );
     }
     if ( c.has( "scheme" ) ) s.scheme = c.choice( "scheme", { "split", "fused" } );
+    if ( c.has( "kernels" ) ) s.kernels = c.choice( "kernels", { "automatic", "compacted", "tiled", "gather" } );
     if ( c.has( "steps" ) ) s.steps = c.integer( "steps", 0, 4000000000L );
     if ( c.has( "sample_every" ) ) s.sample_every = c.integer( "sample_every", 1, 4000000000L );
     if ( c.has( "seed" ) ) s.seed = c.integer( "seed", 0, 9007199254740991L );
@@ -284,12 +286,18 @@ class LatticeRun
 #if MORULA_HAVE_MPI
         if ( m_distributed )
             return concat( MpiSession::size(), " MPI ranks, z slabs of ", m_distributed->slab().size(), "+ planes, ",
-                           parallel::to_string( m_distributed->transport() ) );
+                           parallel::to_string( m_distributed->transport() ), ", ", kernels( m_distributed->engine() ),
+                           " kernels" );
 #endif
-        return "one rank";
+        return concat( "one rank, ", kernels( *m_single ), " kernels" );
     }
 
   private:
+    static const char* kernels( const lat::LatticeDiffusion<Slots, exec>& m )
+    {
+        return lat::to_string( m.options().scheme == lat::PassScheme::split ? m.split_kernels() : m.fused_kernels() );
+    }
+
     std::optional<lat::LatticeDiffusion<Slots, exec>> m_single;
 #if MORULA_HAVE_MPI
     std::unique_ptr<parallel::DistributedLatticeDiffusion<Slots, exec>> m_distributed;
@@ -379,6 +387,10 @@ int run_lattice( const LatticeSettings& s )
     lat::DiffusionOptions opt;
     opt.scheme = s.scheme == "fused" ? lat::PassScheme::fused : lat::PassScheme::split;
     opt.seed = std::uint64_t( s.seed );
+    opt.kernels = s.kernels == "compacted" ? lat::PassKernels::compacted
+                  : s.kernels == "tiled"   ? lat::PassKernels::tiled
+                  : s.kernels == "gather"  ? lat::PassKernels::gather
+                                           : lat::PassKernels::automatic;
     LatticeRun<Slots> model( space, lattice, rules, codes, opt );
     const bool root = MpiSession::rank() == 0; // the one that writes files
 
@@ -507,6 +519,9 @@ void add_lattice_command( CLI::App& app )
     cmd->add_option( "--output", overrides->output, "Prefix of the CSV and PNG outputs" );
     cmd->add_option( "--scheme", overrides->scheme, "split or fused passes" )
         ->check( CLI::IsMember( { "split", "fused" } ) );
+    cmd->add_option( "--kernels", overrides->kernels,
+                     "pass kernels: automatic, compacted, tiled or gather (the same results, different speed)" )
+        ->check( CLI::IsMember( { "automatic", "compacted", "tiled", "gather" } ) );
     cmd->add_flag( "!--no-progress", overrides->progress, "No progress bar" );
     cmd->callback( [config, overrides, cmd] {
         LatticeSettings s;
@@ -520,6 +535,7 @@ void add_lattice_command( CLI::App& app )
         if ( cmd->count( "--seed" ) ) s.seed = overrides->seed;
         if ( cmd->count( "--output" ) ) s.output = overrides->output;
         if ( cmd->count( "--scheme" ) ) s.scheme = overrides->scheme;
+        if ( cmd->count( "--kernels" ) ) s.kernels = overrides->kernels;
         if ( cmd->count( "--no-progress" ) ) s.progress = false;
         if ( s.capacity == 2 )
             run_lattice<2>( s );

@@ -9,9 +9,12 @@
 //
 // Roofline records (issue #8, top-level "kernels" array, counts in docs/roofline/lattice-and-angio.md):
 // per case split_pass_x, split_pass_y, split_pass_z (each axis timed alone) and step_split, or fused_pass
-// and step_fused. The kernels are integer work (hashed RNG, integer thresholds): 0 flops, bytes only.
+// and step_fused for the gather; the same names prefixed tiled_ or compacted_ for those kernels (issue #22;
+// --kernels gather,tiled,compacted runs each in the same call). The kernels are integer work (hashed RNG, integer
+// thresholds): 0 flops, bytes only.
 //
 //   lattice_benchmark --out results.json [--sizes 64x64x128,...] [--capacities 2,4,8] [--schemes split,fused]
+//                     [--kernels gather,tiled,compacted]
 //   lattice_benchmark --roofline-suite --out results.json   (256^3, capacity 4, both schemes; options given
 //                                                           explicitly override the preset)
 #include "../common/Roofline.hpp"
@@ -24,6 +27,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <sstream>
 #include <string>
@@ -40,6 +45,7 @@ struct Settings
     std::vector<std::string> sizes{ "64x64x128", "128x128x256", "256x256x512", "512x512x512" };
     std::vector<int> capacities{ 2, 4, 8 };
     std::vector<std::string> schemes{ "split", "fused" };
+    std::vector<std::string> kernels{ "gather", "tiled", "compacted" };
     std::vector<double> occupancy{ 0.0015, 0.038, 0.41 }; // per capacity 2, 4, 8
     double move_probability = 0.25;                       // p_-1 = p_+1: p_0 = 0.5
     int steps = 10;                                       // per timed run
@@ -98,28 +104,50 @@ lat::LatticeShape parse_size( const std::string& s )
     return lat::LatticeShape( x, y, z );
 }
 
+//! Seconds since `t0`, printed (and flushed, so that a case that does not finish shows where it stopped).
+double setup_phase( const char* what, std::chrono::steady_clock::time_point& t0 )
+{
+    const auto t1 = std::chrono::steady_clock::now();
+    const double s = std::chrono::duration<double>( t1 - t0 ).count();
+    std::printf( "    setup: %-28s %8.3f s\n", what, s );
+    std::fflush( stdout );
+    t0 = t1;
+    return s;
+}
+
 template <int Slots, class ExecutionSpace>
 nlohmann::json run_case( const ExecutionSpace& exec, const Settings& set, const lat::LatticeShape& shape,
-                         lat::PassScheme scheme, double occupancy, double bandwidth, nlohmann::json& kernels )
+                         lat::PassScheme scheme, lat::PassKernels pass_kernels, double occupancy, double bandwidth,
+                         nlohmann::json& kernels )
 {
     using mem = typename ExecutionSpace::memory_space;
     lat::DiffusionRules rules( 1 );
     rules.set_isotropic( 0, set.move_probability );
+    auto t0 = std::chrono::steady_clock::now();
+    nlohmann::json setup;
     lat::Lattice<Slots, mem> lattice( shape );
     const std::size_t particles = std::size_t( occupancy * double( shape.sites() ) );
     lat::place_particles( lattice, { particles }, rules, 7, lat::ParticleCodes::species );
+    setup["place_particles_s"] = setup_phase( "place_particles", t0 );
     lat::DiffusionOptions opt;
     opt.scheme = scheme;
+    opt.kernels = pass_kernels;
     lat::LatticeDiffusion<Slots, ExecutionSpace> model( exec, lattice, rules, opt );
+    setup["construct_s"] = setup_phase( "LatticeDiffusion", t0 );
     const double sites = double( shape.sites() );
 
     // Whole steps, as a simulation runs them: passes plus overflow placement after each.
     model.step( exec, 1 );
+    exec.fence();
+    setup["first_step_s"] = setup_phase( "first step", t0 );
     const unsigned long long overflows_before = model.overflows();
     const Stats full = time_phase( exec, set.warmup, set.runs, [&] { model.step( exec, set.steps ); } );
     const unsigned long long overflows = model.overflows() - overflows_before;
     // One more step under the profiler when ncu_crosscheck.py asks for it (after the overflow count).
-    morula::bench::profile_once( exec, scheme == lat::PassScheme::split ? "step_split" : "step_fused",
+    // Records are named after the kernels that ran: step_split (gather), tiled_step_split, compacted_...
+    const lat::PassKernels ran = scheme == lat::PassScheme::split ? model.split_kernels() : model.fused_kernels();
+    const std::string prefix = ran == lat::PassKernels::gather ? std::string() : std::string( lat::to_string( ran ) ) + "_";
+    morula::bench::profile_once( exec, ( prefix + ( scheme == lat::PassScheme::split ? "step_split" : "step_fused" ) ).c_str(),
                                  [&] { model.step( exec, set.steps ); } );
     const double steps_timed = double( set.steps ) * ( set.warmup + set.runs );
 
@@ -163,18 +191,21 @@ nlohmann::json run_case( const ExecutionSpace& exec, const Settings& set, const 
             model.place_overflow( exec );
             axis_overflows[axis] = double( model.overflows() - before );
         }
+    setup_phase( "timed runs", t0 );
     const auto counts = model.code_counts( exec );
     if ( counts[1] != particles )
         throw std::runtime_error( "lattice_benchmark: particles were lost" );
+    setup["code_counts_s"] = setup_phase( "code_counts (check)", t0 );
 
+    const char* kernel_name = lat::to_string( ran );
     const double t_step = full.median() / set.steps;
     const double rate = sites / t_step;
     const double bytes = scheme == lat::PassScheme::split ? 24.0 : 8.0;
     const double overhead = full.median() / passes.median() - 1;
     const double fraction = bandwidth > 0 ? bytes * rate / bandwidth : 0.0;
-    std::printf( "%4dx%4dx%4d  %d slots  %-5s  occupancy %.4f: %8.3f ms/step  %.3e site updates/s  %5.1f%% of copy "
+    std::printf( "%4dx%4dx%4d  %d slots  %-5s %-6s  occupancy %.4f: %8.3f ms/step  %.3e site updates/s  %5.1f%% of copy "
                  "bandwidth  overflow handling %+5.1f%%  (%.3g overflows/step)\n",
-                 shape.nx, shape.ny, shape.nz, Slots, lat::to_string( scheme ), occupancy, 1e3 * t_step, rate,
+                 shape.nx, shape.ny, shape.nz, Slots, lat::to_string( scheme ), kernel_name, occupancy, 1e3 * t_step, rate,
                  100 * fraction, 100 * overhead, double( overflows ) / steps_timed );
 
     // Roofline records: one per timed kernel (time per pass or per step: run time / steps per run).
@@ -184,6 +215,7 @@ nlohmann::json run_case( const ExecutionSpace& exec, const Settings& set, const 
                                         { "sites", shape.sites() },
                                         { "slots", Slots },
                                         { "scheme", lat::to_string( scheme ) },
+                                        { "kernels", kernel_name },
                                         { "occupancy", occupancy },
                                         { "particles", particles },
                                         { "steps_per_run", set.steps },
@@ -191,9 +223,10 @@ nlohmann::json run_case( const ExecutionSpace& exec, const Settings& set, const 
     auto add = [&]( const char* name, const morula::bench::WorkCount& w, const Stats& t, double overflows_per_call ) {
         nlohmann::json p = parameters;
         p["overflows_per_call"] = overflows_per_call;
-        kernels.push_back( morula::bench::kernel_record( "lattice", name, w, t, p ) );
+        const std::string full_name = prefix + name;
+        kernels.push_back( morula::bench::kernel_record( "lattice", full_name, w, t, p ) );
         const auto& r = kernels.back();
-        std::printf( "    roofline %-13s %10.4f ms  %9.3e B  AI %.3g flop/B  %8.2f GB/s\n", name,
+        std::printf( "    roofline %-19s %10.4f ms  %9.3e B  AI %.3g flop/B  %8.2f GB/s\n", full_name.c_str(),
                      1e3 * t.median(), w.bytes, r["arithmetic_intensity"].get<double>(),
                      r["gbytes_per_s"].get<double>() );
     };
@@ -221,9 +254,11 @@ nlohmann::json run_case( const ExecutionSpace& exec, const Settings& set, const 
              { "sites", shape.sites() },
              { "slots", Slots },
              { "scheme", lat::to_string( scheme ) },
+             { "kernels", kernel_name },
              { "occupancy", occupancy },
              { "particles", particles },
              { "move_probability", set.move_probability },
+             { "setup", setup },
              { "steps_per_run", set.steps },
              { "step_with_overflow_handling", full.to_json() },
              { "passes_only", passes.to_json() },
@@ -255,15 +290,22 @@ void run_all( const ExecutionSpace& exec, const Settings& set )
         {
             const auto scheme = scheme_name == "fused" ? lat::PassScheme::fused : lat::PassScheme::split;
             for ( int slots : set.capacities )
-            {
-                const double occ = set.occupancy[slots == 2 ? 0 : slots == 4 ? 1 : 2];
-                if ( slots == 2 )
-                    cases.push_back( run_case<2>( exec, set, shape, scheme, occ, bandwidth, kernels ) );
-                else if ( slots == 4 )
-                    cases.push_back( run_case<4>( exec, set, shape, scheme, occ, bandwidth, kernels ) );
-                else
-                    cases.push_back( run_case<8>( exec, set, shape, scheme, occ, bandwidth, kernels ) );
-            }
+                for ( const auto& kernel_name : set.kernels )
+                {
+                    if ( scheme == lat::PassScheme::fused && kernel_name == "compacted" &&
+                         std::find( set.kernels.begin(), set.kernels.end(), "tiled" ) != set.kernels.end() )
+                        continue; // the fused pass of the compacted choice is the tiled one
+                    const auto pk = kernel_name == "gather"  ? lat::PassKernels::gather
+                                    : kernel_name == "tiled" ? lat::PassKernels::tiled
+                                                             : lat::PassKernels::compacted;
+                    const double occ = set.occupancy[slots == 2 ? 0 : slots == 4 ? 1 : 2];
+                    if ( slots == 2 )
+                        cases.push_back( run_case<2>( exec, set, shape, scheme, pk, occ, bandwidth, kernels ) );
+                    else if ( slots == 4 )
+                        cases.push_back( run_case<4>( exec, set, shape, scheme, pk, occ, bandwidth, kernels ) );
+                    else
+                        cases.push_back( run_case<8>( exec, set, shape, scheme, pk, occ, bandwidth, kernels ) );
+                }
         }
     }
     if ( !set.out.empty() )
@@ -292,6 +334,10 @@ int main( int argc, char* argv[] )
     app.add_option( "--capacities", set.capacities, "particles per site: 2, 4, 8" )
         ->delimiter( ',' )
         ->check( CLI::IsMember( { 2, 4, 8 } ) );
+    app.add_option( "--kernels", set.kernels,
+                    "pass kernels: gather, tiled, compacted (each in the same run; compacted runs the fused pass tiled)" )
+        ->delimiter( ',' )
+        ->check( CLI::IsMember( { "gather", "tiled", "compacted" } ) );
     app.add_option( "--schemes", set.schemes, "split, fused" )->delimiter( ',' )->check( CLI::IsMember( { "split", "fused" } ) );
     app.add_option( "--occupancy", set.occupancy, "particles per site for capacities 2, 4, 8" )
         ->delimiter( ',' )

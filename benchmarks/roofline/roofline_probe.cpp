@@ -30,6 +30,8 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h> // sysconf: cache sizes where sysfs has none
+
 namespace roofline
 {
 using morula::bench::Stats;
@@ -250,6 +252,12 @@ double last_level_cache_bytes()
             v *= 1024 * 1024;
         best = std::max( best, v );
     }
+#if defined( _SC_LEVEL3_CACHE_SIZE )
+    // No cache in sysfs (some virtual machines, containers): glibc's own reading of CPUID.
+    if ( best <= 0 )
+        for ( int name : { _SC_LEVEL1_DCACHE_SIZE, _SC_LEVEL2_CACHE_SIZE, _SC_LEVEL3_CACHE_SIZE, _SC_LEVEL4_CACHE_SIZE } )
+            best = std::max( best, double( sysconf( name ) ) );
+#endif
     return best;
 }
 

@@ -1,6 +1,7 @@
-// The tiled split passes against the gather passes that define the model (issue #22): pass by pass,
-// the same lattice words, the same overflow entries (key, code, move; the list's order is free) and the
-// same tracer displacements, bit for bit, on crowded lattices with obstacles, walls and tracers.
+// The tiled and compacted passes against the gather passes that define the model (issue #22): pass by
+// pass, the same lattice words, the same overflow entries (key, code, move; the list's order is free) and
+// the same tracer displacements, bit for bit, on crowded lattices with obstacles, walls and tracers; and
+// step() by step().
 #include "LatticeTestUtils.hpp"
 
 #include <morula/lattice/CodeMap.hpp>
@@ -54,7 +55,8 @@ std::vector<int> host_displacements( const TiledModel<Slots>& model )
   a gather model and a tiled model side by side.
 */
 template <int Slots>
-void check_tiled_against_gather( const LatticeShape& shape, double per_site, int steps, bool obstacles )
+void check_tiled_against_gather( const LatticeShape& shape, double per_site, int steps, bool obstacles,
+                                 PassScheme scheme, PassKernels kernels )
 {
     using L = SiteLayout<Slots>;
     DiffusionRules rules( 2 );
@@ -99,27 +101,43 @@ void check_tiled_against_gather( const LatticeShape& shape, double per_site, int
 
     DiffusionOptions gather_opt;
     gather_opt.seed = 77;
+    gather_opt.scheme = scheme;
     gather_opt.kernels = PassKernels::gather;
     DiffusionOptions tiled_opt = gather_opt;
-    tiled_opt.kernels = PassKernels::tiled;
+    tiled_opt.kernels = kernels;
     Lattice<Slots, TEST_MEMSPACE> copy( shape );
     Kokkos::deep_copy( copy.sites(), fresh.sites() );
     TiledModel<Slots> gather( TEST_EXECSPACE(), fresh, rules, codes, gather_opt );
     TiledModel<Slots> tiled( TEST_EXECSPACE(), copy, rules, codes, tiled_opt );
+    EXPECT_EQ( gather.split_kernels(), PassKernels::gather );
+    // what runs: compacted split passes where rows hold whole quads, else the gather; tiled fused pass
+    const PassKernels split_expected =
+        kernels == PassKernels::compacted ? ( shape.nx % 4 == 0 ? PassKernels::compacted : PassKernels::gather ) : kernels;
+    ASSERT_EQ( tiled.split_kernels(), split_expected ) << shape.nx;
+    ASSERT_EQ( tiled.fused_kernels(), PassKernels::tiled );
     std::size_t entries = 0;
     for ( int s = 0; s < steps; ++s )
     {
-        for ( int axis = 0; axis < 3; ++axis )
+        const int passes = scheme == PassScheme::split ? 3 : 1;
+        for ( int axis = 0; axis < passes; ++axis )
         {
-            gather.split_pass( TEST_EXECSPACE(), axis );
-            tiled.split_pass( TEST_EXECSPACE(), axis );
+            if ( scheme == PassScheme::split )
+            {
+                gather.split_pass( TEST_EXECSPACE(), axis );
+                tiled.split_pass( TEST_EXECSPACE(), axis );
+            }
+            else
+            {
+                gather.fused_pass( TEST_EXECSPACE() );
+                tiled.fused_pass( TEST_EXECSPACE() );
+            }
             ASSERT_EQ( to_host( gather.lattice() ), to_host( tiled.lattice() ) )
-                << "Slots " << Slots << ", step " << s << ", axis " << axis;
+                << to_string( scheme ) << ", Slots " << Slots << ", step " << s << ", axis " << axis;
             const auto eg = pending_entries<Slots>( gather );
-            ASSERT_EQ( eg, pending_entries<Slots>( tiled ) ) << "Slots " << Slots << ", step " << s << ", axis " << axis;
+            ASSERT_EQ( eg, pending_entries<Slots>( tiled ) ) << to_string( scheme ) << ", Slots " << Slots << ", step " << s << ", axis " << axis;
             entries += eg.size();
             ASSERT_EQ( host_displacements<Slots>( gather ), host_displacements<Slots>( tiled ) )
-                << "Slots " << Slots << ", step " << s << ", axis " << axis;
+                << to_string( scheme ) << ", Slots " << Slots << ", step " << s << ", axis " << axis;
             gather.place_overflow( TEST_EXECSPACE() );
             tiled.place_overflow( TEST_EXECSPACE() );
             ASSERT_EQ( to_host( gather.lattice() ), to_host( tiled.lattice() ) );
@@ -129,36 +147,105 @@ void check_tiled_against_gather( const LatticeShape& shape, double per_site, int
         tiled.complete_step();
     }
     if ( per_site >= 0.5 * Slots && shape.sites() > 64 )
-        EXPECT_GT( entries, 0u ) << "Slots " << Slots << ", " << shape.nx << "x" << shape.ny << "x" << shape.nz
+        EXPECT_GT( entries, 0u ) << to_string( scheme ) << ", Slots " << Slots << ", " << shape.nx << "x" << shape.ny << "x" << shape.nz
                              << ": the crowded case did not overflow";
     EXPECT_EQ( gather.code_counts( TEST_EXECSPACE() ), tiled.code_counts( TEST_EXECSPACE() ) );
+
+    // step(): the same lattice, displacements and overflow count after every step.
+    for ( int s = 0; s < steps; ++s )
+    {
+        gather.step( TEST_EXECSPACE() );
+        tiled.step( TEST_EXECSPACE() );
+        ASSERT_EQ( to_host( gather.lattice() ), to_host( tiled.lattice() ) ) << to_string( scheme ) << ", Slots " << Slots << ", step() " << s;
+        ASSERT_EQ( host_displacements<Slots>( gather ), host_displacements<Slots>( tiled ) )
+            << to_string( scheme ) << ", Slots " << Slots << ", step() " << s;
+        ASSERT_EQ( gather.overflows(), tiled.overflows() ) << to_string( scheme ) << ", Slots " << Slots << ", step() " << s;
+    }
+    EXPECT_EQ( tiled.unplaced(), 0u );
 }
 
 template <int Slots>
-void check_tiled_cases()
+void check_tiled_cases( PassScheme scheme, PassKernels kernels )
 {
-    // Row segments longer than a GPU tile (300 > 256), runs with a remainder (11, 13 = 8 + 3, 8 + 5),
-    // axes of extent 1 and 2 (a site is its own periodic neighbour, or both neighbours are one site).
+    // Row segments and boxes longer than a GPU tile (300 > 256 > 32), runs and boxes with a remainder
+    // (11, 13 = 8 + 3, 8 + 5), axes of extent 1 and 2 (a site is its own periodic neighbour, or both
+    // neighbours are one site). The compacted kernels need rows of whole quads: the odd shapes get nx
+    // rounded up to a multiple of 4 (12, 4, 4: one quad is a whole periodic row, its apron words its
+    // own), and once as they are (the gather then runs).
     const double crowded = 0.65 * Slots; // 65% of the slots: overflows in every pass
+    const bool quads = kernels == PassKernels::compacted;
     for ( auto b : { LatticeBoundary::periodic, LatticeBoundary::reflecting } )
     {
         LatticeShape big( 300, 5, 11, b );
-        check_tiled_against_gather<Slots>( big, 0.41, 2, true );
-        check_tiled_against_gather<Slots>( big, crowded, 2, true );
-        LatticeShape odd( 13, 9, 17, b );
+        check_tiled_against_gather<Slots>( big, 0.41, 2, true, scheme, kernels );
+        check_tiled_against_gather<Slots>( big, crowded, 2, true, scheme, kernels );
+        LatticeShape odd( quads ? 12 : 13, 9, 17, b );
         odd.boundary[1] = b == LatticeBoundary::periodic ? LatticeBoundary::reflecting : LatticeBoundary::periodic;
-        check_tiled_against_gather<Slots>( odd, crowded, 3, true );
-        check_tiled_against_gather<Slots>( odd, 0.41, 3, false );
-        check_tiled_against_gather<Slots>( LatticeShape( 2, 1, 3, b ), crowded, 4, false );
-        check_tiled_against_gather<Slots>( LatticeShape( 1, 2, 1, b ), crowded, 4, false );
+        check_tiled_against_gather<Slots>( odd, crowded, 3, true, scheme, kernels );
+        check_tiled_against_gather<Slots>( odd, 0.41, 3, false, scheme, kernels );
+        check_tiled_against_gather<Slots>( LatticeShape( quads ? 4 : 2, 1, 3, b ), crowded, 4, false, scheme, kernels );
+        check_tiled_against_gather<Slots>( LatticeShape( quads ? 4 : 1, 2, 1, b ), crowded, 4, false, scheme, kernels );
+        if ( quads )
+            check_tiled_against_gather<Slots>( LatticeShape( 13, 9, 17, b ), crowded, 2, true, scheme, kernels );
     }
 }
 
 TEST( TEST_CATEGORY, lattice_tiled_split_passes_equal_the_gather_bit_for_bit )
 {
-    check_tiled_cases<2>();
-    check_tiled_cases<4>();
-    check_tiled_cases<8>();
+    check_tiled_cases<2>( PassScheme::split, PassKernels::tiled );
+    check_tiled_cases<4>( PassScheme::split, PassKernels::tiled );
+    check_tiled_cases<8>( PassScheme::split, PassKernels::tiled );
+}
+
+TEST( TEST_CATEGORY, lattice_compacted_split_passes_equal_the_gather_bit_for_bit )
+{
+    check_tiled_cases<2>( PassScheme::split, PassKernels::compacted );
+    check_tiled_cases<4>( PassScheme::split, PassKernels::compacted );
+    check_tiled_cases<8>( PassScheme::split, PassKernels::compacted );
+}
+
+TEST( TEST_CATEGORY, lattice_tiled_fused_pass_equals_the_gather_bit_for_bit )
+{
+    check_tiled_cases<2>( PassScheme::fused, PassKernels::tiled );
+    check_tiled_cases<4>( PassScheme::fused, PassKernels::tiled );
+    check_tiled_cases<8>( PassScheme::fused, PassKernels::tiled );
+}
+
+// The code histogram (team-scratch bins, then one atomic per bin and team) against a count on the host,
+// with species codes below and tracer codes above the scratch bins (2 slots: 16383 codes).
+TEST( TEST_CATEGORY, lattice_code_counts_match_a_host_count )
+{
+    using L = SiteLayout<2>;
+    const LatticeShape shape( 64, 40, 30 );
+    DiffusionRules rules( 3 );
+    Lattice<2, TEST_MEMSPACE> lattice( shape );
+    const std::size_t tracers = 2000; // codes 4 .. 2003: past the 256 scratch bins
+    place_particles( lattice, { 30000, 20000, 25000 }, rules, 3, ParticleCodes::species );
+    auto w = to_host( lattice );
+    std::vector<unsigned long long> expected( 4 + tracers, 0 );
+    std::size_t next = 0;
+    for ( auto& word : w )
+        for ( int k = 0; k < 2; ++k )
+        {
+            const std::uint32_t c = L::code( word, k );
+            if ( c == 0 )
+                break;
+            if ( c == 1 && next < tracers && k == 0 ) // a species-0 particle becomes tracer 4 + next
+            {
+                word = ( word & ~( L::slot_mask << 0 ) ) | std::uint32_t( 4 + next++ );
+                ++expected[word & L::slot_mask];
+            }
+            else
+                ++expected[c];
+        }
+    ASSERT_EQ( next, tracers );
+    from_host( lattice, w );
+    const CodeMap codes = CodeMap::marked( 3, std::vector<int>( tracers, 0 ) );
+    TiledModel<2> model( TEST_EXECSPACE(), lattice, rules, codes, DiffusionOptions{} );
+    EXPECT_EQ( model.split_kernels(), PassKernels::compacted ); // the default on rows of whole quads
+    EXPECT_EQ( model.fused_kernels(), PassKernels::tiled );
+    EXPECT_EQ( model.code_counts( TEST_EXECSPACE() ), expected );
+    EXPECT_EQ( model.particles(), 75000u );
 }
 
 } // namespace morula_test_lattice

@@ -26,6 +26,7 @@
 #include <morula/lattice/CodeMap.hpp>
 #include <morula/lattice/DiffusionRules.hpp>
 #include <morula/lattice/Lattice.hpp>
+#include <morula/lattice/detail/CompactedKernels.hpp>
 #include <morula/lattice/detail/DiffusionKernels.hpp>
 #include <morula/lattice/detail/TiledKernels.hpp>
 
@@ -49,23 +50,42 @@ enum class PassScheme
 
 inline const char* to_string( PassScheme s ) { return s == PassScheme::split ? "split" : "fused"; }
 
-//! Which kernels run the split passes; both give bit for bit the same lattice, overflow entries and
-//! displacements (the gather defines the model).
+//! Which kernels run the passes. All give bit for bit the same lattice, overflow entries and
+//! displacements (the gather defines the model); they differ in speed only (docs/performance.md).
 enum class PassKernels
 {
-    tiled, //!< each word loaded and each particle hashed once per pass (detail/TiledKernels.hpp)
-    gather //!< each destination recomputes its neighbours' moves (detail/DiffusionKernels.hpp)
+    automatic, //!< the fastest measured: compacted split passes where they fit (tiled with 8 slots on a host
+               //!< backend), tiled fused pass
+    compacted, //!< split passes: quiet sites copied 4 at a time, busy ones compacted per team and gathered
+               //!< (detail/CompactedKernels.hpp; needs nx a multiple of 4); the fused pass runs tiled
+    tiled,     //!< each word loaded and each particle hashed once per pass and tile (detail/TiledKernels.hpp;
+               //!< the whole lattice only)
+    gather     //!< each destination recomputes its neighbours' moves (detail/DiffusionKernels.hpp)
 };
 
-inline const char* to_string( PassKernels k ) { return k == PassKernels::tiled ? "tiled" : "gather"; }
+inline const char* to_string( PassKernels k )
+{
+    switch ( k )
+    {
+    case PassKernels::automatic:
+        return "automatic";
+    case PassKernels::compacted:
+        return "compacted";
+    case PassKernels::tiled:
+        return "tiled";
+    default:
+        return "gather";
+    }
+}
 
 struct DiffusionOptions
 {
     PassScheme scheme = PassScheme::split;
     std::uint64_t seed = 1;
-    //! The split passes of a slab of a distributed lattice always use the gather. The tiled kernels are
-    //! opt-in until measured on a GPU (issue #22, part 2).
-    PassKernels kernels = PassKernels::gather;
+    //! A choice that cannot run on this lattice falls back: compacted to the gather where nx is not a
+    //! multiple of 4, tiled to the gather on a slab of a distributed lattice; split_kernels() and
+    //! fused_kernels() tell what runs.
+    PassKernels kernels = PassKernels::automatic;
 };
 
 //! Mean square displacement of the tracers of one species, per axis, in lattice units squared.
@@ -127,7 +147,6 @@ struct LatticeCheck
     Kokkos::View<const site_word*, MemorySpace> sites;
     std::uint32_t blocked_types;
     std::uint32_t max_code;
-    Kokkos::View<unsigned long long*, MemorySpace> code_counts; // may be empty
 
     struct value_type
     {
@@ -153,13 +172,66 @@ struct LatticeCheck
         {
             const std::uint32_t c = layout::code( w, k );
             v.bad += c > max_code;
-            if ( code_counts.extent( 0 ) > 0 && c <= max_code )
-                Kokkos::atomic_increment( &code_counts( c ) );
         }
         // no particle on an obstacle; no bits outside the type and the slots (bits 24-27 with 8 slots)
         v.bad += ( blocked && n > 0 ) || ( w & ~layout::particle_bits & ~layout::empty_site( 15 ) ) != 0;
         v.particles += n;
         v.room += blocked ? 0 : Slots - n;
+    }
+};
+/*!
+  \brief Particles per code (counts(c), c in [1, max_code]; codes above are left to LatticeCheck). A
+  team takes `sites_per_team` sites and counts the codes below `bins` in team scratch, then adds each
+  non-zero bin to `counts` once: one global atomic per team and species instead of one per particle.
+  (One atomic per particle on a single address took 10-17 us per particle on the H100, 30 s for 1.7M
+  particles: the "setup" of issue #3's 8-slot benchmark that never finished.) Codes from `bins` on
+  (tracer ids, one particle each) go to `counts` directly.
+*/
+template <int Slots, class ExecutionSpace>
+struct CodeHistogram
+{
+    using layout = SiteLayout<Slots>;
+    using memory_space = typename ExecutionSpace::memory_space;
+    using member_type = typename Kokkos::TeamPolicy<ExecutionSpace>::member_type;
+    using bins_view = Kokkos::View<unsigned int*, typename ExecutionSpace::scratch_memory_space,
+                                   Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+    Kokkos::View<const site_word*, memory_space> sites;
+    Kokkos::View<unsigned long long*, memory_space> counts;
+    std::uint32_t max_code;
+    int bins;
+    int sites_per_team;
+
+    int league() const
+    {
+        return int( ( sites.extent( 0 ) + std::size_t( sites_per_team ) - 1 ) / std::size_t( sites_per_team ) );
+    }
+
+    KOKKOS_INLINE_FUNCTION void operator()( const member_type& team ) const
+    {
+        bins_view h( team.team_scratch( 0 ), bins );
+        Kokkos::parallel_for( Kokkos::TeamThreadRange( team, bins ), [&]( const int b ) { h( b ) = 0u; } );
+        team.team_barrier();
+        const std::size_t begin = std::size_t( team.league_rank() ) * std::size_t( sites_per_team );
+        const std::size_t n = sites.extent( 0 ) - begin < std::size_t( sites_per_team ) ? sites.extent( 0 ) - begin
+                                                                                        : std::size_t( sites_per_team );
+        Kokkos::parallel_for( Kokkos::TeamThreadRange( team, int( n ) ), [&]( const int k ) {
+            const site_word w = sites( begin + std::size_t( k ) );
+            for ( int slot = 0; slot < Slots; ++slot )
+            {
+                const std::uint32_t c = layout::code( w, slot );
+                if ( c == 0 )
+                    break;
+                if ( c < std::uint32_t( bins ) )
+                    Kokkos::atomic_add( &h( int( c ) ), 1u );
+                else if ( c <= max_code )
+                    Kokkos::atomic_add( &counts( c ), 1ull );
+            }
+        } );
+        team.team_barrier();
+        Kokkos::parallel_for( Kokkos::TeamThreadRange( team, bins ), [&]( const int b ) {
+            if ( h( b ) )
+                Kokkos::atomic_add( &counts( b ), (unsigned long long)h( b ) );
+        } );
     }
 };
 } // namespace detail
@@ -230,6 +302,9 @@ class LatticeDiffusion
     //! Advances `steps` time steps.
     void step( const ExecutionSpace& exec, int steps = 1 )
     {
+        // A placement launch after every pass. (Placement by the last team of each pass, through a
+        // grid-wide completion counter, was measured: 10-30% slower per step on the H100 and on 16 CPU
+        // cores than the launch, whose cost is 0.2-1% of a step from 33.5M sites; issue #22.)
         for ( int s = 0; s < steps; ++s )
         {
             if ( m_options.scheme == PassScheme::split )
@@ -261,21 +336,13 @@ class LatticeDiffusion
             run_split<1>( exec );
         else
             run_split<2>( exec );
-        m_last_pass = std::uint32_t( axis );
-        swap();
+        finish_pass( axis );
     }
 
     void fused_pass( const ExecutionSpace& exec )
     {
-        const auto& s = m_shape;
-        detail::FusedPass<Slots, memory_space> pass{ m_current.sites(), m_next.sites(), m_rules, m_rng, m_step,
-                                                     s.nx, s.ny, m_window,
-                                                     s.boundary[0] == LatticeBoundary::periodic,
-                                                     s.boundary[1] == LatticeBoundary::periodic,
-                                                     tracers(), m_overflow };
-        launch( exec, "morula::lattice::fused_pass", pass );
-        m_last_pass = 3;
-        swap();
+        run_fused( exec );
+        finish_pass( 3 );
     }
 
     void place_overflow( const ExecutionSpace& exec ) { run_placement( exec, 0 ); }
@@ -349,7 +416,7 @@ class LatticeDiffusion
     //! Entries waiting in the overflow list (between a pass and place_overflow()); fences.
     std::size_t pending_overflows( const ExecutionSpace& exec ) const
     {
-        unsigned long long n = 0;
+        unsigned int n = 0;
         exec.fence();
         Kokkos::deep_copy( n, m_overflow.count );
         return std::size_t( n );
@@ -409,6 +476,9 @@ class LatticeDiffusion
     //! The whole lattice's shape (for a slab, not the shape of lattice()).
     const LatticeShape& shape() const { return m_shape; }
     const DiffusionOptions& options() const { return m_options; }
+    //! The kernels that run the split passes and the fused pass (DiffusionOptions::kernels resolved).
+    PassKernels split_kernels() const { return m_split_kernels; }
+    PassKernels fused_kernels() const { return m_fused_kernels; }
     std::uint32_t steps_done() const { return m_step; }
     std::size_t particles() const { return m_particles; }
     bool tracking() const { return m_tracking; }
@@ -505,6 +575,8 @@ class LatticeDiffusion
         Kokkos::View<unsigned long long*, memory_space> counts( "lattice_code_counts",
                                                                  m_tracking ? m_max_code + 1 : 0 );
         m_particles = check( exec, m_current, counts );
+        m_split_kernels = resolve_split_kernels( options.kernels );
+        m_fused_kernels = resolve_fused_kernels( options.kernels );
         if ( m_tracking && check_tracer_ids )
         {
             auto h = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), counts );
@@ -516,6 +588,9 @@ class LatticeDiffusion
         if ( m_tracking )
             m_displacement = displacement_view( "lattice_tracer_displacement", m_max_code + 1 );
         const std::size_t capacity = overflow_capacity ? overflow_capacity : m_particles;
+        if ( capacity > std::size_t( 0xFFFFFFFFu ) )
+            throw core::CapacityError( core::detail::concat( "LatticeDiffusion: an overflow list of ", capacity,
+                                                             " entries (one per particle); at most 4294967295" ) );
         // Site types are static: the next lattice starts as a copy so that the types are in place.
         Kokkos::deep_copy( exec, m_next.sites(), m_current.sites() );
         m_overflow.keys = Kokkos::View<std::uint64_t*, memory_space>(
@@ -524,7 +599,7 @@ class LatticeDiffusion
             Kokkos::view_alloc( Kokkos::WithoutInitializing, "lattice_overflow_codes" ), capacity );
         m_overflow.moves = Kokkos::View<std::uint8_t*, memory_space>(
             Kokkos::view_alloc( Kokkos::WithoutInitializing, "lattice_overflow_moves" ), capacity );
-        m_overflow.count = Kokkos::View<unsigned long long, memory_space>( "lattice_overflow_count" );
+        m_overflow.count = Kokkos::View<unsigned int, memory_space>( "lattice_overflow_count" );
         m_total_overflows = Kokkos::View<unsigned long long, memory_space>( "lattice_total_overflows" );
         m_unplaced = Kokkos::View<unsigned long long, memory_space>( "lattice_unplaced" );
         const auto offsets = detail::overflow_search_offsets();
@@ -546,11 +621,22 @@ class LatticeDiffusion
         const std::size_t plane = std::size_t( m_shape.nx ) * std::size_t( m_shape.ny );
         const auto owned = Kokkos::subview( lat.sites(), Kokkos::make_pair( plane * std::size_t( m_window.owned_begin ),
                                                                              plane * std::size_t( m_window.owned_end ) ) );
-        detail::LatticeCheck<Slots, memory_space> f{ owned, m_rules.blocked_types, std::uint32_t( m_max_code ), counts };
+        detail::LatticeCheck<Slots, memory_space> f{ owned, m_rules.blocked_types, std::uint32_t( m_max_code ) };
         typename detail::LatticeCheck<Slots, memory_space>::value_type v;
         Kokkos::parallel_reduce( "morula::lattice::check",
                                  Kokkos::RangePolicy<ExecutionSpace, Kokkos::IndexType<std::size_t>>( exec, 0, owned.extent( 0 ) ),
                                  f, v );
+        if ( counts.extent( 0 ) > 0 )
+        {
+            constexpr bool host = Kokkos::SpaceAccessibility<Kokkos::HostSpace, memory_space>::accessible;
+            const int team = host ? 1 : 256;
+            detail::CodeHistogram<Slots, ExecutionSpace> h{ owned, counts, std::uint32_t( m_max_code ),
+                                                            int( std::min<std::size_t>( counts.extent( 0 ), 256 ) ),
+                                                            host ? 65536 : 4096 };
+            Kokkos::TeamPolicy<ExecutionSpace> policy( exec, h.league(), team );
+            policy.set_scratch_size( 0, Kokkos::PerTeam( detail::CodeHistogram<Slots, ExecutionSpace>::bins_view::shmem_size( h.bins ) ) );
+            Kokkos::parallel_for( "morula::lattice::code_counts", policy, h );
+        }
         exec.fence();
         if ( v.bad )
             throw core::InputError( core::detail::concat(
@@ -566,36 +652,89 @@ class LatticeDiffusion
         return std::size_t( v.particles );
     }
 
+    // The kernels that run here for a requested choice (see DiffusionOptions::kernels).
+    PassKernels resolve_split_kernels( PassKernels k ) const
+    {
+        // Measured (docs/performance.md, issue #22): compacted fastest on the H100 at every capacity and on
+        // CPU cores with 2 and 4 slots; tiled fastest on CPU cores with 8 slots (1.45x the gather there).
+        constexpr bool host = Kokkos::SpaceAccessibility<Kokkos::HostSpace, memory_space>::accessible;
+        if ( k == PassKernels::automatic && host && Slots == 8 && m_window.whole )
+            return PassKernels::tiled;
+        if ( k == PassKernels::automatic || k == PassKernels::compacted )
+            return detail::quads_fit( m_shape.nx, m_current.sites(), m_next.sites() ) ? PassKernels::compacted
+                                                                                        : PassKernels::gather;
+        return k == PassKernels::tiled && !m_window.whole ? PassKernels::gather : k;
+    }
+    PassKernels resolve_fused_kernels( PassKernels k ) const
+    {
+        return k != PassKernels::gather && m_window.whole ? PassKernels::tiled : PassKernels::gather;
+    }
+
+    void run_fused( const ExecutionSpace& exec )
+    {
+        if ( m_fused_kernels == PassKernels::tiled )
+        {
+            run_tiled_fused( exec );
+            return;
+        }
+        const auto& s = m_shape;
+        detail::FusedPass<Slots, memory_space> pass{ m_current.sites(), m_next.sites(), m_rules, m_rng, m_step,
+                                                     s.nx, s.ny, m_window,
+                                                     s.boundary[0] == LatticeBoundary::periodic,
+                                                     s.boundary[1] == LatticeBoundary::periodic,
+                                                     tracers(), m_overflow };
+        launch( exec, "morula::lattice::fused_pass", pass );
+    }
+
+    template <int Axis>
+    detail::SplitPass<Slots, Axis, memory_space> gather_split() const
+    {
+        const auto& s = m_shape;
+        return { m_current.sites(), m_next.sites(), m_rules, m_rng, m_step, s.nx, s.ny, m_window,
+                 s.boundary[Axis] == LatticeBoundary::periodic, tracers(), m_overflow };
+    }
+
     template <int Axis>
     void run_split( const ExecutionSpace& exec )
     {
-        const auto& s = m_shape;
-        if ( m_options.kernels == PassKernels::tiled && m_window.whole )
-        {
+        if ( m_split_kernels == PassKernels::tiled )
             run_tiled_split<Axis>( exec );
-            return;
-        }
-        detail::SplitPass<Slots, Axis, memory_space> pass{ m_current.sites(), m_next.sites(), m_rules, m_rng, m_step,
-                                                           s.nx, s.ny, m_window,
-                                                           s.boundary[Axis] == LatticeBoundary::periodic,
-                                                           tracers(), m_overflow };
-        launch( exec,
-                Axis == 0 ? "morula::lattice::split_pass_x"
-                          : Axis == 1 ? "morula::lattice::split_pass_y" : "morula::lattice::split_pass_z",
-                pass );
+        else if ( m_split_kernels == PassKernels::compacted )
+            run_compacted_split<Axis>( exec );
+        else
+            launch( exec,
+                    Axis == 0 ? "morula::lattice::split_pass_x"
+                              : Axis == 1 ? "morula::lattice::split_pass_y" : "morula::lattice::split_pass_z",
+                    gather_split<Axis>() );
+    }
+
+    // GPU: teams of 256 work items, 4 quads each (4096 sites per team, 16 KB of queue); host: one work
+    // item per team and 256 quads (1024 sites) per team.
+    template <int Axis>
+    void run_compacted_split( const ExecutionSpace& exec )
+    {
+        constexpr bool host = Kokkos::SpaceAccessibility<Kokkos::HostSpace, memory_space>::accessible;
+        const int team = host ? 1 : 256;
+        detail::CompactedSplitPass<Slots, Axis, ExecutionSpace> pass{ gather_split<Axis>(), host ? 256 : 4 };
+        Kokkos::TeamPolicy<ExecutionSpace> policy( exec, pass.league( team ), team );
+        policy.set_scratch_size( 0, Kokkos::PerTeam( pass.scratch_bytes( team ) ) );
+        Kokkos::parallel_for( Axis == 0   ? "morula::lattice::compacted_split_pass_x"
+                              : Axis == 1 ? "morula::lattice::compacted_split_pass_y"
+                                          : "morula::lattice::compacted_split_pass_z",
+                              policy, pass );
     }
 
     // Tiles: along x, row segments of up to 256 sites (one GPU thread each) on 8 rows, 16.5 KB of
     // scratch per team; along y and z, runs of 8 sites per work item (8 independent loads in flight per
-    // thread, 2 apron sites per 8: 25% extra loads, mostly from L2, and hashes).
+    // thread, 2 apron sites per 8: 25% extra loads, mostly from L2, and hashes), 256 work items per team.
     template <int Axis>
     void run_tiled_split( const ExecutionSpace& exec )
     {
         const auto& s = m_shape;
         const bool periodic = s.boundary[Axis] == LatticeBoundary::periodic;
+        constexpr bool host = Kokkos::SpaceAccessibility<Kokkos::HostSpace, memory_space>::accessible;
         if constexpr ( Axis == 0 )
         {
-            constexpr bool host = Kokkos::SpaceAccessibility<Kokkos::HostSpace, memory_space>::accessible;
             detail::TiledSplitPassRow<Slots, ExecutionSpace> pass{ m_current.sites(), m_next.sites(), m_rules, m_rng,
                                                                    m_step, s.nx, s.ny, s.nz, periodic, tracers(),
                                                                    m_overflow, host ? s.nx : std::min( s.nx, 256 ),
@@ -607,26 +746,53 @@ class LatticeDiffusion
         }
         else
         {
-            detail::TiledSplitPassColumn<Slots, Axis, 8, memory_space> pass{ m_current.sites(), m_next.sites(), m_rules,
-                                                                             m_rng, m_step, s.nx, s.ny, s.nz, periodic,
-                                                                             tracers(), m_overflow };
+            detail::TiledSplitPassColumn<Slots, Axis, 8, ExecutionSpace> pass{
+                m_current.sites(), m_next.sites(), m_rules, m_rng, m_step, s.nx, s.ny, s.nz, periodic,
+                tracers(), m_overflow, 256 };
+            Kokkos::TeamPolicy<ExecutionSpace> policy( exec, pass.league(), host ? 1 : 256 );
             Kokkos::parallel_for( Axis == 1 ? "morula::lattice::tiled_split_pass_y" : "morula::lattice::tiled_split_pass_z",
-                                  Kokkos::RangePolicy<ExecutionSpace, Kokkos::IndexType<std::size_t>>( exec, 0, pass.items() ),
-                                  pass );
+                                  policy, pass );
         }
+    }
+
+    // Boxes of 32 x 8 x 4 destinations (a GPU team of 256 threads: 4 destinations and 8 scratch sites
+    // each; 16 KB of scratch with up to 4 slots, 24 KB with 8), on the host 62 x 8 x 4 per team of one.
+    void run_tiled_fused( const ExecutionSpace& exec )
+    {
+        const auto& s = m_shape;
+        constexpr bool host = Kokkos::SpaceAccessibility<Kokkos::HostSpace, memory_space>::accessible;
+        detail::TiledFusedPass<Slots, ExecutionSpace> pass{
+            m_current.sites(),
+            m_next.sites(),
+            m_rules,
+            m_rng,
+            m_step,
+            { s.nx, s.ny, s.nz },
+            { s.boundary[0] == LatticeBoundary::periodic, s.boundary[1] == LatticeBoundary::periodic,
+              s.boundary[2] == LatticeBoundary::periodic },
+            tracers(),
+            m_overflow,
+            { std::min( s.nx, host ? 62 : 32 ), std::min( s.ny, 8 ), std::min( s.nz, 4 ) } };
+        Kokkos::TeamPolicy<ExecutionSpace> policy( exec, pass.league(), host ? 1 : 256 );
+        policy.set_scratch_size( 0, Kokkos::PerTeam( pass.scratch_bytes() ) );
+        Kokkos::parallel_for( "morula::lattice::tiled_fused_pass", policy, pass );
+    }
+
+    detail::PlaceOverflow<Slots, memory_space> placement_kernel( const lattice_type& sites, std::uint32_t pass,
+                                                                std::size_t first ) const
+    {
+        const auto& s = m_shape;
+        return { sites.sites(), m_overflow, m_offsets, m_total_overflows, m_unplaced, m_rules.blocked_types,
+                 s.nx, s.ny, m_window,
+                 { s.boundary[0] == LatticeBoundary::periodic, s.boundary[1] == LatticeBoundary::periodic,
+                   s.boundary[2] == LatticeBoundary::periodic },
+                 tracers(), m_rng, m_step, pass, detail::placement_descending( m_rng, m_step, pass ), m_placed, first,
+                 m_next_entry };
     }
 
     void run_placement( const ExecutionSpace& exec, std::size_t first )
     {
-        const auto& s = m_shape;
-        detail::PlaceOverflow<Slots, memory_space> place{ m_current.sites(), m_overflow, m_offsets,
-                                                          m_total_overflows, m_unplaced, m_rules.blocked_types,
-                                                          s.nx, s.ny, m_window,
-                                                          { s.boundary[0] == LatticeBoundary::periodic,
-                                                            s.boundary[1] == LatticeBoundary::periodic,
-                                                            s.boundary[2] == LatticeBoundary::periodic },
-                                                          tracers(), m_rng, m_step, m_last_pass,
-                                                          placement_descending(), m_placed, first, m_next_entry };
+        const auto place = placement_kernel( m_current, m_last_pass, first );
         Kokkos::parallel_for( "morula::lattice::place_overflow", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, 1 ),
                               place );
     }
@@ -661,6 +827,11 @@ class LatticeDiffusion
     }
 
     void swap() { std::swap( m_current, m_next ); }
+    void finish_pass( int axis )
+    {
+        m_last_pass = std::uint32_t( axis );
+        swap();
+    }
 
     detail::TracerDisplacements<memory_space> tracers() const
     {
@@ -668,6 +839,8 @@ class LatticeDiffusion
     }
 
     DiffusionOptions m_options;
+    PassKernels m_split_kernels = PassKernels::gather; //!< what runs, resolved from m_options.kernels
+    PassKernels m_fused_kernels = PassKernels::gather;
     DeviceRules<memory_space> m_rules;
     core::HashedRng m_rng;
     bool m_tracking;

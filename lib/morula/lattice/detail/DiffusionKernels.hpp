@@ -51,18 +51,20 @@ KOKKOS_FORCEINLINE_FUNCTION std::uint8_t axis_move( int m )
 
 //! Overflow list in device memory: (site << 8 | arrival rank) keys, particle codes and the move that
 //! brought each particle to the site. Its capacity is the number of particles on the lattice, so even
-//! a pass in which every particle overflowed fits.
+//! a pass in which every particle overflowed fits. The counter is 32 bits: on the H100 a contended
+//! 64-bit atomic add on one address took 5.8 us, a 32-bit one 2 ns (benchmarks/results/
+//! lattice_h100_log_2026-11-25.txt); LatticeDiffusion refuses more than 2^32 - 1 particles.
 template <class MemorySpace>
 struct OverflowList
 {
     Kokkos::View<std::uint64_t*, MemorySpace> keys;
     Kokkos::View<std::uint32_t*, MemorySpace> codes;
     Kokkos::View<std::uint8_t*, MemorySpace> moves;
-    Kokkos::View<unsigned long long, MemorySpace> count;
+    Kokkos::View<unsigned int, MemorySpace> count;
 
     KOKKOS_INLINE_FUNCTION void push( std::size_t site, int rank, std::uint32_t code, std::uint8_t move ) const
     {
-        const unsigned long long i = Kokkos::atomic_fetch_add( &count(), 1ull );
+        const unsigned int i = Kokkos::atomic_fetch_add( &count(), 1u );
         keys( i ) = ( std::uint64_t( site ) << 8 ) | std::uint64_t( rank );
         codes( i ) = code;
         moves( i ) = move;
@@ -437,6 +439,107 @@ KOKKOS_FORCEINLINE_FUNCTION int step_coordinate( int c, int m, int n, bool perio
 }
 
 /*!
+  \brief The move (o[0], o[1], o[2]) of one particle of the fused pass, drawn from its 64-bit hash `b`:
+  x, then y, then z, each with the rules of the site the particle is on at that moment (type `ts` at
+  the source (sx, sy, sz)), each refused (0) where the target is past a reflecting face or blocked. The
+  one definition shared by the gather (FusedPass, which gives `want` and stops as soon as a component
+  differs from it: false) and the tiled pass (which draws every particle's whole move once). `nb` gives
+  the sites around the source: nb.coordinate_after( axis, c, m ), the coordinate one move m from c
+  along axis or -1 where there is none, and nb.type_at( x, y, z ).
+*/
+template <class Rules, class Neighbourhood>
+KOKKOS_FORCEINLINE_FUNCTION bool fused_move( const Rules& rules, const std::uint64_t b, const std::uint32_t code,
+                                            const std::uint32_t ts, const Neighbourhood& nb, const int sx,
+                                            const int sy, const int sz, const int* want, int o[3] )
+{
+    // x: from (sx, sy, sz)
+    int m = rules.move( code, ts, 0, std::uint32_t( b >> 32 ) );
+    int x = sx;
+    if ( m != 0 )
+    {
+        const int tx = nb.coordinate_after( 0, sx, m );
+        if ( tx < 0 || rules.blocked( nb.type_at( tx, sy, sz ) ) )
+            m = 0;
+        else
+            x = tx;
+    }
+    if ( want && m != want[0] )
+        return false;
+    o[0] = m;
+    // y: from (x, sy, sz)
+    const std::uint32_t t1 = m == 0 ? ts : nb.type_at( x, sy, sz );
+    m = rules.move( code, t1, 1, std::uint32_t( b ) );
+    int y = sy;
+    if ( m != 0 )
+    {
+        const int ty = nb.coordinate_after( 1, sy, m );
+        if ( ty < 0 || rules.blocked( nb.type_at( x, ty, sz ) ) )
+            m = 0;
+        else
+            y = ty;
+    }
+    if ( want && m != want[1] )
+        return false;
+    o[1] = m;
+    // z: from (x, y, sz), with 32 more bits from one more mixing round
+    const std::uint32_t t2 = m == 0 ? t1 : nb.type_at( x, y, sz );
+    m = rules.move( code, t2, 2, std::uint32_t( core::detail::ranhash64( b ^ 0x2545F4914F6CDD1DULL ) >> 32 ) );
+    if ( m != 0 )
+    {
+        const int tz = nb.coordinate_after( 2, sz, m );
+        if ( tz < 0 || rules.blocked( nb.type_at( x, y, tz ) ) )
+            m = 0;
+    }
+    if ( want && m != want[2] )
+        return false;
+    o[2] = m;
+    return true;
+}
+
+/*!
+  \brief The new word of fused-pass destination gd (global index, word `wd`): the one definition of a
+  site's arrival order, shared by the gather and the tiled kernels. `gather( ox, oy, oz, site, spill )`
+  appends the particles of the source one move (ox, oy, oz) before the destination whose move is that
+  move (and, with spill false, counts their displacements). First sweep: the 27 sources in a fixed
+  order. If more arrive than fit, a second sweep: the site's own stayers first, then its 26 neighbours
+  in the fixed order transformed by a symmetry of the cube drawn from the site's hash; the extras go
+  to the overflow list.
+*/
+template <int Slots, class MemorySpace, class Gather>
+KOKKOS_FORCEINLINE_FUNCTION site_word fused_destination( const DeviceRules<MemorySpace>& rules,
+                                                         const core::HashedRng& rng, const std::uint32_t step,
+                                                         const site_word wd, const std::size_t gd, const Gather& gather )
+{
+    using layout = SiteLayout<Slots>;
+    const std::uint32_t td = layout::type( wd );
+    SiteBuilder<Slots, MemorySpace> site{ layout::empty_site( td ) };
+    if ( rules.blocked( td ) )
+        return site.word;
+    for ( int oz = -1; oz <= 1; ++oz )
+        for ( int oy = -1; oy <= 1; ++oy )
+            for ( int ox = -1; ox <= 1; ++ox )
+                gather( ox, oy, oz, site, false );
+    if ( site.arrivals > Slots )
+    {
+        site = SiteBuilder<Slots, MemorySpace>{ layout::empty_site( td ) };
+        gather( 0, 0, 0, site, true );
+        const CubeSymmetry g( rng.bits( gd, 40u, step ) );
+        for ( int bz = -1; bz <= 1; ++bz )
+            for ( int by = -1; by <= 1; ++by )
+                for ( int bx = -1; bx <= 1; ++bx )
+                {
+                    if ( !bx && !by && !bz )
+                        continue;
+                    const int b[3] = { bx, by, bz };
+                    int o[3];
+                    g.apply( b, o );
+                    gather( o[0], o[1], o[2], site, true );
+                }
+    }
+    return site.word;
+}
+
+/*!
   \brief The fused pass: x, then y, then z moves of one time step in one sweep. Destination d visits
   the 27 sites around it in a fixed order and, for each of their particles, follows the three moves
   (each refused by a wall or an obstacle exactly as in the split passes, each drawn with the rules of
@@ -470,13 +573,6 @@ struct FusedPass
         return std::size_t( x ) + std::size_t( nx ) * ( std::size_t( y ) + std::size_t( ny ) * p );
     }
 
-    // Is the move along an axis from a site to the neighbour `target` (an index, or -1 past a
-    // reflecting face) allowed?
-    KOKKOS_FORCEINLINE_FUNCTION bool open( int target_coordinate, std::size_t target ) const
-    {
-        return target_coordinate >= 0 && !rules.blocked( layout::type( in( target ) ) );
-    }
-
     //! Flat launch (owned sites below 2^31): one index, decomposed x fastest.
     KOKKOS_INLINE_FUNCTION void operator()( const int i ) const
     {
@@ -487,36 +583,25 @@ struct FusedPass
     KOKKOS_INLINE_FUNCTION void operator()( const int x, const int y, const int p ) const
     {
         const std::size_t d = index( x, y, p );
-        const site_word wd = in( d );
-        const std::uint32_t td = layout::type( wd );
-        SiteBuilder<Slots, MemorySpace> site{ layout::empty_site( td ) };
-        if ( !rules.blocked( td ) )
-        {
-            const std::size_t gd = d + global_offset( window, p, std::size_t( nx ) * std::size_t( ny ) );
-            for ( int oz = -1; oz <= 1; ++oz )
-                for ( int oy = -1; oy <= 1; ++oy )
-                    for ( int ox = -1; ox <= 1; ++ox )
-                        gather_from_offset( ox, oy, oz, x, y, p, gd, site, false );
-            if ( site.arrivals > Slots )
-            {
-                site = SiteBuilder<Slots, MemorySpace>{ layout::empty_site( td ) };
-                gather_from_offset( 0, 0, 0, x, y, p, gd, site, true );
-                const CubeSymmetry g( rng.bits( gd, 40u, step ) );
-                for ( int bz = -1; bz <= 1; ++bz )
-                    for ( int by = -1; by <= 1; ++by )
-                        for ( int bx = -1; bx <= 1; ++bx )
-                        {
-                            if ( !bx && !by && !bz )
-                                continue;
-                            const int b[3] = { bx, by, bz };
-                            int o[3];
-                            g.apply( b, o );
-                            gather_from_offset( o[0], o[1], o[2], x, y, p, gd, site, true );
-                        }
-            }
-        }
-        out( d ) = site.word;
+        const std::size_t gd = d + global_offset( window, p, std::size_t( nx ) * std::size_t( ny ) );
+        out( d ) = fused_destination<Slots>(
+            rules, rng, step, in( d ), gd,
+            [&]( int ox, int oy, int oz, SiteBuilder<Slots, MemorySpace>& site, bool spill ) {
+                gather_from_offset( ox, oy, oz, x, y, p, gd, site, spill );
+            } );
     }
+
+    //! @{ The neighbourhood of fused_move(): local coordinates, z as local planes.
+    KOKKOS_FORCEINLINE_FUNCTION int coordinate_after( int axis, int c, int m ) const
+    {
+        return axis == 0 ? step_coordinate( c, m, nx, periodic_x )
+                         : ( axis == 1 ? step_coordinate( c, m, ny, periodic_y ) : window.neighbor( c, m ) );
+    }
+    KOKKOS_FORCEINLINE_FUNCTION std::uint32_t type_at( int x, int y, int p ) const
+    {
+        return layout::type( in( index( x, y, p ) ) );
+    }
+    //! @}
 
     // The particles of the source one move (ox, oy, oz) before d = (x, y, local plane p), if that
     // source exists (not past a reflecting face).
@@ -527,15 +612,15 @@ struct FusedPass
         const int sy = step_coordinate( y, -oy, ny, periodic_y );
         const int sx = step_coordinate( x, -ox, nx, periodic_x );
         if ( sz >= 0 && sy >= 0 && sx >= 0 )
-            gather_from( sx, sy, sz, ox, oy, oz, x, y, gd, site, spill );
+            gather_from( sx, sy, sz, ox, oy, oz, gd, site, spill );
     }
 
-    // Appends the particles of source (sx, sy, local plane sz) whose moves (ox, oy, oz) end at d =
-    // (x, y, local plane p), global index gd. A source on a ghost plane may look one plane further
-    // out for its z move: a slab keeps three ghost planes, whose site types are always valid. The
-    // first sweep (spill false) counts the displacements.
-    KOKKOS_INLINE_FUNCTION void gather_from( int sx, int sy, int sz, int ox, int oy, int oz, int x, int y,
-                                             std::size_t gd, SiteBuilder<Slots, MemorySpace>& site, bool spill ) const
+    // Appends the particles of source (sx, sy, local plane sz) whose moves (ox, oy, oz) end at the
+    // destination, global index gd. A source on a ghost plane may look one plane further out for its
+    // z move: a slab keeps three ghost planes, whose site types are always valid. The first sweep
+    // (spill false) counts the displacements.
+    KOKKOS_INLINE_FUNCTION void gather_from( int sx, int sy, int sz, int ox, int oy, int oz, std::size_t gd,
+                                             SiteBuilder<Slots, MemorySpace>& site, bool spill ) const
     {
         const std::size_t s = index( sx, sy, sz );
         const site_word ws = in( s );
@@ -543,43 +628,14 @@ struct FusedPass
             return;
         const std::size_t gs = s + global_offset( window, sz, std::size_t( nx ) * std::size_t( ny ) );
         const std::uint32_t ts = layout::type( ws );
+        const int want[3] = { ox, oy, oz };
         for ( int k = 0; k < Slots; ++k )
         {
             const std::uint32_t code = layout::code( ws, k );
             if ( code == 0 )
                 break;
-            const std::uint64_t b = rng.bits( gs, std::uint32_t( 16 + k ), step );
-            // x: from (sx, sy, sz); the particle must end in column x.
-            int m = rules.move( code, ts, 0, std::uint32_t( b >> 32 ) );
-            if ( m != 0 )
-            {
-                const int tx = step_coordinate( sx, m, nx, periodic_x );
-                if ( !open( tx, tx < 0 ? 0 : index( tx, sy, sz ) ) )
-                    m = 0;
-            }
-            if ( m != ox )
-                continue;
-            // y: from (x, sy, sz).
-            const std::uint32_t t1 = ox == 0 ? ts : layout::type( in( index( x, sy, sz ) ) );
-            m = rules.move( code, t1, 1, std::uint32_t( b ) );
-            if ( m != 0 )
-            {
-                const int ty = step_coordinate( sy, m, ny, periodic_y );
-                if ( !open( ty, ty < 0 ? 0 : index( x, ty, sz ) ) )
-                    m = 0;
-            }
-            if ( m != oy )
-                continue;
-            // z: from (x, y, sz), with 32 more bits from one more mixing round.
-            const std::uint32_t t2 = oy == 0 ? t1 : layout::type( in( index( x, y, sz ) ) );
-            m = rules.move( code, t2, 2, std::uint32_t( core::detail::ranhash64( b ^ 0x2545F4914F6CDD1DULL ) >> 32 ) );
-            if ( m != 0 )
-            {
-                const int tz = window.neighbor( sz, m );
-                if ( !open( tz, tz < 0 ? 0 : index( x, y, tz ) ) )
-                    m = 0;
-            }
-            if ( m != oz )
+            int o[3];
+            if ( !fused_move( rules, rng.bits( gs, std::uint32_t( 16 + k ), step ), code, ts, *this, sx, sy, sz, want, o ) )
                 continue;
             site.append( code, gd, encode_move( ox, oy, oz ), spill, overflow );
             if ( !spill )
@@ -799,7 +855,7 @@ struct PlaceOverflow
         }
         next_entry() = n;
         total_overflows() += n;
-        overflow.count() = 0;
+        overflow.count() = 0u;
     }
 
     KOKKOS_INLINE_FUNCTION void sort( const std::size_t n ) const
