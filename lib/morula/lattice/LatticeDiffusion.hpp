@@ -304,7 +304,7 @@ class LatticeDiffusion
     {
         // A placement launch after every pass. (Placement by the last team of each pass, through a
         // grid-wide completion counter, was measured: 10-30% slower per step on the H100 and on 16 CPU
-        // cores than the launch, whose cost is 0.2-1% of a step from 33.5M sites; issue #22.)
+        // cores than the launch, which costs at most 0.3% of a step from 33.5M sites; issue #22.)
         for ( int s = 0; s < steps; ++s )
         {
             if ( m_options.scheme == PassScheme::split )
@@ -778,21 +778,15 @@ class LatticeDiffusion
         Kokkos::parallel_for( "morula::lattice::tiled_fused_pass", policy, pass );
     }
 
-    detail::PlaceOverflow<Slots, memory_space> placement_kernel( const lattice_type& sites, std::uint32_t pass,
-                                                                std::size_t first ) const
-    {
-        const auto& s = m_shape;
-        return { sites.sites(), m_overflow, m_offsets, m_total_overflows, m_unplaced, m_rules.blocked_types,
-                 s.nx, s.ny, m_window,
-                 { s.boundary[0] == LatticeBoundary::periodic, s.boundary[1] == LatticeBoundary::periodic,
-                   s.boundary[2] == LatticeBoundary::periodic },
-                 tracers(), m_rng, m_step, pass, detail::placement_descending( m_rng, m_step, pass ), m_placed, first,
-                 m_next_entry };
-    }
-
     void run_placement( const ExecutionSpace& exec, std::size_t first )
     {
-        const auto place = placement_kernel( m_current, m_last_pass, first );
+        const auto& s = m_shape;
+        const detail::PlaceOverflow<Slots, memory_space> place{
+            m_current.sites(), m_overflow, m_offsets, m_total_overflows, m_unplaced, m_rules.blocked_types,
+            s.nx, s.ny, m_window,
+            { s.boundary[0] == LatticeBoundary::periodic, s.boundary[1] == LatticeBoundary::periodic,
+              s.boundary[2] == LatticeBoundary::periodic },
+            tracers(), m_rng, m_step, m_last_pass, placement_descending(), m_placed, first, m_next_entry };
         Kokkos::parallel_for( "morula::lattice::place_overflow", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, 1 ),
                               place );
     }

@@ -1,8 +1,9 @@
 /*!
   \file detail/TiledKernels.hpp
-  \brief Tiled split passes (issue #22): each word is loaded once and each particle hashed once per
-  pass; the result is bit for bit that of the gather SplitPass (DiffusionKernels.hpp), which defines
-  the model.
+  \brief Tiled split and fused passes (issue #22): each word is loaded once and each particle hashed
+  once per pass and tile; the result is bit for bit that of the gather SplitPass and FusedPass
+  (DiffusionKernels.hpp), which define the model. The fused pass's 3D boxes are described at
+  TiledFusedPass below.
 
   The gather recomputes, for every destination, the moves of the particles on its two neighbours along
   the axis: three loads and up to three hashes of every particle per pass, and one 4-byte load in
