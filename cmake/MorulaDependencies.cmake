@@ -1,11 +1,12 @@
-# MorulaDependencies.cmake - finds Kokkos (required), Kokkos Kernels, HDF5, libsbml and MPI (optional) and
-# hides every packaging difference between them behind five names:
+# MorulaDependencies.cmake - finds Kokkos (required), Kokkos Kernels, HDF5, libsbml, MPI and NCCL (optional) and
+# hides every packaging difference between them behind six names:
 #
 #   Kokkos::kokkos           Kokkos core, with usable include directories
 #   Morula::KokkosKernels    Kokkos Kernels (batched dense, BLAS, ODE headers), when MORULA_HAVE_KOKKOSKERNELS
 #   Morula::HDF5             the HDF5 C library, when MORULA_HAVE_HDF5
 #   Morula::SBML             libsbml (C++ API), when MORULA_HAVE_SBML
 #   MPI::MPI_CXX             MPI's C API for a C++ program (CMake's FindMPI), when MORULA_HAVE_MPI
+#   Morula::NCCL             NCCL (CUDA) or RCCL (HIP), when MORULA_HAVE_NCCL
 #
 # It is used both by Morula's own build and by the installed MorulaConfig.cmake, so that a downstream
 # project sees exactly what Morula was built with.
@@ -186,6 +187,46 @@ macro(morula_find_dependencies)
     endif()
   endif()
 
+  # --- NCCL / RCCL (optional) ------------------------------------------------------------------------
+  # The device-to-device transport of lib/morula/parallel (Transport::nccl): only with MPI (the launcher
+  # and control plane) and a CUDA or HIP backend. RCCL has NCCL's API under rccl/rccl.h. Found by header
+  # and library (NCCL_ROOT, CUDA_HOME or the CUDA toolkit's folders; no CMake config ships with NCCL).
+  set(MORULA_HAVE_NCCL OFF)
+  if(NOT DEFINED Morula_ENABLE_NCCL)
+    set(Morula_ENABLE_NCCL AUTO)
+  endif()
+  if(NOT Morula_ENABLE_NCCL STREQUAL "OFF" AND MORULA_HAVE_MPI
+     AND ("CUDA" IN_LIST MORULA_KOKKOS_BACKENDS OR "HIP" IN_LIST MORULA_KOKKOS_BACKENDS))
+    if(NOT TARGET Morula::NCCL)
+      if("HIP" IN_LIST MORULA_KOKKOS_BACKENDS)
+        set(_morula_nccl_header rccl/rccl.h)
+        set(_morula_nccl_names rccl)
+      else()
+        set(_morula_nccl_header nccl.h)
+        set(_morula_nccl_names nccl)
+      endif()
+      set(_morula_nccl_hints ${NCCL_ROOT} $ENV{NCCL_ROOT} ${RCCL_ROOT} $ENV{RCCL_ROOT} $ENV{CUDA_HOME}
+          ${CUDAToolkit_ROOT} /usr/local/cuda /opt/rocm)
+      find_path(MORULA_NCCL_INCLUDE_DIR ${_morula_nccl_header} HINTS ${_morula_nccl_hints} PATH_SUFFIXES include)
+      find_library(MORULA_NCCL_LIBRARY NAMES ${_morula_nccl_names} HINTS ${_morula_nccl_hints}
+                   PATH_SUFFIXES lib lib64 lib/x86_64-linux-gnu)
+      if(MORULA_NCCL_INCLUDE_DIR AND MORULA_NCCL_LIBRARY)
+        add_library(Morula::NCCL INTERFACE IMPORTED)
+        target_include_directories(Morula::NCCL INTERFACE ${MORULA_NCCL_INCLUDE_DIR})
+        target_link_libraries(Morula::NCCL INTERFACE ${MORULA_NCCL_LIBRARY})
+      elseif(Morula_ENABLE_NCCL STREQUAL "ON")
+        message(FATAL_ERROR "Morula: Morula_ENABLE_NCCL=ON but ${_morula_nccl_header} or the library was not "
+                            "found (set NCCL_ROOT); header: ${MORULA_NCCL_INCLUDE_DIR}, library: ${MORULA_NCCL_LIBRARY}")
+      endif()
+    endif()
+    if(TARGET Morula::NCCL)
+      set(MORULA_HAVE_NCCL ON)
+    endif()
+  elseif(Morula_ENABLE_NCCL STREQUAL "ON")
+    message(FATAL_ERROR "Morula: Morula_ENABLE_NCCL=ON needs MPI and a CUDA or HIP build of Kokkos "
+                        "(MPI: ${MORULA_HAVE_MPI}; backends: ${MORULA_KOKKOS_BACKENDS})")
+  endif()
+
   if(NOT Morula_FIND_QUIETLY)
     message(STATUS "Morula: Kokkos ${Kokkos_VERSION} (${Kokkos_DIR}); backends: ${MORULA_KOKKOS_BACKENDS}")
     if(MORULA_HAVE_KOKKOSKERNELS)
@@ -207,6 +248,11 @@ macro(morula_find_dependencies)
       message(STATUS "Morula: MPI ON (${MPI_CXX_LIBRARY_VERSION_STRING}${MPI_CXX_VERSION}, mpiexec: ${MPIEXEC_EXECUTABLE})")
     else()
       message(STATUS "Morula: MPI OFF (Morula_ENABLE_MPI=${Morula_ENABLE_MPI}; not found or disabled)")
+    endif()
+    if(MORULA_HAVE_NCCL)
+      message(STATUS "Morula: NCCL ON (${MORULA_NCCL_LIBRARY})")
+    else()
+      message(STATUS "Morula: NCCL OFF (Morula_ENABLE_NCCL=${Morula_ENABLE_NCCL}; needs MPI and a CUDA/HIP backend)")
     endif()
   endif()
 endmacro()

@@ -46,6 +46,7 @@ std::string build_summary()
     s += MORULA_HAVE_KOKKOSKERNELS ? ", Kokkos Kernels on" : ", Kokkos Kernels off";
     s += MORULA_HAVE_HDF5 ? ", HDF5 on" : ", HDF5 off";
     s += MORULA_HAVE_MPI ? ", MPI on" : ", MPI off";
+    s += MORULA_HAVE_NCCL ? ", NCCL on" : ", NCCL off";
     return s;
 }
 

@@ -12,6 +12,7 @@
 #include <Kokkos_Sort.hpp>
 
 #include <string>
+#include <type_traits>
 
 #if KOKKOS_VERSION >= 40000
 #define MORULA_KOKKOS_4 1
@@ -142,6 +143,55 @@ using HostPinnedSpace = Kokkos::Experimental::HIPHostPinnedSpace;
 #else
 using HostPinnedSpace = Kokkos::HostSpace;
 #endif
+
+//! HIP's device memory (Experimental before Kokkos 4.0), where the build has HIP.
+#if defined( KOKKOS_ENABLE_HIP ) && MORULA_KOKKOS_4
+using HIPSpace = Kokkos::HIPSpace;
+#elif defined( KOKKOS_ENABLE_HIP )
+using HIPSpace = Kokkos::Experimental::HIPSpace;
+#endif
+
+/*!
+  \brief An instance of `exec`'s execution space whose work may run concurrently with exec's: its own
+  stream on a GPU backend, so that a halo exchange on it overlaps the interior forces on exec. On CUDA
+  and HIP (Kokkos >= 4.2) the stream has the device's highest priority: the block scheduler then hands
+  the exchange's small kernels (pack, unpack, NCCL's) the next free multiprocessors instead of queueing
+  them behind the thousands of blocks of a force kernel launched before them. Other device backends
+  of Kokkos 4 get partition_space's stream. On host backends, and with Kokkos 3.4, exec itself: host
+  kernels run one after the other on the calling thread anyway, and a partition of OpenMP would split
+  its threads. Work on the two instances is ordered only by fences.
+*/
+template <class ExecutionSpace>
+ExecutionSpace concurrent_instance( const ExecutionSpace& exec )
+{
+#if defined( KOKKOS_ENABLE_CUDA ) && KOKKOS_VERSION >= 40200
+    if constexpr ( std::is_same_v<ExecutionSpace, Kokkos::Cuda> )
+    {
+        int least = 0, greatest = 0;
+        cudaStream_t stream = nullptr;
+        if ( cudaDeviceGetStreamPriorityRange( &least, &greatest ) == cudaSuccess &&
+             cudaStreamCreateWithPriority( &stream, cudaStreamDefault, greatest ) == cudaSuccess )
+            return Kokkos::Cuda( stream, Kokkos::Impl::ManageStream::yes );
+    }
+#endif
+#if defined( KOKKOS_ENABLE_HIP ) && KOKKOS_VERSION >= 40200
+    if constexpr ( std::is_same_v<ExecutionSpace, Kokkos::HIP> )
+    {
+        int least = 0, greatest = 0;
+        hipStream_t stream = nullptr;
+        if ( hipDeviceGetStreamPriorityRange( &least, &greatest ) == hipSuccess &&
+             hipStreamCreateWithPriority( &stream, hipStreamDefault, greatest ) == hipSuccess )
+            return Kokkos::HIP( stream, Kokkos::Impl::ManageStream::yes );
+    }
+#endif
+#if MORULA_KOKKOS_4
+    constexpr bool host =
+        Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename ExecutionSpace::memory_space>::accessible;
+    if constexpr ( !host )
+        return Kokkos::Experimental::partition_space( exec, 1 )[0];
+#endif
+    return exec;
+}
 
 //! Version string of the Kokkos Morula was compiled against, e.g. "3.4.1" or "4.6.99".
 inline std::string kokkos_version_string()

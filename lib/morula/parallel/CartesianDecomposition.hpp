@@ -9,6 +9,7 @@
 #include <morula/core/Box.hpp>
 #include <morula/core/Error.hpp>
 #include <morula/core/KokkosCompat.hpp>
+#include <morula/parallel/Transport.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -226,6 +227,7 @@ class CartesianDecomposition
                 MPI_Comm_free( c );
             delete c;
         } );
+        m_transport = TransportContext( cart );
         MPI_Comm_rank( cart, &m_rank );
         m_size = size;
         int c[3];
@@ -296,11 +298,22 @@ class CartesianDecomposition
     //! The owner computation, for kernels.
     const CartesianOwner<Scalar>& owner() const { return m_owner; }
 
+    //! How the exchanges of this decomposition move data (chosen on first use, collectively; shared
+    //! by copies of the decomposition, with the NCCL communicator when NCCL is chosen).
+    const TransportContext& transport_context() const { return m_transport; }
+
+    /*!
+      \brief Whether axis a is periodic with one rank along it: every neighbour across it is this rank's
+      own periodic image, which a rank-local grid can reach by the minimum image instead of ghosts.
+    */
+    bool periodic_within_rank( int a ) const { return m_owner.periodic[a] && m_owner.dims[a] == 1; }
+
   private:
     core::Box<Scalar> m_box;
     Scalar m_halo_width;
     CartesianOwner<Scalar> m_owner;
     std::shared_ptr<MPI_Comm> m_comm;
+    TransportContext m_transport;
     int m_rank = 0;
     int m_size = 1;
     std::array<int, 3> m_coords{};

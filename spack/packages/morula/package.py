@@ -30,6 +30,11 @@ class Morula(CMakePackage, CudaPackage, ROCmPackage):
         description="Kokkos Kernels (batched dense LU and solves for the BDF integrators)",
     )
     variant("mpi", default=False, description="Distributed runs over MPI (lib/morula/parallel)")
+    variant(
+        "nccl",
+        default=False,
+        description="NCCL (CUDA) or RCCL (ROCm) transport between GPUs for distributed runs",
+    )
     variant("apps", default=True, description="Build and install the morula command-line program")
     variant("shared", default=True, description="Build shared libraries")
 
@@ -59,6 +64,8 @@ class Morula(CMakePackage, CudaPackage, ROCmPackage):
 
     depends_on("hdf5~mpi", when="+hdf5")
     depends_on("mpi", when="+mpi")
+    depends_on("nccl", when="+nccl+cuda")
+    depends_on("rccl", when="+nccl+rocm")
     depends_on("cli11@2:", type="build", when="+apps")
     depends_on("nlohmann-json@3.2:", type="build", when="+apps")
     depends_on("googletest@1.10:", type="test")
@@ -66,6 +73,8 @@ class Morula(CMakePackage, CudaPackage, ROCmPackage):
     conflicts("+cuda", when="+rocm", msg="Kokkos builds one GPU backend at a time")
     conflicts("+cuda", when="cuda_arch=none", msg="name the GPU: cuda_arch=90 for an H100")
     conflicts("+rocm", when="amdgpu_target=none", msg="name the GPU: amdgpu_target=gfx90a")
+    conflicts("+nccl", when="~mpi", msg="MPI launches the ranks and makes the NCCL communicator")
+    conflicts("+nccl", when="~cuda~rocm", msg="NCCL/RCCL move GPU memory: needs +cuda or +rocm")
 
     def cmake_args(self):
         spec = self.spec
@@ -77,6 +86,7 @@ class Morula(CMakePackage, CudaPackage, ROCmPackage):
             self.define("Morula_ENABLE_BENCHMARKS", False),
             self.define("Morula_ENABLE_HDF5", "ON" if spec.satisfies("+hdf5") else "OFF"),
             self.define("Morula_ENABLE_MPI", "ON" if spec.satisfies("+mpi") else "OFF"),
+            self.define("Morula_ENABLE_NCCL", "ON" if spec.satisfies("+nccl") else "OFF"),
             self.define(
                 "Morula_ENABLE_KOKKOSKERNELS", "ON" if spec.satisfies("+kernels") else "OFF"
             ),
@@ -85,6 +95,10 @@ class Morula(CMakePackage, CudaPackage, ROCmPackage):
             args.append(self.define("KokkosKernels_ROOT", spec["kokkos-kernels"].prefix))
         if spec.satisfies("+hdf5"):
             args.append(self.define("HDF5_ROOT", spec["hdf5"].prefix))
+        if spec.satisfies("+nccl+cuda"):
+            args.append(self.define("NCCL_ROOT", spec["nccl"].prefix))
+        if spec.satisfies("+nccl+rocm"):
+            args.append(self.define("RCCL_ROOT", spec["rccl"].prefix))
         # Every translation unit that includes Kokkos must be compiled by the compiler Kokkos was
         # built for (nvcc_wrapper for CUDA, hipcc for HIP).
         if spec.satisfies("+cuda") or spec.satisfies("+rocm"):
