@@ -85,12 +85,16 @@ function(morula_add_unit_tests)
   endforeach()
 endfunction()
 
-# morula_add_mpi_tests(PACKAGE parallel FILES tstHalo.hpp ... NPROCS 2 4) - like morula_add_unit_tests,
-# with an MPI-aware main (tests/harness/MpiTestMain.cpp), each executable run under mpiexec once per
-# entry of NPROCS: ctest tests <package>_<backend>_np<N>. OpenMPI needs --oversubscribe to start more
-# ranks than cores, and refuses to run as root unless told (containers and CI run as root).
+# morula_add_mpi_tests(PACKAGE parallel FILES tstHalo.hpp ... NPROCS 2 4 [TRANSPORTS staged ...]) - like
+# morula_add_unit_tests, with an MPI-aware main (tests/harness/MpiTestMain.cpp), each executable run
+# under mpiexec once per entry of NPROCS: ctest tests <package>_<backend>_np<N>. Each entry of
+# TRANSPORTS adds the same runs with MORULA_TRANSPORT=<entry>: <package>_<backend>_np<N>_<entry>, in which
+# messages from a rank to itself take the transport too (MORULA_SELF_MESSAGES=transport; the runs
+# without it cover the device copy that replaces them otherwise).
+# OpenMPI needs --oversubscribe to start more ranks than cores, and refuses to run as root unless told
+# (containers and CI run as root).
 function(morula_add_mpi_tests)
-  cmake_parse_arguments(ARG "" "PACKAGE" "FILES;NPROCS" ${ARGN})
+  cmake_parse_arguments(ARG "" "PACKAGE" "FILES;NPROCS;TRANSPORTS" ${ARGN})
   morula_mpiexec_preflags(_preflags)
   foreach(_backend IN LISTS MORULA_TEST_BACKENDS)
     string(TOLOWER ${_backend} _lc)
@@ -112,6 +116,16 @@ function(morula_add_mpi_tests)
         PROCESSORS ${_np}
         TIMEOUT 300
         ENVIRONMENT "${MORULA_MPI_TEST_ENVIRONMENT}")
+      foreach(_transport IN LISTS ARG_TRANSPORTS)
+        add_test(NAME ${_test}_${_transport}
+          COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${_np} ${_preflags}
+                  $<TARGET_FILE:${_exe}> ${MPIEXEC_POSTFLAGS})
+        set_tests_properties(${_test}_${_transport} PROPERTIES
+          LABELS "${ARG_PACKAGE};${_lc};mpi;transport"
+          PROCESSORS ${_np}
+          TIMEOUT 300
+          ENVIRONMENT "${MORULA_MPI_TEST_ENVIRONMENT};MORULA_TRANSPORT=${_transport};MORULA_SELF_MESSAGES=transport")
+      endforeach()
     endforeach()
   endforeach()
 endfunction()

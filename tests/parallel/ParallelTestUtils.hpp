@@ -4,17 +4,55 @@
 #define MORULA_TEST_PARALLEL_UTILS_HPP
 
 #include <morula/core/SoA.hpp>
+#include <morula/parallel/Transport.hpp>
 
 #include <Kokkos_Core.hpp>
 
 #include <mpi.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
+#include <cstdlib>
+#include <string>
 #include <vector>
 
 namespace morula_test_parallel
 {
+
+/*
+  The name of the transport the library must report for TEST_MEMSPACE, worked out here from
+  MORULA_TRANSPORT and the documented rules (not by calling select_transport): a forced choice is
+  that choice (GPU-aware on host memory is host memory); automatic is host memory for host-accessible
+  data, else NCCL where built and every rank has a GPU of its own, else CUDA/HIP IPC where every rank
+  is on this node, else GPU-aware MPI where the library says so, else staged. Collective (the device
+  and node checks gather over MPI_COMM_WORLD).
+*/
+inline std::string expected_transport_name()
+{
+    constexpr bool host = Kokkos::SpaceAccessibility<Kokkos::HostSpace, TEST_MEMSPACE>::accessible;
+    const char* env = std::getenv( "MORULA_TRANSPORT" );
+    const std::string want = env ? env : "automatic";
+    const bool distinct = morula::parallel::detail::ranks_on_distinct_devices( MPI_COMM_WORLD );
+    if ( want == "staged" )
+        return "staged through host";
+    if ( want == "nccl" )
+        return morula::parallel::detail::nccl_library_name;
+    if ( want == "ipc" )
+        return morula::parallel::detail::ipc_library_name;
+    if ( want == "host" || ( want == "gpu-aware" && host ) )
+        return "host memory";
+    if ( want == "gpu-aware" )
+        return "GPU-aware";
+    if ( host )
+        return "host memory";
+    if ( morula::parallel::nccl_built() && morula::parallel::nccl_memory_space<TEST_MEMSPACE>() && distinct )
+        return morula::parallel::detail::nccl_library_name;
+    const bool one_node = morula::parallel::detail::ranks_on_one_node( MPI_COMM_WORLD );
+    if ( morula::parallel::ipc_built() && morula::parallel::nccl_memory_space<TEST_MEMSPACE>() && one_node )
+        return morula::parallel::detail::ipc_library_name;
+    return morula::parallel::mpi_gpu_aware() ? "GPU-aware" : "staged through host";
+}
 
 // Fields: position, id, a double and an int pair that are functions of the id (they must travel).
 template <class Scalar>
@@ -126,6 +164,13 @@ inline int comm_size()
     int s = 0;
     MPI_Comm_size( MPI_COMM_WORLD, &s );
     return s;
+}
+
+//! Ranks per axis 2 x (size / 2) x 1 where the size is even, else size x 1 x 1 (one rank: 1 x 1 x 1).
+inline std::array<int, 3> two_way_dims()
+{
+    const int s = comm_size();
+    return s % 2 == 0 ? std::array<int, 3>{ 2, s / 2, 1 } : std::array<int, 3>{ s, 1, 1 };
 }
 
 inline int comm_rank()

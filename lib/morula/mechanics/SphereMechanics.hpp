@@ -18,6 +18,7 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <string>
@@ -124,8 +125,22 @@ class SphereMechanics
     template <class ExecutionSpace>
     void build_grid( const ExecutionSpace& exec, const agents_type& agents )
     {
+        build_grid( exec, agents, agents.size() );
+    }
+
+    /*!
+      \brief Bins the first n agents only (a distributed run's owned agents, ahead of its ghosts): the
+      cells fit their largest interaction distance, and compute_owned_displacements( exec, agents, n )
+      then sums the forces among them.
+    */
+    template <class ExecutionSpace>
+    void build_grid( const ExecutionSpace& exec, const agents_type& agents, std::size_t num_binned )
+    {
         compat::ScopedRegion region( "morula::mechanics::SphereMechanics::build_grid" );
-        const int n = static_cast<int>( agents.size() );
+        if ( num_binned > agents.size() )
+            throw core::InputError( core::detail::concat( "SphereMechanics::build_grid: ", num_binned,
+                                                          " agents to bin, but there are ", agents.size() ) );
+        const int n = static_cast<int>( num_binned );
         const detail::AgentExtent<Scalar> extent =
             detail::agent_extent( exec, agents.positions(), agents.diameters(),
                                   agents.densities(), n, m_box );
@@ -156,10 +171,10 @@ class SphereMechanics
     }
 
     /*!
-      \brief Like compute_displacements(), for the first n_owned agents only: the agents behind them
-      (the ghosts of a distributed run, see parallel::DistributedSphereMechanics) are binned and act on
-      the owned ones but get no force or displacement. Rows [0, n_owned) of forces() and
-      displacements() are written.
+      \brief Like compute_displacements(), for the first n_owned agents only, from the agents the grid
+      holds: all of them (the ghosts of a distributed run behind the owned agents then act on the owned
+      ones but get no force or displacement), or the first n_owned (build_grid( exec, agents, n_owned ):
+      forces among those alone). Rows [0, n_owned) of forces() and displacements() are written.
     */
     template <class ExecutionSpace>
     long long compute_owned_displacements( const ExecutionSpace& exec, const agents_type& agents,
@@ -167,10 +182,11 @@ class SphereMechanics
     {
         compat::ScopedRegion region( "morula::mechanics::SphereMechanics::compute_displacements" );
         const int n = static_cast<int>( agents.size() );
-        if ( !m_grid || m_grid->num_particles() != n )
+        const std::size_t binned = m_grid ? static_cast<std::size_t>( m_grid->num_particles() ) : 0;
+        if ( !m_grid || binned > agents.size() || binned < std::min( n_owned, agents.size() ) )
             throw core::InputError( core::detail::concat(
-                "SphereMechanics::compute_displacements: the grid holds ",
-                m_grid ? m_grid->num_particles() : 0, " agents but there are ", n,
+                "SphereMechanics::compute_displacements: the grid holds ", binned, " agents but there are ", n,
+                n_owned < agents.size() ? core::detail::concat( " (", n_owned, " owned)" ) : std::string(),
                 "; call update_grid() after adding or removing agents" ) );
         if ( n_owned > agents.size() )
             throw core::InputError( core::detail::concat(

@@ -10,6 +10,7 @@
 #include <morula/core/Box.hpp>
 #include <morula/core/Error.hpp>
 #include <morula/core/KokkosCompat.hpp>
+#include <morula/grid/UniformGrid.hpp>
 #include <morula/mechanics/SphereAgents.hpp>
 #include <morula/mechanics/SphereMechanics.hpp>
 #include <morula/mechanics/detail/MechanicsKernels.hpp>
@@ -21,7 +22,11 @@
 
 #include <mpi.h>
 
+#include <algorithm>
+#include <any>
 #include <chrono>
+#include <memory>
+#include <typeinfo>
 #include <limits>
 #include <optional>
 #include <string>
@@ -33,17 +38,18 @@ namespace morula::parallel
   \brief Seconds per phase of DistributedSphereMechanics::step(), summed over the timed steps, and
   what the communication phases moved (filled only when steps are timed).
 
-  Each phase is fenced and timed on this rank alone (no barrier): a phase that waits for a message
-  includes the wait for the slower ranks.
+  Each phase is fenced and timed between barriers over the ranks: the ranks run it together, and its
+  time is the slowest rank's, without waits for ranks still in an earlier phase (and, with ranks
+  sharing a GPU, with all their work on it).
 */
 struct DistributedStepTimes
 {
     double migration = 0;   //!< migrate(): owners, sort by destination, counts, fields
-    double sort = 0;        //!< cell-order sort of the owned agents (every sort_every rebuilds)
+    double sort = 0;        //!< cell-order sort of the owned agents (every sort_every steps, see step())
     double halo_build = 0;  //!< halo-width check (MPI_Allreduce) and new Halo: plan, counts, all fields
     double halo_update = 0; //!< Halo::update() of the ghost positions between rebuilds
-    double grid = 0;        //!< local grid of owned agents and ghosts
-    double forces = 0;      //!< forces and displacements of the owned agents
+    double grid = 0;        //!< local grids of the owned agents and of the ghosts
+    double forces = 0;      //!< forces and displacements of the owned agents (owned, then ghost neighbours)
     double move = 0;        //!< moving the owned agents
     long long steps = 0;
     long long rebuilds = 0;
@@ -69,19 +75,30 @@ struct DistributedStepTimes
   images shifted). Each step:
   1. every rebuild_every steps (and on the first): migrate() hands every owned agent that left the
      subdomain to its owner, with all fields of the SoA (periodic axes are wrapped there), drops the
-     ghosts, sorts the owned agents in cell order every parameters().sort_every rebuilds, checks that
-     the halo is wide enough (collectively) and builds a new Halo; in between, Halo::update() refreshes
-     the ghost positions only (the mechanics change no other field);
-  2. the grid of an internal SphereMechanics bins owned agents and ghosts;
-  3. forces and displacements of the owned agents only (SphereMechanics::compute_owned_displacements,
-     the single-rank kernel), from the neighbours among owned agents and ghosts;
-  4. the owned agents move; closed walls stop them as in the single-rank model, but periodic axes are
-     not wrapped here: a ghost of the steps before the next rebuild is the owner's position plus the
-     shift of the direction it was exported to, which is only right for unwrapped positions.
-     migrate() wraps them.
+     ghosts and checks (collectively) that the halo is wide enough; when due, the owned agents are
+     sorted in cell order (every parameters().sort_every steps, at a rebuild, or at any step of a rank
+     that has no halo: the halo's lists refer to the owned agents' order);
+  2. the ghost exchange starts, on an execution space instance of its own (a second, high-priority
+     stream on a GPU): at a rebuild a new halo (export lists, counts, every field), in between
+     Halo::update() of the ghost positions only (the mechanics change no other field);
+  3. while its messages travel, on `exec`: the grid of the owned agents (unless the sort left it
+     current) and their forces among themselves (SphereMechanics::compute_owned_displacements, the
+     single-rank kernel), final for every agent farther than the halo width from the faces towards
+     neighbours;
+  4. the ghosts arrive; a grid of their own bins them, and one kernel adds their forces to the owned
+     agents near those faces (the halo's boundary_particles()) and recomputes their displacements;
+  5. the owned agents move; closed walls stop them as in the single-rank model, but periodic axes
+     with several ranks are not wrapped here: a ghost of the steps before the next rebuild is the
+     owner's position plus the shift of the direction it was exported to, which is only right for
+     unwrapped positions. migrate() wraps them.
 
-  Ghosts are never sorted into the owned agents: the internal SphereMechanics bins through the grid's
-  permutation, and only the owned agents are permuted, before the halo is built.
+  Periodic axes with one rank along them (PeriodicImages::minimum_image, the default): the local grid
+  spans the whole axis and wraps it by the minimum image, the agents wrap when they move, and no ghost
+  crosses that axis. With one rank in a periodic box the step is then the single-rank step (no ghosts,
+  no messages, no migration after the first) plus the collective halo-width check.
+
+  Ghosts are never sorted into the owned agents: only the owned agents are permuted, before the halo is
+  built, and the ghosts' grid reads them through its permutation.
 
   The halo width of the decomposition must cover the largest interaction distance (the largest
   diameter plus twice the radius extension, over all ranks) plus, with rebuild_every = k > 1, twice
@@ -90,7 +107,8 @@ struct DistributedStepTimes
 
   Results equal the single-rank SphereMechanics up to round-off: the forces of a step come from the
   same positions (Jacobi update) and from the same set of neighbours, but summed in another order (the
-  local grids differ) and with periodic images formed as x + L instead of the minimum image.
+  local grids differ; owned neighbours before ghosts) and with periodic images formed as x + L instead
+  of the minimum image. One rank in a periodic box is the single-rank step bit for bit.
 */
 template <class Scalar, class MemorySpace>
 class DistributedSphereMechanics
@@ -101,25 +119,36 @@ class DistributedSphereMechanics
     using agents_type = mechanics::SphereAgents<Scalar, MemorySpace>;
     using mechanics_type = mechanics::SphereMechanics<Scalar, MemorySpace>;
     using halo_type = Halo<MemorySpace, Scalar>;
+    using grid_type = grid::UniformGrid<Scalar, MemorySpace>;
 
     /*!
       \param decomposition the ranks' subdomains; its halo width bounds the interaction distance
-      \param params the single-rank parameters; sort_every counts rebuilds here (0: never sort)
+      \param params the single-rank parameters; sort_every counts steps, as on one rank, but a rank with a
+             halo sorts at rebuilds only (the first rebuild at or after the due step; 0: never sort)
       \param rebuild_every migrate and rebuild the halo every this many steps (>= 1)
+      \param images how a rank reaches its own periodic images across an axis with one rank: by the
+             minimum image of its local grid (default: no ghosts, no messages for them; one rank in a
+             periodic box then runs the single-rank step) or as ghosts (the general path, kept for
+             comparison and tests)
     */
     DistributedSphereMechanics( const CartesianDecomposition<Scalar>& decomposition,
                                 const mechanics::MechanicsParameters<Scalar>& params,
-                                int rebuild_every = 1 )
+                                int rebuild_every = 1,
+                                PeriodicImages images = PeriodicImages::minimum_image )
         : m_decomposition( decomposition )
-        , m_local( local_box( decomposition ), validated( params, rebuild_every ) )
+        , m_images( images )
+        , m_local( local_box( decomposition, images ), validated( params, rebuild_every ) )
         , m_rebuild_every( rebuild_every )
-        , m_move_box( move_box( decomposition.box() ) )
+        , m_move_box( move_box( decomposition, images ) )
     {
     }
 
     const CartesianDecomposition<Scalar>& decomposition() const { return m_decomposition; }
     const mechanics::MechanicsParameters<Scalar>& parameters() const { return m_local.parameters(); }
     int rebuild_every() const { return m_rebuild_every; }
+    //! Steps since the last rebuild (rebuild_every() when the next step rebuilds).
+    int steps_since_rebuild() const { return m_since_rebuild; }
+    PeriodicImages periodic_images() const { return m_images; }
     //! Owned agents: entries [0, num_owned()) of the agents; ghosts follow.
     std::size_t num_owned() const { return m_n_owned; }
     //! The halo of the last rebuild (call step() or rebuild() first).
@@ -139,7 +168,9 @@ class DistributedSphereMechanics
     template <class ExecutionSpace>
     void rebuild( const ExecutionSpace& exec, agents_type& agents )
     {
-        rebuild( exec, agents, false );
+        prepare_owned_agents( exec, agents, false );
+        start_halo_build( exec, agents );
+        m_halo->finish_build( exec, agents );
     }
 
     /*!
@@ -147,30 +178,77 @@ class DistributedSphereMechanics
       e.g. after growth and division appended daughters to the owned agents. The next step() migrates
       and rebuilds the halo whatever rebuild_every says.
     */
-    void owned_agents_changed() { m_halo.reset(); }
+    void owned_agents_changed() { m_halo_current = false; }
 
-    //! One mechanics step of the owned agents (collective: migration and halo exchange).
-    //! With time_phases, each phase is fenced and timed into times() (leave it off in production).
+    /*!
+      \brief One mechanics step of the owned agents (collective: migration and halo exchange).
+
+      The ghost exchange runs on an execution space instance of its own (compat::concurrent_instance:
+      a second, high-priority stream on a GPU) while the forces of the owned agents among themselves
+      run on `exec`; the ghosts' forces are then added to the agents near a face. With time_phases,
+      every phase is fenced on both instances and starts and ends with a barrier over the ranks (no
+      overlap, and no waiting for other ranks inside a phase), and is timed into times() (leave it off
+      in production).
+    */
     template <class ExecutionSpace>
     void step( const ExecutionSpace& exec, agents_type& agents, bool time_phases = false )
     {
         compat::ScopedRegion region( "morula::parallel::DistributedSphereMechanics::step" );
-        if ( !m_halo || m_since_rebuild >= m_rebuild_every )
-            rebuild( exec, agents, time_phases );
+        const ExecutionSpace& comm = exchange_instance( exec );
+        const bool rebuild_due = !m_halo_current || m_since_rebuild >= m_rebuild_every;
+        // (With time_phases every rank makes the same timed() calls: they hold barriers.)
+        if ( rebuild_due )
+            prepare_owned_agents( exec, agents, time_phases );
         else
-        {
-            timed( exec, time_phases, m_times.halo_update, [&] { m_halo->update( exec, agents ); } );
-            if ( time_phases )
-            {
-                ++m_times.updates;
-                m_times.halo_update_rows += static_cast<long long>( m_halo->num_exports() );
-            }
-        }
-        ++m_since_rebuild;
-        timed( exec, time_phases, m_times.grid, [&] { m_local.build_grid( exec, agents ); } );
-        timed( exec, time_phases, m_times.forces,
+            // No halo refers to the owned agents' order (one rank with its images by the minimum
+            // image): the sort need not wait for a rebuild.
+            sort_owned_agents( exec, agents, time_phases,
+                               sort_due() && m_halo->num_ghosts() == 0 && m_halo->num_exports() == 0 );
+        double& halo_time = rebuild_due ? m_times.halo_build : m_times.halo_update;
+        // 1. The ghost exchange starts on its own instance (a high-priority stream on a GPU), after
+        //    exec's last writes of the positions (moves, migration, sort): at a rebuild a new halo (plan,
+        //    counts, every field), in between the ghost positions only. Its messages travel while ...
+        exec.fence();
+        timed( exec, comm, time_phases, halo_time, [&] {
+            if ( rebuild_due )
+                start_halo_build( comm, agents );
+            else
+                m_halo->start_update( comm, agents );
+        } );
+        // 2. ... the owned agents' grid (unless the sort left it current) and the forces among them run on
+        //    exec: final for every agent farther than the halo width from a ghost.
+        timed( exec, comm, time_phases, m_times.grid, [&] {
+            if ( !m_grid_current )
+                m_local.build_grid( exec, agents, m_n_owned );
+        } );
+        m_grid_current = false;
+        timed( exec, comm, time_phases, m_times.forces,
                [&] { m_local.compute_owned_displacements( exec, agents, m_n_owned ); } );
-        timed( exec, time_phases, m_times.move, [&] {
+        timed( exec, comm, time_phases, halo_time, [&] {
+            if ( rebuild_due )
+                m_halo->finish_build( comm, agents );
+            else
+                m_halo->finish_update( comm, agents );
+        } );
+        // 3. The ghosts' grid, then their forces on the agents near a face.
+        const bool ghost_forces = m_halo->num_ghosts() > 0 && m_halo->num_boundary() > 0;
+        timed( exec, comm, time_phases, m_times.grid, [&] {
+            if ( ghost_forces )
+                build_ghost_grid( comm, agents );
+        } );
+        comm.fence(); // exec's next kernel reads the ghosts and their grid
+        timed( exec, comm, time_phases, m_times.forces, [&] {
+            if ( !ghost_forces )
+                return;
+            const auto ghost_x = Kokkos::subview(
+                agents.positions(), std::make_pair( m_n_owned, m_n_owned + m_halo->num_ghosts() ), Kokkos::ALL );
+            mechanics::detail::add_ghost_displacements( exec, m_ghost_grid->query( ghost_x ), m_n_owned,
+                                                        m_halo->boundary_particles(), m_halo->num_boundary(), agents,
+                                                        m_local.parameters(), m_local.forces(), m_local.displacements() );
+        } );
+        ++m_since_rebuild;
+        ++m_since_sort;
+        timed( exec, comm, time_phases, m_times.move, [&] {
             mechanics::detail::apply_displacements( exec, agents.positions(), m_local.displacements(),
                                                     static_cast<int>( m_n_owned ), m_move_box );
         } );
@@ -178,6 +256,16 @@ class DistributedSphereMechanics
         {
             ++m_times.steps;
             m_times.ghosts += static_cast<long long>( m_halo->num_ghosts() );
+            if ( rebuild_due )
+            {
+                ++m_times.rebuilds;
+                m_times.halo_build_rows += static_cast<long long>( m_halo->num_exports() );
+            }
+            else
+            {
+                ++m_times.updates;
+                m_times.halo_update_rows += static_cast<long long>( m_halo->num_exports() );
+            }
         }
     }
 
@@ -185,14 +273,61 @@ class DistributedSphereMechanics
     const DistributedStepTimes& times() const { return m_times; }
     void reset_times() { m_times = {}; }
 
-  private:
+    // Public because nvcc rejects extended lambdas in private member functions (and their callees).
+    //! Bins the ghosts of the last halo in a grid of their own, over the owned agents' grid's box.
     template <class ExecutionSpace>
-    void rebuild( const ExecutionSpace& exec, agents_type& agents, bool time_phases )
+    void build_ghost_grid( const ExecutionSpace& exec, const agents_type& agents )
+    {
+        const auto& geometry = m_local.grid().geometry();
+        // Cells at least as wide as any owned-ghost interaction (the largest diameter over all ranks).
+        const Scalar cutoff = std::max( m_interaction_distance, geometry.cutoff );
+        bool same = m_ghost_grid && m_ghost_grid->geometry().cutoff == cutoff;
+        for ( int a = 0; a < 3 && same; ++a )
+        {
+            const auto& box = m_ghost_grid->geometry().box;
+            same = box.lo[a] == geometry.box.lo[a] && box.hi[a] == geometry.box.hi[a] &&
+                   box.boundary[a] == geometry.box.boundary[a];
+        }
+        if ( !same )
+        {
+            grid::GridOptions options;
+            options.ordering = m_local.parameters().ordering;
+            m_ghost_grid = std::make_unique<grid_type>( geometry.box, cutoff, options );
+        }
+        const std::size_t n_ghost = m_halo->num_ghosts();
+        const auto ghost_x =
+            Kokkos::subview( agents.positions(), std::make_pair( m_n_owned, m_n_owned + n_ghost ), Kokkos::ALL );
+        m_ghost_grid->build( exec, ghost_x, static_cast<int>( n_ghost ) );
+    }
+
+  private:
+    // The instance the ghost exchange runs on: a concurrent one of exec's space, made once (a new
+    // stream per step would cost its creation).
+    template <class ExecutionSpace>
+    const ExecutionSpace& exchange_instance( const ExecutionSpace& exec )
+    {
+        if ( !m_exchange_instance.has_value() || m_exchange_instance.type() != typeid( ExecutionSpace ) )
+            m_exchange_instance = compat::concurrent_instance( exec );
+        return *std::any_cast<ExecutionSpace>( &m_exchange_instance );
+    }
+
+    // The rebuild's work on the owned agents: migration (all fields, periodic axes wrapped), the
+    // collective halo-width check, and the cell-order sort when due (which leaves the grid current).
+    template <class ExecutionSpace>
+    void prepare_owned_agents( const ExecutionSpace& exec, agents_type& agents, bool time_phases )
     {
         compat::ScopedRegion region( "morula::parallel::DistributedSphereMechanics::rebuild" );
-        const std::size_t n = m_halo ? m_n_owned : agents.size();
-        m_halo.reset();
-        timed( exec, time_phases, m_times.migration, [&] {
+        const std::size_t n = m_halo_current ? m_n_owned : agents.size();
+        // One rank whose periodic axes all wrap in its own grid (and in move()) owns every agent where
+        // it is: after the first migration, which wraps the initial positions, there is nothing to move.
+        const bool alone = m_decomposition.size() == 1 && m_images == PeriodicImages::minimum_image;
+        timed( exec, exec, time_phases, m_times.migration, [&] {
+            if ( alone && m_migrated_once )
+            {
+                agents.resize( n ); // drops the ghosts (there are none with one rank and minimum images)
+                m_n_owned = n;
+                return;
+            }
             const MigrationResult moved = migrate( exec, m_decomposition, agents, n, m_migration_workspace );
             m_n_owned = moved.num_owned;
             if ( time_phases )
@@ -201,35 +336,60 @@ class DistributedSphereMechanics
                 m_times.migrated_received += static_cast<long long>( moved.num_received );
             }
         } );
+        m_migrated_once = true;
         // Before the sort: a bad diameter or density must throw on every rank alike.
-        timed( exec, time_phases, m_times.halo_build, [&] { check_halo_width( exec, agents ); } );
-        const int sort_every = m_local.parameters().sort_every;
-        if ( sort_every > 0 && m_rebuilds % sort_every == 0 )
-        {
-            // The agents hold exactly the owned ones here: a grid over them alone gives their order.
-            timed( exec, time_phases, m_times.sort, [&] {
-                m_local.build_grid( exec, agents );
-                m_local.sort_agents( exec, agents );
-            } );
-        }
-        ++m_rebuilds;
-        timed( exec, time_phases, m_times.halo_build, [&] {
-            m_halo.emplace( exec, m_decomposition, agents, m_n_owned, m_migration_workspace.buffers );
-        } );
-        // Halo and migration take turns with one set of message buffers: keep what the halo grew (its
-        // updates move positions only, sent at construction too, so they do not grow it further).
-        m_migration_workspace.buffers = m_halo->buffers();
-        if ( time_phases )
-        {
-            ++m_times.rebuilds;
-            m_times.halo_build_rows += static_cast<long long>( m_halo->num_exports() );
-        }
+        timed( exec, exec, time_phases, m_times.halo_build, [&] { check_halo_width( exec, agents ); } );
+        m_grid_current = false;
+        sort_owned_agents( exec, agents, time_phases, sort_due() );
         m_since_rebuild = 0;
     }
 
-    // Runs op, fenced and timed into `slot` when `on` (host-side lambdas only: no kernels here).
+    // Whether the owned agents are due for the cell-order sort (every sort_every steps, the first step
+    // included).
+    bool sort_due() const
+    {
+        const int sort_every = m_local.parameters().sort_every;
+        return sort_every > 0 && ( !m_sorted_once || m_since_sort >= sort_every );
+    }
+
+    // The agents hold exactly the owned ones here: a grid over them gives their order, and stays the
+    // grid of this step (ghosts are binned in a grid of their own).
+    template <class ExecutionSpace>
+    void sort_owned_agents( const ExecutionSpace& exec, agents_type& agents, bool time_phases, bool sort )
+    {
+        timed( exec, exec, time_phases, m_times.sort, [&] {
+            if ( !sort )
+                return;
+            m_local.build_grid( exec, agents );
+            m_local.sort_agents( exec, agents );
+        } );
+        if ( !sort )
+            return;
+        m_grid_current = true;
+        m_sorted_once = true;
+        m_since_sort = 0;
+    }
+
+    // Starts building the halo (plan, counts, every field) on `comm`; the halo is kept across rebuilds,
+    // and shares its message buffers with the migration workspace (they take turns).
+    template <class ExecutionSpace>
+    void start_halo_build( const ExecutionSpace& comm, agents_type& agents )
+    {
+        if ( !m_halo )
+            m_halo.emplace( m_decomposition, m_migration_workspace.buffers, m_images );
+        m_halo->start_build( comm, agents, m_n_owned );
+        m_halo_current = true;
+        // Keep what the halo grew (its updates move positions only, sent at the build too, so they do
+        // not grow the buffers further).
+        m_migration_workspace.buffers = m_halo->buffers();
+    }
+
+    // Runs op, timed into `slot` when `on`: fenced on both instances and between barriers over the
+    // ranks, so that a phase neither overlaps another nor includes a wait for a rank still in an
+    // earlier phase (with ranks sharing a GPU, the phase's time is that of all ranks' work on it).
+    // Else just op (host-side lambdas only: no kernels here).
     template <class ExecutionSpace, class Op>
-    static void timed( const ExecutionSpace& exec, bool on, double& slot, Op&& op )
+    void timed( const ExecutionSpace& exec, const ExecutionSpace& comm, bool on, double& slot, Op&& op ) const
     {
         if ( !on )
         {
@@ -237,9 +397,13 @@ class DistributedSphereMechanics
             return;
         }
         exec.fence();
+        comm.fence();
+        MPI_Barrier( m_decomposition.comm() );
         const auto t0 = std::chrono::steady_clock::now();
         op();
         exec.fence();
+        comm.fence();
+        MPI_Barrier( m_decomposition.comm() );
         slot += std::chrono::duration<double>( std::chrono::steady_clock::now() - t0 ).count();
     }
 
@@ -298,13 +462,17 @@ class DistributedSphereMechanics
                 ") + 2 x (rebuild_every - 1) x max_displacement = ", drift ) );
     }
 
-    // The subdomain grown by the halo width, every axis open: the ghosts stand for the periodic
-    // images and the walls, so the local grid needs neither (and follows agents that drift out).
-    static core::Box<Scalar> local_box( const CartesianDecomposition<Scalar>& dec )
+    // The subdomain grown by the halo width, open: the ghosts stand for the periodic images and the
+    // walls, so the local grid needs neither (and follows agents that drift out). Axes whose images
+    // are the rank's own (PeriodicImages::minimum_image, one rank along a periodic axis) stay the
+    // whole periodic axis: the grid's minimum image replaces the ghosts.
+    static core::Box<Scalar> local_box( const CartesianDecomposition<Scalar>& dec, PeriodicImages images )
     {
         core::Box<Scalar> box = dec.box();
         for ( int a = 0; a < 3; ++a )
         {
+            if ( images == PeriodicImages::minimum_image && dec.periodic_within_rank( a ) )
+                continue;
             box.lo[a] = dec.lo()[a] - dec.halo_width();
             box.hi[a] = dec.hi()[a] + dec.halo_width();
             box.boundary[a] = core::Boundary::open;
@@ -312,27 +480,36 @@ class DistributedSphereMechanics
         return box;
     }
 
-    // The box for moving owned agents: closed walls stay, periodic axes are left unwrapped (see the
-    // class comment).
-    static core::Box<Scalar> move_box( core::Box<Scalar> box )
+    // The box for moving owned agents: closed walls stay; periodic axes are left unwrapped (see the
+    // class comment), except those the local grid wraps itself, where no ghost depends on it.
+    static core::Box<Scalar> move_box( const CartesianDecomposition<Scalar>& dec, PeriodicImages images )
     {
+        core::Box<Scalar> box = dec.box();
         for ( int a = 0; a < 3; ++a )
-            if ( box.boundary[a] == core::Boundary::periodic )
+            if ( box.boundary[a] == core::Boundary::periodic &&
+                 !( images == PeriodicImages::minimum_image && dec.periodic_within_rank( a ) ) )
                 box.boundary[a] = core::Boundary::open;
         return box;
     }
 
     CartesianDecomposition<Scalar> m_decomposition;
+    PeriodicImages m_images = PeriodicImages::minimum_image;
     mechanics_type m_local;
     int m_rebuild_every = 1;
     core::Box<Scalar> m_move_box;
-    std::optional<halo_type> m_halo;
+    std::optional<halo_type> m_halo; // kept across rebuilds: its lists and buffers only grow
+    std::unique_ptr<grid_type> m_ghost_grid; // the ghosts' own grid, over the owned grid's box
+    std::any m_exchange_instance;            // where ghost exchanges run (see exchange_instance())
+    bool m_halo_current = false;     // false before the first step and after owned_agents_changed()
+    bool m_grid_current = false;     // the rebuild's sort left the grid built over the owned agents
+    bool m_migrated_once = false;
     // Kept across rebuilds: migrations of no more agents than an earlier one allocate nothing, and its
     // message buffers are shared with each new halo.
     MigrationWorkspace<MemorySpace> m_migration_workspace;
     std::size_t m_n_owned = 0;
     int m_since_rebuild = 0;
-    long long m_rebuilds = 0;
+    int m_since_sort = 0;     // steps since the last cell-order sort
+    bool m_sorted_once = false;
     Scalar m_interaction_distance = 0;
     DistributedStepTimes m_times;
 };

@@ -17,6 +17,8 @@
 
 #include <mpi.h>
 
+#include <array>
+#include <climits>
 #include <cstdint>
 #include <type_traits>
 #include <utility>
@@ -37,6 +39,22 @@ struct HaloSendRule
     Kokkos::Array<int, 3> has_low{};       //!< ... and a neighbour exists that way.
     Kokkos::Array<int, 3> has_high{};
     std::uint32_t slot_exists = 0; //!< Bit s: direction slot s has a neighbour.
+
+    /*!
+      The most directions one particle goes to: 7 (a corner's three faces, three edges and the corner)
+      where every subdomain is at least twice the halo width thick, up to 26 where a thin one has
+      particles within the halo width of both its faces on an axis.
+    */
+    int max_directions() const
+    {
+        int product = 1;
+        for ( int a = 0; a < 3; ++a )
+        {
+            const bool both = has_low[a] && has_high[a] && !( low_limit[a] <= high_limit[a] );
+            product *= both ? 3 : ( has_low[a] || has_high[a] ? 2 : 1 );
+        }
+        return product - 1;
+    }
 
     //! Bit s set when the particle at (x, y, z) goes to direction slot s.
     KOKKOS_INLINE_FUNCTION std::uint32_t mask( Scalar x, Scalar y, Scalar z ) const
@@ -62,48 +80,42 @@ struct HaloSendRule
     }
 };
 
-//! mask(i) = the direction slots particle i is sent to.
-template <class ExecutionSpace, class Scalar, class PositionView, class MaskView>
-void halo_masks( const ExecutionSpace& exec, std::size_t n, const HaloSendRule<Scalar>& rule,
-                 const PositionView& x, const MaskView& mask )
-{
-    Kokkos::parallel_for(
-        "morula::parallel::halo_masks", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, n ),
-        KOKKOS_LAMBDA( const std::size_t i ) { mask( i ) = rule.mask( x( i, 0 ), x( i, 1 ), x( i, 2 ) ); } );
-}
-
 /*!
-  \brief The particles with a non-empty mask (those near a face), in particle order: boundary(j) for
-  j < count(0). One scan over the particles, so that the export scan below runs over these few
-  (a surface's worth) rather than over every particle 26 times.
+  \brief One scan over the owned particles: the particles with a non-empty send mask (those near a
+  face), in particle order, with their masks: boundary(j), boundary_mask(j) for j < the returned count.
+  The export scan below then runs over these few (a surface's worth), not over every particle 26 times.
 */
-template <class ExecutionSpace, class MaskView, class IndexView, class CountView>
-void halo_boundary_particles( const ExecutionSpace& exec, std::size_t n, const MaskView& mask,
-                              const IndexView& boundary, const CountView& count )
+template <class ExecutionSpace, class Scalar, class PositionView, class IndexView, class MaskView>
+std::size_t halo_boundary_particles( const ExecutionSpace& exec, std::size_t n, const HaloSendRule<Scalar>& rule,
+                                     const PositionView& x, const IndexView& boundary, const MaskView& boundary_mask )
 {
+    if ( n == 0 )
+        return 0;
+    int count = 0;
     Kokkos::parallel_scan(
         "morula::parallel::halo_boundary_particles", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, n ),
         KOKKOS_LAMBDA( const std::size_t i, int& update, const bool final ) {
-            const int flag = mask( i ) != 0u;
-            if ( final )
+            const std::uint32_t m = rule.mask( x( i, 0 ), x( i, 1 ), x( i, 2 ) );
+            if ( final && m != 0u )
             {
-                if ( flag )
-                    boundary( update ) = static_cast<int>( i );
-                if ( i + 1 == n )
-                    count( 0 ) = update + flag;
+                boundary( update ) = static_cast<int>( i );
+                boundary_mask( update ) = m;
             }
-            update += flag;
-        } );
+            update += m != 0u ? 1 : 0;
+        },
+        count );
+    return static_cast<std::size_t>( count );
 }
 
 /*!
   \brief One exclusive scan over (slot, boundary particle) pairs, slot-major: offsets(s) is the first
-  export row of slot s, offsets(26) the total. With `fill`, export row r gets its particle and slot.
-  Atomics-free and deterministic: rows are in slot order, then particle order.
+  export row of slot s, offsets(26) the total; export row r gets its particle and slot (the export
+  Views hold at least HaloSendRule::max_directions() m rows). Atomics-free and
+  deterministic: rows are in slot order, then particle order.
 */
 template <class ExecutionSpace, class MaskView, class OffsetView, class IndexView>
 void halo_export_scan( const ExecutionSpace& exec, std::size_t m, const IndexView& boundary,
-                       const MaskView& mask, const OffsetView& offsets, bool fill, const IndexView& index,
+                       const MaskView& boundary_mask, const OffsetView& offsets, const IndexView& index,
                        const IndexView& slot )
 {
     const std::size_t total = m * num_directions;
@@ -116,15 +128,15 @@ void halo_export_scan( const ExecutionSpace& exec, std::size_t m, const IndexVie
         "morula::parallel::halo_export_scan", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, total ),
         KOKKOS_LAMBDA( const std::size_t k, int& update, const bool final ) {
             const int s = static_cast<int>( k / m );
-            const std::size_t i = static_cast<std::size_t>( boundary( k % m ) );
-            const int flag = ( mask( i ) >> s ) & 1u;
+            const std::size_t j = k % m;
+            const int flag = ( boundary_mask( j ) >> s ) & 1u;
             if ( final )
             {
-                if ( k % m == 0 )
+                if ( j == 0 )
                     offsets( s ) = update;
-                if ( fill && flag )
+                if ( flag )
                 {
-                    index( update ) = static_cast<int>( i );
+                    index( update ) = boundary( j );
                     slot( update ) = s;
                 }
                 if ( k + 1 == total )
@@ -136,31 +148,49 @@ void halo_export_scan( const ExecutionSpace& exec, std::size_t m, const IndexVie
 
 } // namespace detail
 
+//! How a rank that is its own neighbour across a periodic axis (one rank along it) sees its images.
+enum class PeriodicImages : int
+{
+    ghosts,       //!< as ghosts, like any neighbour's particles (a local grid with open axes works)
+    minimum_image //!< not at all: the local grid must be periodic along those axes (minimum image)
+};
+
 /*!
   \brief Ghost particles of a CartesianDecomposition for a SoA whose field 0 is the position Scalar[3].
 
-  Construction takes the first n_owned entries as this rank's particles (inside its subdomain) and
-  - marks, per particle on the device, the directions it goes to: per axis -1 if it lies within the
-    halo width of the low face (x < lo + h) and a neighbour exists that way, +1 likewise for the high
-    face (x >= hi - h), 0 always; every combination but (0, 0, 0);
-  - compacts the particles with a non-empty mask (one scan), then builds the export lists by one
-    exclusive scan over (direction, compacted particle): rows in direction order, then particle order,
-    no atomics;
-  - exchanges the counts with each neighbour (non-blocking), then every field of the SoA, one message
-    per direction and field: positions get the direction's periodic shift added on the device;
-  - resizes the SoA to n_owned + num_ghosts() and writes the ghosts behind the owned particles, ordered
-    by the slot of the neighbour they come from (see direction_of_slot()), then by the sender's export
-    order. The ghosts from neighbour slot r are entries n_owned + ghost_offset(r) .. n_owned +
-    ghost_offset(r + 1).
+  build() (the constructor builds too) takes the first n_owned entries as this rank's particles (inside
+  its subdomain) and
+  - in one scan over them, marks the directions each goes to (per axis -1 if it lies within the halo
+    width of the low face, x < lo + h, and a neighbour exists that way, +1 likewise for the high face,
+    x >= hi - h, 0 always; every combination but (0, 0, 0)) and compacts the particles with a
+    non-empty mask; one exclusive scan over (direction, compacted particle) then gives the export
+    lists: rows in direction order, then particle order, no atomics;
+  - reads back the compacted count and the 27 export offsets (the only device-to-host transfers), and
+    exchanges the counts with each neighbour (non-blocking MPI, one int per direction);
+  - packs every field of an exported particle into one message row (positions get the direction's
+    periodic shift) in one kernel, sends one message per direction through the decomposition's
+    transport (NCCL on the stream, GPU-aware MPI, staged, or host memory), and unpacks the received
+    rows behind the owned particles in one kernel: the SoA then holds n_owned + num_ghosts() entries,
+    ghosts ordered by the slot of the neighbour they come from (see direction_of_slot()), then by the
+    sender's export order. The ghosts from neighbour slot r are entries n_owned + ghost_offset(r) ..
+    n_owned + ghost_offset(r + 1).
 
   With one or two ranks along a periodic axis several directions lead to the same rank, or to this rank
-  itself, with different shifts; every direction has its own MPI tag, and messages to this rank go
-  through MPI like any other.
+  itself, with different shifts; every direction has its own message (and MPI tag). Messages to this
+  rank are one device copy kernel. With PeriodicImages::minimum_image the directions across periodic
+  axes with one rank are left out altogether (the caller's local grid wraps those axes): one rank in a
+  periodic box then has no ghosts at all.
 
-  One message per direction and field keeps every buffer a typed, contiguous View (no byte packing with
-  mixed alignments) and lets update() move a subset of fields with the same plan. The fields share one
-  send and one receive buffer (detail::MessageBuffers) that the halo keeps: they grow to the largest
-  field during construction, and update() allocates no device memory at all.
+  Both build() and update() come in two halves, start_*() and finish_*(), so that a caller overlaps
+  the exchange with other work: between them the messages are in flight (NCCL on the given execution
+  space instance's stream, MPI requests posted), the SoA is not reallocated, and only ghost rows are
+  written. DistributedSphereMechanics starts them on a high-priority stream of their own while the
+  forces among the owned particles run, and adds the ghosts' forces to boundary_particles(), the
+  owned particles within the halo width of a face towards a neighbour, once they have arrived.
+
+  Everything the halo allocates is kept and grows only: the export lists, the scan's scratch, and the
+  message buffers (detail::MessageBuffers, shared with migrate() through buffers()); a rebuild or an
+  update() that moves no more than an earlier one allocates nothing.
 */
 template <class MemorySpace, class Scalar>
 class Halo
@@ -171,22 +201,60 @@ class Halo
 
     template <class ExecutionSpace, class SoAType>
     Halo( const ExecutionSpace& exec, const CartesianDecomposition<Scalar>& decomposition,
-          SoAType& particles, std::size_t n_owned )
-        : Halo( exec, decomposition, particles, n_owned, detail::MessageBuffers<MemorySpace>() )
+          SoAType& particles, std::size_t n_owned, PeriodicImages images = PeriodicImages::ghosts )
+        : Halo( exec, decomposition, particles, n_owned, detail::MessageBuffers<MemorySpace>(), images )
     {
     }
 
     /*!
+      \brief A halo with no plan yet (no ghosts), to be built by build() or start_build(), with message
+      buffers to start from (copies share the storage; see below).
+    */
+    Halo( const CartesianDecomposition<Scalar>& decomposition, detail::MessageBuffers<MemorySpace> buffers,
+          PeriodicImages images = PeriodicImages::ghosts )
+        : m_decomposition( decomposition ), m_comm( decomposition.comm() ), m_images( images ),
+          m_buffers( std::move( buffers ) )
+    {
+        init_directions();
+    }
+
+    /*!
       \brief As above, starting from existing message buffers (a previous halo's buffers(), a
-      MigrationWorkspace's): copies share the storage, so a rebuild that needs no more than they hold
+      MigrationWorkspace's): copies share the storage, so a build that needs no more than they hold
       allocates none. The halo grows its copy only; the buffers must not be used by another exchange
       while this halo works.
     */
     template <class ExecutionSpace, class SoAType>
     Halo( const ExecutionSpace& exec, const CartesianDecomposition<Scalar>& decomposition,
-          SoAType& particles, std::size_t n_owned, detail::MessageBuffers<MemorySpace> buffers )
-        : m_decomposition( decomposition ), m_comm( decomposition.comm() ), m_n_owned( n_owned ),
-          m_transport( select_transport<MemorySpace>() ), m_buffers( std::move( buffers ) )
+          SoAType& particles, std::size_t n_owned, detail::MessageBuffers<MemorySpace> buffers,
+          PeriodicImages images = PeriodicImages::ghosts )
+        : m_decomposition( decomposition ), m_comm( decomposition.comm() ), m_images( images ),
+          m_buffers( std::move( buffers ) )
+    {
+        init_directions();
+        build( exec, particles, n_owned );
+    }
+
+    /*!
+      \brief Builds the halo anew for the first n_owned entries of `particles` (dropping the old ghosts),
+      reusing everything allocated before. Collective. start_build() and finish_build() in one.
+    */
+    template <class ExecutionSpace, class SoAType>
+    void build( const ExecutionSpace& exec, SoAType& particles, std::size_t n_owned )
+    {
+        start_build( exec, particles, n_owned );
+        finish_build( exec, particles );
+    }
+
+    /*!
+      \brief The first half of build(): the export lists and the counts (collective; the host reads
+      back 27 offsets and exchanges one count per neighbour), the SoA resized to n_owned + num_ghosts()
+      entries, every field of the exports packed and the messages started. Until finish_build(), the
+      owned entries may be read by work on other execution space instances (the interior forces): the
+      SoA is not reallocated after this returns, and only ghost rows are written.
+    */
+    template <class ExecutionSpace, class SoAType>
+    void start_build( const ExecutionSpace& exec, SoAType& particles, std::size_t n_owned )
     {
         static_assert( std::is_same_v<typename SoAType::memory_space, MemorySpace>,
                        "Halo: the SoA lives in another memory space" );
@@ -196,10 +264,33 @@ class Halo
             throw core::InputError( core::detail::concat( "parallel::Halo: n_owned = ", n_owned,
                                                           " exceeds the ", particles.size(),
                                                           " stored entries" ) );
-        compat::ScopedRegion region( "morula::parallel::Halo::build" );
-        build_plan( exec, decomposition, particles.template get<0>() );
-        particles.resize( m_n_owned + m_n_ghost );
-        exchange_fields( exec, particles, std::make_index_sequence<SoAType::num_fields>{} );
+        if ( n_owned > std::size_t( INT_MAX ) )
+            throw core::CapacityError( core::detail::concat( "parallel::Halo: ", n_owned,
+                                                             " particles on one rank exceed 2^31 - 1" ) );
+        check_idle( "build" );
+        compat::ScopedRegion region( "morula::parallel::Halo::start_build" );
+        m_n_owned = n_owned;
+        m_transport = m_decomposition.transport_context().template transport<MemorySpace>();
+        build_plan( exec, particles.template get<0>() );
+        // Ghost rows are all written by the unpack: no zero-fill (resize() would), and room with
+        // headroom so that a slowly growing halo reallocates rarely.
+        const std::size_t total = m_n_owned + m_n_ghost;
+        if ( total > particles.capacity() )
+            particles.reserve( total + total / 8 );
+        particles.set_size( total );
+        std::size_t row_bytes = 0;
+        const auto rows = detail::soa_field_rows( particles, row_bytes );
+        start_rows( exec, rows, row_bytes );
+    }
+
+    //! The second half of build(): waits for the messages and unpacks every field of the ghosts.
+    template <class ExecutionSpace, class SoAType>
+    void finish_build( const ExecutionSpace& exec, SoAType& particles )
+    {
+        compat::ScopedRegion region( "morula::parallel::Halo::finish_build" );
+        std::size_t row_bytes = 0;
+        const auto rows = detail::soa_field_rows( particles, row_bytes );
+        finish_rows( exec, rows, row_bytes );
     }
 
     //! Owned particles the halo was built for.
@@ -210,87 +301,102 @@ class Halo
     std::size_t num_exports() const { return m_plan.send_rows; }
     //! First ghost (relative to num_owned()) from the neighbour in direction slot r; r = 26 gives the end.
     std::size_t ghost_offset( int r ) const { return m_ghost_offset[r]; }
-    //! How MPI reached the buffers.
+    //! How the messages travelled.
     Transport transport() const { return m_transport; }
-    //! Bytes held by the message buffers: sized by the construction's largest field, unchanged by
-    //! update() of the same fields (no allocation per update).
+    //! How this halo treats a rank's own periodic images.
+    PeriodicImages periodic_images() const { return m_images; }
+    //! Bytes held by the message buffers: sized by the largest build, unchanged by update() (no
+    //! allocation per update).
     std::size_t buffer_bytes() const { return m_buffers.capacity_bytes(); }
-    //! The message buffers (to check that update() reuses their storage).
+    //! The message buffers (to share them with migrate(), and to check that update() reuses them).
     const detail::MessageBuffers<MemorySpace>& buffers() const { return m_buffers; }
 
     /*!
       \brief Refreshes the ghosts of fields Fields... (default: the position only) from the owned
-      particles, with the export lists of the construction: for the steps between rebuilds.
-      The SoA must still hold num_owned() + num_ghosts() entries.
+      particles, with the export lists of the last build: for the steps between rebuilds. One message
+      per direction for all the fields. The SoA must still hold num_owned() + num_ghosts() entries.
+      start_update() and finish_update() in one.
     */
     template <std::size_t... Fields, class ExecutionSpace, class SoAType>
     void update( const ExecutionSpace& exec, SoAType& particles ) const
+    {
+        start_update<Fields...>( exec, particles );
+        finish_update<Fields...>( exec, particles );
+    }
+
+    //! The first half of update(): packs the fields and starts the messages (see start_build()).
+    template <std::size_t... Fields, class ExecutionSpace, class SoAType>
+    void start_update( const ExecutionSpace& exec, SoAType& particles ) const
     {
         if ( particles.size() != m_n_owned + m_n_ghost )
             throw core::InputError( core::detail::concat(
                 "parallel::Halo::update: the SoA holds ", particles.size(), " entries, expected ",
                 m_n_owned, " owned + ", m_n_ghost, " ghosts" ) );
-        compat::ScopedRegion region( "morula::parallel::Halo::update" );
-        if constexpr ( sizeof...( Fields ) == 0 )
-            exchange_fields( exec, particles, std::index_sequence<0>{} );
-        else
-            exchange_fields( exec, particles, std::index_sequence<Fields...>{} );
+        check_idle( "update" );
+        compat::ScopedRegion region( "morula::parallel::Halo::start_update" );
+        with_update_rows<Fields...>( particles, [&]( const auto& rows, std::size_t row_bytes, bool shift ) {
+            start_rows( exec, rows, row_bytes, shift );
+        } );
     }
+
+    //! The second half of update(): waits for the messages and unpacks the fields of the ghosts.
+    template <std::size_t... Fields, class ExecutionSpace, class SoAType>
+    void finish_update( const ExecutionSpace& exec, SoAType& particles ) const
+    {
+        compat::ScopedRegion region( "morula::parallel::Halo::finish_update" );
+        with_update_rows<Fields...>( particles, [&]( const auto& rows, std::size_t row_bytes, bool ) {
+            finish_rows( exec, rows, row_bytes );
+        } );
+    }
+
+    /*!
+      \brief The owned particles within the halo width of a face towards a neighbour at the last build
+      (those exported at least once), in particle order: entries [0, num_boundary()) of the View. Every
+      other owned particle is farther than the halo width from every ghost of that build.
+    */
+    Kokkos::View<const int*, MemorySpace> boundary_particles() const
+    {
+        return Kokkos::subview( m_boundary, std::make_pair( std::size_t( 0 ), m_n_boundary ) );
+    }
+    std::size_t num_boundary() const { return m_n_boundary; }
 
     // Public because nvcc rejects extended lambdas in private member functions.
     template <class ExecutionSpace, class PositionView>
-    void build_plan( const ExecutionSpace& exec, const CartesianDecomposition<Scalar>& dec,
-                     const PositionView& x )
+    void build_plan( const ExecutionSpace& exec, const PositionView& x )
     {
+        const auto& dec = m_decomposition;
         detail::HaloSendRule<Scalar> rule;
         const auto coords = dec.coords();
         const auto dims = dec.dims();
         const Scalar h = dec.halo_width();
         for ( int a = 0; a < 3; ++a )
         {
+            const bool images_by_grid = m_images == PeriodicImages::minimum_image && dec.periodic_within_rank( a );
             rule.low_limit[a] = dec.lo()[a] + h;
             rule.high_limit[a] = dec.hi()[a] - h;
-            rule.has_low[a] = dec.box().is_periodic( a ) || coords[a] > 0;
-            rule.has_high[a] = dec.box().is_periodic( a ) || coords[a] < dims[a] - 1;
+            rule.has_low[a] = !images_by_grid && ( dec.box().is_periodic( a ) || coords[a] > 0 );
+            rule.has_high[a] = !images_by_grid && ( dec.box().is_periodic( a ) || coords[a] < dims[a] - 1 );
         }
         for ( int s = 0; s < num_directions; ++s )
-            if ( dec.neighbor_rank( s ) != MPI_PROC_NULL )
+            if ( m_slot_rank[s] != MPI_PROC_NULL )
                 rule.slot_exists |= std::uint32_t( 1 ) << s;
 
         const std::size_t n = m_n_owned;
-        Kokkos::View<int*, MemorySpace> offsets( "morula::parallel::halo_offsets", num_directions + 1 );
-        Kokkos::View<std::uint32_t*, MemorySpace> mask(
-            Kokkos::view_alloc( Kokkos::WithoutInitializing, "morula::parallel::halo_mask" ), n );
-        Kokkos::View<int*, MemorySpace> boundary(
-            Kokkos::view_alloc( Kokkos::WithoutInitializing, "morula::parallel::halo_boundary" ), n );
-        Kokkos::View<int*, MemorySpace> boundary_count( "morula::parallel::halo_boundary_count", 1 );
         std::size_t m = 0;
-        if ( n > 0 )
+        if ( rule.slot_exists != 0u )
         {
-            detail::halo_masks( exec, n, rule, x, mask );
-            detail::halo_boundary_particles( exec, n, mask, boundary, boundary_count );
-            int h_m = 0;
-            Kokkos::deep_copy( h_m, Kokkos::subview( boundary_count, 0 ) );
-            m = static_cast<std::size_t>( h_m );
+            detail::grow_to( m_boundary, n, "morula::parallel::halo_boundary" );
+            detail::grow_to( m_boundary_mask, n, "morula::parallel::halo_boundary_mask" );
+            m = detail::halo_boundary_particles( exec, n, rule, x, m_boundary, m_boundary_mask );
         }
-        detail::halo_export_scan( exec, m, boundary, mask, offsets, false, m_export_index, m_export_slot );
-        auto h_offsets = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), offsets );
-        const std::size_t n_export = static_cast<std::size_t>( h_offsets( num_directions ) );
-        m_export_index = Kokkos::View<int*, MemorySpace>(
-            Kokkos::view_alloc( Kokkos::WithoutInitializing, "morula::parallel::halo_export_index" ),
-            n_export );
-        m_export_slot = Kokkos::View<int*, MemorySpace>(
-            Kokkos::view_alloc( Kokkos::WithoutInitializing, "morula::parallel::halo_export_slot" ),
-            n_export );
-        if ( n_export > 0 )
-            detail::halo_export_scan( exec, m, boundary, mask, offsets, true, m_export_index, m_export_slot );
-
-        m_shift = Kokkos::View<Scalar* [3], MemorySpace>( "morula::parallel::halo_shift", num_directions );
-        auto h_shift = Kokkos::create_mirror_view( m_shift );
-        for ( int s = 0; s < num_directions; ++s )
-            for ( int a = 0; a < 3; ++a )
-                h_shift( s, a ) = dec.neighbor_shift( s )[a];
-        Kokkos::deep_copy( m_shift, h_shift );
+        m_n_boundary = m;
+        const std::size_t most = std::size_t( rule.max_directions() ) * m;
+        detail::grow_to( m_export_index, most, "morula::parallel::halo_export_index" );
+        detail::grow_to( m_export_slot, most, "morula::parallel::halo_export_slot" );
+        detail::halo_export_scan( exec, m, m_boundary, m_boundary_mask, m_offsets, m_export_index, m_export_slot );
+        Kokkos::deep_copy( exec, m_offsets_host, m_offsets );
+        exec.fence();
+        const std::size_t n_export = static_cast<std::size_t>( m_offsets_host( num_directions ) );
 
         // Counts: what goes in direction s arrives at that neighbour from its direction 25 - s.
         std::vector<int> send_count( num_directions, 0 ), recv_count( num_directions, 0 );
@@ -298,10 +404,10 @@ class Halo
         req.reserve( 2 * num_directions );
         for ( int s = 0; s < num_directions; ++s )
         {
-            const int nb = dec.neighbor_rank( s );
+            const int nb = m_slot_rank[s];
             if ( nb == MPI_PROC_NULL )
                 continue;
-            send_count[s] = h_offsets( s + 1 ) - h_offsets( s );
+            send_count[s] = m_offsets_host( s + 1 ) - m_offsets_host( s );
             req.emplace_back();
             MPI_Irecv( &recv_count[s], 1, MPI_INT, nb, count_tag + opposite_slot( s ), m_comm,
                        &req.back() );
@@ -315,10 +421,10 @@ class Halo
         for ( int s = 0; s < num_directions; ++s )
         {
             m_ghost_offset[s] = recv_rows;
-            const int nb = dec.neighbor_rank( s );
+            const int nb = m_slot_rank[s];
             if ( nb == MPI_PROC_NULL )
                 continue;
-            m_plan.sends.push_back( { nb, s, static_cast<std::size_t>( h_offsets( s ) ),
+            m_plan.sends.push_back( { nb, s, static_cast<std::size_t>( m_offsets_host( s ) ),
                                       static_cast<std::size_t>( send_count[s] ) } );
             m_plan.recvs.push_back( { nb, opposite_slot( s ), recv_rows,
                                       static_cast<std::size_t>( recv_count[s] ) } );
@@ -330,46 +436,106 @@ class Halo
         m_n_ghost = recv_rows;
     }
 
+    // Packs the rows (shifting positions when `shift_positions`: field 0 is first in the rows then)
+    // and starts the messages. Public for nvcc (extended lambdas in callees).
+    template <class ExecutionSpace, class Rows>
+    void start_rows( const ExecutionSpace& exec, const Rows& rows, std::size_t row_bytes,
+                     bool shift_positions = true ) const
+    {
+        // (exchange_begin() grows the receive storage before any message is posted)
+        const auto send = m_buffers.send_bytes( m_plan.send_rows * row_bytes );
+        if ( shift_positions )
+            detail::pack_shifted_particle_rows( exec, m_plan.send_rows, rows, m_export_index, m_export_slot,
+                                                m_shift, send, row_bytes );
+        else
+            detail::pack_particle_rows( exec, m_plan.send_rows, rows, m_export_index, send, row_bytes );
+        m_pending = detail::exchange_begin( exec, m_decomposition.transport_context(), m_transport, m_plan,
+                                            data_tag, row_bytes, m_buffers );
+    }
+
+    // Completes the messages started by start_rows() and unpacks the ghosts.
+    template <class ExecutionSpace, class Rows>
+    void finish_rows( const ExecutionSpace& exec, const Rows& rows, std::size_t row_bytes ) const
+    {
+        if ( !m_pending.active )
+            throw core::InputError( "parallel::Halo: finish without a started build or update" );
+        if ( m_pending.row_bytes != row_bytes )
+            throw core::InputError( core::detail::concat( "parallel::Halo: finishing rows of ", row_bytes,
+                                                          " bytes, started with ", m_pending.row_bytes,
+                                                          " (other fields)" ) );
+        detail::exchange_end( exec, m_pending, m_buffers );
+        const auto recv = m_buffers.recv_bytes( m_plan.recv_rows * row_bytes );
+        detail::unpack_particle_rows( exec, m_plan.recv_rows, rows, recv, row_bytes, m_n_owned );
+    }
+
   private:
     static constexpr int count_tag = 0;
     static constexpr int data_tag = 64;
 
-    template <class ExecutionSpace, class SoAType, std::size_t... I>
-    void exchange_fields( const ExecutionSpace& exec, SoAType& particles,
-                          std::index_sequence<I...> ) const
+    void check_idle( const char* what ) const
     {
-        ( exchange_one<I>( exec, particles ), ... );
+        if ( m_pending.active )
+            throw core::InputError( core::detail::concat(
+                "parallel::Halo::", what, ": an exchange is in flight; finish it first" ) );
     }
 
-    template <std::size_t I, class ExecutionSpace, class SoAType>
-    void exchange_one( const ExecutionSpace& exec, SoAType& particles ) const
+    // Calls f(rows, row_bytes, shift_positions) with the rows of an update of Fields... (the position
+    // alone when none is listed).
+    template <std::size_t... Fields, class SoAType, class F>
+    static void with_update_rows( SoAType& particles, F&& f )
     {
-        static_assert( I < SoAType::num_fields, "Halo::update: no such field" );
-        if constexpr ( I == 0 )
+        std::size_t at = 0;
+        if constexpr ( sizeof...( Fields ) == 0 )
         {
-            const auto& x = particles.template get<0>();
-            detail::pack_exchange_unpack<Scalar[3]>(
-                exec, m_comm, m_plan, data_tag, static_cast<int>( SoAType::num_fields ), m_buffers,
-                m_transport,
-                [&]( const auto& send ) {
-                    detail::pack_shifted_positions( exec, m_plan.send_rows, m_export_index,
-                                                    m_export_slot, m_shift, x, send );
-                },
-                [&]( const auto&, const auto& recv ) {
-                    detail::unpack_rows( exec, m_plan.recv_rows, recv, 0, x, m_n_owned );
-                } );
+            const auto rows = detail::make_field_rows( at, particles.template get<0>() );
+            f( rows, detail::row_bytes_for( at ), true );
         }
         else
-            detail::exchange_field<I>( exec, m_comm, m_plan, data_tag, particles, m_export_index,
-                                       m_n_owned, m_transport, m_buffers );
-        exec.fence();
+        {
+            static_assert( ( ( Fields < SoAType::num_fields ) && ... ), "Halo::update: no such field" );
+            constexpr std::size_t listed[] = { Fields... };
+            // The shift is added to the first three scalars of a row: the position must lead.
+            static_assert( ( ( Fields != 0 ) && ... ) || listed[0] == 0,
+                           "Halo::update: list the position (field 0) first" );
+            const auto rows = detail::make_field_rows( at, particles.template get<Fields>()... );
+            f( rows, detail::row_bytes_for( at ), listed[0] == 0 );
+        }
+    }
+
+    // The neighbour of each direction slot (MPI_PROC_NULL where none, or where the images are the
+    // local grid's), their periodic shifts on the device, and the persistent offsets.
+    void init_directions()
+    {
+        const auto& dec = m_decomposition;
+        m_shift = Kokkos::View<Scalar* [3], MemorySpace>( "morula::parallel::halo_shift", num_directions );
+        auto h_shift = Kokkos::create_mirror_view( m_shift );
+        for ( int s = 0; s < num_directions; ++s )
+        {
+            const auto d = direction_of_slot( s );
+            bool by_grid = false;
+            for ( int a = 0; a < 3; ++a )
+                by_grid = by_grid || ( d[a] != 0 && m_images == PeriodicImages::minimum_image &&
+                                       dec.periodic_within_rank( a ) );
+            m_slot_rank[s] = by_grid ? MPI_PROC_NULL : dec.neighbor_rank( s );
+            for ( int a = 0; a < 3; ++a )
+                h_shift( s, a ) = dec.neighbor_rank( s ) == MPI_PROC_NULL ? Scalar( 0 ) : dec.neighbor_shift( s )[a];
+        }
+        Kokkos::deep_copy( m_shift, h_shift );
+        m_offsets = Kokkos::View<int*, MemorySpace>( "morula::parallel::halo_offsets", num_directions + 1 );
+        m_offsets_host = Kokkos::create_mirror_view( m_offsets );
     }
 
     CartesianDecomposition<Scalar> m_decomposition; // keeps the Cartesian communicator alive
     MPI_Comm m_comm = MPI_COMM_NULL;
+    PeriodicImages m_images = PeriodicImages::ghosts;
     std::size_t m_n_owned = 0;
     std::size_t m_n_ghost = 0;
     Transport m_transport = Transport::host_memory;
+    std::array<int, num_directions> m_slot_rank{};
+    Kokkos::View<int*, MemorySpace> m_boundary;
+    Kokkos::View<std::uint32_t*, MemorySpace> m_boundary_mask;
+    Kokkos::View<int*, MemorySpace> m_offsets;
+    typename Kokkos::View<int*, MemorySpace>::HostMirror m_offsets_host;
     Kokkos::View<int*, MemorySpace> m_export_index;
     Kokkos::View<int*, MemorySpace> m_export_slot;
     Kokkos::View<Scalar* [3], MemorySpace> m_shift;
@@ -377,6 +543,8 @@ class Halo
     // Scratch for the messages, kept across update() calls (which are const: the buffers hold no
     // state of the halo, only storage).
     mutable detail::MessageBuffers<MemorySpace> m_buffers;
+    mutable detail::PendingExchange m_pending; // between a start_* and its finish_*
+    std::size_t m_n_boundary = 0;
     std::size_t m_ghost_offset[num_directions + 1] = {};
 };
 

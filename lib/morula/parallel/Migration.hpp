@@ -18,6 +18,7 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <climits>
 #include <cstdint>
 #include <string>
 #include <type_traits>
@@ -47,97 +48,145 @@ enum class CountExchange : int
 };
 
 /*!
-  \brief Storage that migrate() reuses across calls: the message buffers, the per-particle keys and
-  send-row indices, and the leavers' keys. Everything grows only, so migrations of no more particles than
-  an earlier one allocate no device memory. Keep one per particle set (e.g. as a member).
+  \brief Storage that migrate() reuses across calls: the message buffers, the leavers' keys, the
+  places they leave and the stayers that fill them, and a few device counters. Everything grows only,
+  so migrations of no more particles than an earlier one allocate no device memory. Keep one per
+  particle set (e.g. as a member).
 */
 template <class MemorySpace>
 struct MigrationWorkspace
 {
     detail::MessageBuffers<MemorySpace> buffers;
-    Kokkos::View<std::uint64_t*, MemorySpace> key;
-    Kokkos::View<std::uint64_t*, MemorySpace> leaver_key; //!< the keys of the particles that leave
-    Kokkos::View<int*, MemorySpace> index;
+    Kokkos::View<std::uint64_t*, MemorySpace> leaver_key; //!< owner << 32 | index of each leaver
+    Kokkos::View<int*, MemorySpace> hole;                 //!< leavers' places below the stayers' end
+    Kokkos::View<int*, MemorySpace> filler;               //!< stayers above it that move there
+    Kokkos::View<int*, MemorySpace> send_offset;          //!< first send row of each rank (size + 1)
+    Kokkos::View<int*, MemorySpace> counters;             //!< holes, fillers
 };
 
 namespace detail
 {
 
-//! Wraps positions on periodic axes in place and sets key(i) = owner << 32 | i.
+/*!
+  \brief One scan over the owned particles: wraps periodic axes in place (written in the final pass
+  only), computes each owner and compacts the leavers' keys owner << 32 | i, in particle order, into
+  leaver_key. Returns the number of leavers (the one value the host needs to go on).
+*/
 template <class ExecutionSpace, class Scalar, class PositionView, class KeyView>
-void migration_keys( const ExecutionSpace& exec, std::size_t n, const CartesianOwner<Scalar>& owner,
-                     const PositionView& x, const KeyView& key )
+std::size_t migration_leavers( const ExecutionSpace& exec, std::size_t n, const CartesianOwner<Scalar>& owner,
+                               int me, const PositionView& x, const KeyView& leaver_key )
+{
+    if ( n == 0 )
+        return 0;
+    unsigned long long leavers = 0;
+    Kokkos::parallel_scan(
+        "morula::parallel::migration_leavers", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, n ),
+        KOKKOS_LAMBDA( const std::size_t i, unsigned long long& before, const bool final ) {
+            Scalar w[3];
+            for ( int a = 0; a < 3; ++a )
+                w[a] = owner.wrap( a, x( i, a ) );
+            const int r = owner( w[0], w[1], w[2] );
+            const bool leaves = r != me;
+            if ( final )
+            {
+                for ( int a = 0; a < 3; ++a )
+                    x( i, a ) = w[a];
+                if ( leaves )
+                    leaver_key( before ) = ( static_cast<std::uint64_t>( r ) << 32 ) | static_cast<std::uint64_t>( i );
+            }
+            before += leaves ? 1 : 0;
+        },
+        leavers );
+    return static_cast<std::size_t>( leavers );
+}
+
+//! offset(r) = the first sorted leaver whose owner is >= r, r <= size: the send rows of rank r are
+//! [offset(r), offset(r + 1)).
+template <class ExecutionSpace, class KeyView, class OffsetView>
+void migration_send_offsets( const ExecutionSpace& exec, std::size_t leavers, int size, const KeyView& key,
+                             const OffsetView& offset )
 {
     Kokkos::parallel_for(
-        "morula::parallel::migration_keys", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, n ),
-        KOKKOS_LAMBDA( const std::size_t i ) {
-            for ( int a = 0; a < 3; ++a )
-                x( i, a ) = owner.wrap( a, x( i, a ) );
-            const int r = owner( x( i, 0 ), x( i, 1 ), x( i, 2 ) );
-            key( i ) = ( static_cast<std::uint64_t>( r ) << 32 ) | static_cast<std::uint64_t>( i );
+        "morula::parallel::migration_send_offsets", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, size + 1 ),
+        KOKKOS_LAMBDA( const int r ) {
+            std::size_t lo = 0, hi = leavers; // first key with owner >= r
+            while ( lo < hi )
+            {
+                const std::size_t mid = ( lo + hi ) / 2;
+                if ( static_cast<int>( key( mid ) >> 32 ) < r ) lo = mid + 1;
+                else hi = mid;
+            }
+            offset( r ) = static_cast<int>( lo );
         } );
 }
 
-//! Particles whose owner (key >> 32) is below `me` (below = true) or above it.
-template <class ExecutionSpace, class KeyView>
-std::size_t count_leavers( const ExecutionSpace& exec, std::size_t n, const KeyView& key, int me, bool below )
+//! Row k of `buf` <- the particle of sorted leaver k.
+template <class ExecutionSpace, class Rows, class KeyView, class Bytes>
+void pack_leaver_rows( const ExecutionSpace& exec, std::size_t leavers, const Rows& rows, const KeyView& key,
+                       const Bytes& buf, std::size_t row_bytes )
 {
-    std::size_t leavers = 0;
-    Kokkos::parallel_reduce(
-        "morula::parallel::migration_count_leavers", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, n ),
-        KOKKOS_LAMBDA( const std::size_t i, std::size_t& c ) {
-            const int r = static_cast<int>( key( i ) >> 32 );
-            c += below ? r < me : r > me;
-        },
-        leavers );
-    return leavers;
+    if ( leavers == 0 )
+        return;
+    Kokkos::parallel_for(
+        "morula::parallel::pack_leaver_rows", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, leavers ),
+        KOKKOS_LAMBDA( const std::size_t k ) {
+            rows.gather( buf.data() + k * row_bytes, static_cast<std::size_t>( key( k ) & 0xffffffffu ) );
+        } );
 }
 
 /*!
-  \brief One stable partition scan: the keys of the leavers go to leaver_key[0, leavers) in particle
-  order, and the stayers' indices to idx[first_stay, first_stay + n - leavers), in particle order.
+  \brief The places the stayers close up: hole(h) = the h-th leaver (in sorted-key order) whose index
+  is below n_stay, filler(h) = the h-th stayer (in particle order) at or above n_stay; both counts go
+  to counters(0) and counters(1) (they are equal: as many leavers below n_stay as stayers above it).
 */
-template <class ExecutionSpace, class KeyView, class LeaverKeyView, class IndexView>
-void migration_partition( const ExecutionSpace& exec, std::size_t n, const KeyView& key, int me,
-                          const LeaverKeyView& leaver_key, const IndexView& idx, std::size_t first_stay )
+template <class ExecutionSpace, class Scalar, class KeyView, class PositionView, class IndexView>
+void migration_holes( const ExecutionSpace& exec, std::size_t leavers, std::size_t n, std::size_t n_stay,
+                      const CartesianOwner<Scalar>& owner, int me, const KeyView& key, const PositionView& x,
+                      const IndexView& hole, const IndexView& filler, const IndexView& counters )
 {
     Kokkos::parallel_scan(
-        "morula::parallel::migration_partition", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, n ),
-        KOKKOS_LAMBDA( const std::size_t i, std::size_t& leavers_before, const bool final ) {
-            const bool leaves = static_cast<int>( key( i ) >> 32 ) != me;
+        "morula::parallel::migration_holes", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, leavers ),
+        KOKKOS_LAMBDA( const std::size_t j, int& before, const bool final ) {
+            const std::size_t i = key( j ) & 0xffffffffu;
+            const int flag = i < n_stay ? 1 : 0;
             if ( final )
             {
-                if ( leaves )
-                    leaver_key( leavers_before ) = key( i );
-                else
-                    idx( first_stay + ( i - leavers_before ) ) = static_cast<int>( i );
+                if ( flag )
+                    hole( before ) = static_cast<int>( i );
+                if ( j + 1 == leavers )
+                    counters( 0 ) = before + flag;
             }
-            leavers_before += leaves ? 1 : 0;
+            before += flag;
+        } );
+    const std::size_t tail = n - n_stay;
+    Kokkos::parallel_scan(
+        "morula::parallel::migration_fillers", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, tail ),
+        KOKKOS_LAMBDA( const std::size_t k, int& before, const bool final ) {
+            const std::size_t i = n_stay + k;
+            const int flag = owner( x( i, 0 ), x( i, 1 ), x( i, 2 ) ) == me ? 1 : 0; // wrapped already
+            if ( final )
+            {
+                if ( flag )
+                    filler( before ) = static_cast<int>( i );
+                if ( k + 1 == tail )
+                    counters( 1 ) = before + flag;
+            }
+            before += flag;
         } );
 }
 
-//! idx rows of the sorted leavers: the first `below` before the stayers, the others after them.
-template <class ExecutionSpace, class KeyView, class IndexView>
-void migration_leaver_rows( const ExecutionSpace& exec, std::size_t leavers, std::size_t below, std::size_t n_stay,
-                            const KeyView& leaver_key, const IndexView& idx )
+//! Every field of particle hole(h) <- particle filler(h), h < counters(0) (the bound is read on the
+//! device: no transfer).
+template <class ExecutionSpace, class Rows, class IndexView>
+void migration_close_holes( const ExecutionSpace& exec, std::size_t most, const Rows& rows, const IndexView& hole,
+                            const IndexView& filler, const IndexView& counters )
 {
     Kokkos::parallel_for(
-        "morula::parallel::migration_leaver_rows", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, leavers ),
-        KOKKOS_LAMBDA( const std::size_t j ) {
-            idx( j < below ? j : j + n_stay ) = static_cast<int>( leaver_key( j ) & 0xffffffffu );
+        "morula::parallel::migration_close_holes", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, most ),
+        KOKKOS_LAMBDA( const std::size_t h ) {
+            if ( static_cast<int>( h ) < counters( 0 ) )
+                rows.copy( static_cast<std::size_t>( hole( h ) ), static_cast<std::size_t>( filler( h ) ) );
         } );
-}
-
-template <class ExecutionSpace, class SoAType, class IndexView, class MemorySpace, std::size_t... I>
-void migrate_fields( const ExecutionSpace& exec, MPI_Comm comm, const CommPlan& plan, KeptRows stayers,
-                     std::size_t arrivals_at, const SoAType& soa, const IndexView& idx, Transport transport,
-                     MessageBuffers<MemorySpace>& buffers, std::index_sequence<I...> )
-{
-    // Stayers are packed with the leavers (in destination order) and written back to the front,
-    // followed by the arrivals at row arrivals_at (when nobody left, the stayers never moved).
-    ( ( exchange_field<I>( exec, comm, plan, 0, soa, idx, arrivals_at, transport, buffers, stayers ),
-        exec.fence() ),
-      ... );
 }
 
 /*!
@@ -203,39 +252,32 @@ bool exchange_migration_counts( const CartesianDecomposition<Scalar>& dec, Count
     return false;
 }
 
-//! `view` with at least n entries, reallocated (contents dropped) only when it holds fewer. Host code.
-template <class View>
-void grow_to( View& view, std::size_t n, const char* label )
-{
-    if ( view.extent( 0 ) >= n )
-        return;
-    view = View();
-    view = View( Kokkos::view_alloc( Kokkos::WithoutInitializing, std::string( label ) ), n );
-}
-
 } // namespace detail
 
 /*!
   \brief Sends every owned particle that left this rank's subdomain to its owner, with every field.
 
   Entries [0, n_owned) of `particles` are this rank's particles (field 0 the position, Scalar[3]);
-  anything behind them (old ghosts) is dropped. On the device: periodic axes are wrapped into the box
-  (the stored positions change accordingly), each particle's owner is computed with
-  CartesianDecomposition::owner(). One stable partition scan separates the leavers from the stayers,
-  and only the leavers are sorted by (owner, index): unique keys, so the order is deterministic, and
-  a sort of the few that leave instead of all n. A rank nobody leaves packs nothing.
+  anything behind them (old ghosts) is dropped. On the device, in one scan: periodic axes are wrapped
+  into the box (the stored positions change accordingly), each particle's owner is computed with
+  CartesianDecomposition::owner(), and the leavers' keys (owner, index) are compacted. Only the leavers
+  are sorted (unique keys: a deterministic order) and packed, every field of a leaver in one message row,
+  one kernel. The stayers do not move, except that the last stayers close the places the leavers left
+  (one copy per leaver at most, instead of rewriting every stayer). A rank nobody leaves packs nothing.
+  The host reads back the number of leavers and the per-rank offsets only.
 
   Counts: each rank checks whether all its leaving particles go to its (up to 26, deduplicated)
   neighbour ranks; one MPI_Allreduce (logical or) of "some particle went further" follows. If none did,
   counts are exchanged with the neighbour ranks only (MPI_Isend / MPI_Irecv), O(neighbours) instead of
   O(ranks); otherwise through MPI_Alltoall, so a particle may move any distance, also past the
   neighbouring ranks, and is never lost. Both give the same counts, hence the same result;
-  CountExchange::alltoall forces the second. Each field then travels in one message per peer, through
-  the workspace's buffers: with a workspace kept across calls, a migration of no more particles than
-  an earlier one allocates no device memory.
+  CountExchange::alltoall forces the second. The rows then travel in one message per peer through the
+  decomposition's transport and the workspace's buffers.
 
-  Afterwards the SoA holds the particles that stayed, in their original order, followed by the arrivals
-  ordered by (source rank, source order). Collective over the decomposition's communicator.
+  Afterwards the SoA holds the particles that stayed, in their original order except that the last
+  stayers have moved into the places of the leavers below them (the h-th such place, in (owner, index)
+  order, takes the h-th of those stayers), followed by the arrivals ordered by (source rank, source
+  index). Collective over the decomposition's communicator.
 */
 template <class ExecutionSpace, class Scalar, class SoAType>
 MigrationResult migrate( const ExecutionSpace& exec, const CartesianDecomposition<Scalar>& decomposition,
@@ -250,80 +292,88 @@ MigrationResult migrate( const ExecutionSpace& exec, const CartesianDecompositio
         throw core::InputError( core::detail::concat( "parallel::migrate: n_owned = ", n_owned,
                                                       " exceeds the ", particles.size(),
                                                       " stored entries" ) );
-    if ( n_owned > 0xffffffffu )
+    if ( n_owned > std::size_t( INT_MAX ) )
         throw core::CapacityError( core::detail::concat( "parallel::migrate: ", n_owned,
-                                                         " particles on one rank exceed 2^32" ) );
+                                                         " particles on one rank exceed 2^31 - 1" ) );
     compat::ScopedRegion region( "morula::parallel::migrate" );
     const int nranks = decomposition.size();
     const int me = decomposition.rank();
     const std::size_t n = n_owned;
+    const auto& owner = decomposition.owner();
 
-    // The workspace's views may be longer than n (they only grow): kernels take n, the sort a subview.
-    detail::grow_to( workspace.key, n, "morula::parallel::migration_key" );
-    detail::grow_to( workspace.index, n, "morula::parallel::migration_index" );
-    const auto& key = workspace.key;
-    const auto& idx = workspace.index;
-    // Usually few particles leave a rank, and none on one rank: the stayers keep their order and only
-    // the leavers are sorted (by owner, then index). With no leaver nothing is packed at all.
-    std::size_t below = 0, above = 0;
-    if ( n > 0 )
-    {
-        detail::migration_keys( exec, n, decomposition.owner(), particles.template get<0>(), key );
-        below = detail::count_leavers( exec, n, key, me, true );
-        above = detail::count_leavers( exec, n, key, me, false );
-    }
-    const std::size_t leavers = below + above;
+    // Usually few particles leave a rank, and none on one rank: only the leavers are sorted (by owner,
+    // then index) and packed.
+    detail::grow_to( workspace.leaver_key, n, "morula::parallel::migration_leaver_key" );
+    const std::size_t leavers = detail::migration_leavers( exec, n, owner, me, particles.template get<0>(),
+                                                           workspace.leaver_key );
     const std::size_t n_stay = n - leavers;
+    const auto leaver_key = Kokkos::subview( workspace.leaver_key, std::make_pair( std::size_t( 0 ), leavers ) );
     std::vector<int> send_count( nranks, 0 ), recv_count( nranks );
     std::vector<std::size_t> h_off( static_cast<std::size_t>( nranks ) + 1, 0 ); // first send row per rank
     if ( leavers > 0 )
     {
-        // Send rows: leavers to ranks below this one, the stayers, leavers to ranks above.
-        detail::grow_to( workspace.leaver_key, leavers, "morula::parallel::migration_leaver_key" );
-        const auto leaver_key =
-            Kokkos::subview( workspace.leaver_key, std::make_pair( std::size_t( 0 ), leavers ) );
-        detail::migration_partition( exec, n, key, me, leaver_key, idx, below );
         compat::sort( exec, leaver_key );
-        detail::migration_leaver_rows( exec, leavers, below, n_stay, leaver_key, idx );
-        const auto h_leaver_key = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), leaver_key );
-        for ( std::size_t j = 0; j < leavers; ++j )
-            ++send_count[static_cast<int>( h_leaver_key( j ) >> 32 )];
+        detail::grow_to( workspace.send_offset, std::size_t( nranks ) + 1, "morula::parallel::migration_send_offset" );
+        detail::migration_send_offsets( exec, leavers, nranks, leaver_key, workspace.send_offset );
+        const auto h_offsets = Kokkos::create_mirror_view_and_copy(
+            Kokkos::HostSpace(), Kokkos::subview( workspace.send_offset, std::make_pair( 0, nranks + 1 ) ) );
+        for ( int r = 0; r <= nranks; ++r )
+            h_off[r] = static_cast<std::size_t>( h_offsets( r ) );
+        for ( int r = 0; r < nranks; ++r )
+            send_count[r] = static_cast<int>( h_off[r + 1] - h_off[r] );
     }
-    send_count[me] = static_cast<int>( n_stay );
-    for ( int r = 0; r < nranks; ++r )
-        h_off[r + 1] = h_off[r] + static_cast<std::size_t>( send_count[r] );
+    if ( send_count[me] != 0 )
+        throw core::CapacityError( "parallel::migrate: a leaver owned by this rank (internal error)" );
 
     MigrationResult result;
     result.neighbor_counts =
         detail::exchange_migration_counts( decomposition, counts, send_count, recv_count );
 
     detail::CommPlan plan;
-    plan.send_rows = leavers > 0 ? n : 0; // without leavers nothing is packed: the stayers are in place
-    result.transport = select_transport<memory_space>();
+    plan.send_rows = leavers;
+    result.transport = decomposition.transport_context().template transport<memory_space>();
     for ( int r = 0; r < nranks; ++r )
     {
         if ( r == me )
             continue;
         if ( send_count[r] > 0 )
-            plan.sends.push_back(
-                { r, 0, h_off[r], static_cast<std::size_t>( send_count[r] ) } );
+            plan.sends.push_back( { r, 0, h_off[r], static_cast<std::size_t>( send_count[r] ) } );
         if ( recv_count[r] > 0 )
             plan.recvs.push_back( { r, 0, plan.recv_rows, static_cast<std::size_t>( recv_count[r] ) } );
         plan.recv_rows += static_cast<std::size_t>( recv_count[r] );
-        result.num_sent += static_cast<std::size_t>( send_count[r] );
     }
+    result.num_sent = leavers;
     result.num_received = plan.recv_rows;
     result.num_owned = n_stay + plan.recv_rows;
+    if ( leavers == 0 && plan.recv_rows == 0 )
+    {
+        particles.set_size( n );
+        return result;
+    }
 
-    // Growing keeps entries [0, n): every field is packed from them before being overwritten.
-    particles.resize( result.num_owned > n ? result.num_owned : n );
-    // Without leavers the stayers are rows [0, n) already: nothing to keep from the send buffer.
-    const detail::KeptRows kept = leavers > 0 ? detail::KeptRows{ h_off[me], n_stay }
-                                              : detail::KeptRows{ 0, 0 };
-    detail::migrate_fields( exec, decomposition.comm(), plan, kept, n_stay, particles,
-                            idx, result.transport, workspace.buffers,
-                            std::make_index_sequence<SoAType::num_fields>{} );
-    particles.resize( result.num_owned );
+    // Room for the arrivals first (growing keeps every entry), then the views of every field.
+    if ( result.num_owned > particles.capacity() )
+        particles.reserve( result.num_owned + result.num_owned / 8 );
+    std::size_t row_bytes = 0;
+    const auto rows = detail::soa_field_rows( particles, row_bytes );
+    const auto send = workspace.buffers.send_bytes( leavers * row_bytes );
+    if ( leavers > 0 )
+    {
+        // Pack before the stayers close the holes (which overwrites leavers' rows).
+        detail::pack_leaver_rows( exec, leavers, rows, leaver_key, send, row_bytes );
+        detail::grow_to( workspace.hole, leavers, "morula::parallel::migration_hole" );
+        detail::grow_to( workspace.filler, leavers, "morula::parallel::migration_filler" );
+        detail::grow_to( workspace.counters, 2, "morula::parallel::migration_counters" );
+        detail::migration_holes( exec, leavers, n, n_stay, owner, me, leaver_key, particles.template get<0>(),
+                                 workspace.hole, workspace.filler, workspace.counters );
+        detail::migration_close_holes( exec, leavers, rows, workspace.hole, workspace.filler, workspace.counters );
+    }
+    detail::exchange_buffers( exec, decomposition.transport_context(), result.transport, plan, 0, row_bytes,
+                              workspace.buffers );
+    // The receive storage is fetched after the exchange, which may have switched it (Transport::ipc).
+    const auto recv = workspace.buffers.recv_bytes( plan.recv_rows * row_bytes );
+    detail::unpack_particle_rows( exec, plan.recv_rows, rows, recv, row_bytes, n_stay );
+    particles.set_size( result.num_owned );
     return result;
 }
 

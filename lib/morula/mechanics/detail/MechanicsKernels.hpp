@@ -131,6 +131,39 @@ KOKKOS_INLINE_FUNCTION void displacement_from_force( const Scalar f[3], Scalar a
         m[d] = f[d] * scale;
 }
 
+// BioDynaMo's threshold for centres "at the same location" (squared distance).
+template <class Scalar>
+KOKKOS_INLINE_FUNCTION constexpr Scalar coincident_distance2()
+{
+    return Scalar( 1e-16 );
+}
+
+//! f += the overlap force of a neighbour at d = x_i - x_j (r2 = |d|^2, above coincident_distance2())
+//! with interaction radii ri and rj; returns whether they overlap.
+template <class Scalar>
+KOKKOS_INLINE_FUNCTION bool add_overlap_force( Scalar dx, Scalar dy, Scalar dz, Scalar r2, Scalar ri, Scalar rj,
+                                               const ForceParameters<Scalar>& fp, Scalar f[3] )
+{
+    const Scalar k = overlap_force_factor( r2, ri, rj, fp.repulsion, fp.attraction );
+    f[0] += k * dx;
+    f[1] += k * dy;
+    f[2] += k * dz;
+    return k != Scalar( 0 );
+}
+
+//! f += the force between agents whose centres coincide (ids and diameters of both).
+template <class Scalar>
+KOKKOS_INLINE_FUNCTION void add_coincident_force( std::int64_t id_i, std::int64_t id_j, Scalar di, Scalar dj,
+                                                  const ForceParameters<Scalar>& fp, Scalar f[3] )
+{
+    Scalar e[3];
+    coincident_direction( id_i, id_j, e );
+    const Scalar magnitude = coincident_force( di, dj, fp );
+    f[0] += magnitude * e[0];
+    f[1] += magnitude * e[1];
+    f[2] += magnitude * e[2];
+}
+
 /*!
   Net collision force and displacement of the first num_targets agents (one thread per agent, its
   neighbours through the grid, which may hold more agents: the ghosts of a distributed run act on the
@@ -153,12 +186,9 @@ long long compute_displacements_impl( const ExecutionSpace& exec, const Query& q
     const auto id = agents.ids();
     const ForceParameters<Scalar> fp = params.force;
     const Scalar extension = fp.radius_extension;
-    const Scalar repulsion = fp.repulsion;
-    const Scalar attraction = fp.attraction;
     const Scalar dt = params.time_step;
     const Scalar max_move = params.max_displacement;
-    // BioDynaMo's threshold for centres "at the same location".
-    const Scalar coincident2 = Scalar( 1e-16 );
+    const Scalar coincident2 = coincident_distance2<Scalar>();
     // Per-agent counts (overlap_count, at least num_particles() entries when CountPairs), summed
     // afterwards: one 64-bit atomic per agent on a single counter was measured at seconds for 500K
     // agents on an H100 (a compare-and-swap loop under contention).
@@ -180,13 +210,10 @@ long long compute_displacements_impl( const ExecutionSpace& exec, const Query& q
                               const Scalar r2 ) {
                 if ( r2 > coincident2 )
                 {
-                    const Scalar k = overlap_force_factor(
-                        r2, ri, Scalar( 0.5 ) * diameter( j ) + extension, repulsion, attraction );
-                    f[0] += k * dx;
-                    f[1] += k * dy;
-                    f[2] += k * dz;
+                    const bool overlap =
+                        add_overlap_force( dx, dy, dz, r2, ri, Scalar( 0.5 ) * diameter( j ) + extension, fp, f );
                     if constexpr ( CountPairs )
-                        overlaps += k != Scalar( 0 ) ? 1 : 0;
+                        overlaps += overlap ? 1 : 0;
                 }
                 else
                     ++coincident;
@@ -198,12 +225,7 @@ long long compute_displacements_impl( const ExecutionSpace& exec, const Query& q
                                   const Scalar r2 ) {
                     if ( r2 > coincident2 )
                         return;
-                    Scalar e[3];
-                    coincident_direction( id( i ), id( j ), e );
-                    const Scalar magnitude = coincident_force( di, diameter( j ), fp );
-                    f[0] += magnitude * e[0];
-                    f[1] += magnitude * e[1];
-                    f[2] += magnitude * e[2];
+                    add_coincident_force( id( i ), id( j ), di, diameter( j ), fp, f );
                     if constexpr ( CountPairs )
                         ++overlaps;
                 } );
@@ -242,6 +264,73 @@ long long compute_displacements( const ExecutionSpace& exec, const Query& query,
                                                  overlap_count, num_targets );
     return compute_displacements_impl<false>( exec, query, agents, params, force, displacement,
                                               overlap_count, num_targets );
+}
+
+/*!
+  \brief Completes the forces of the agents listed in `targets` (entries [0, num_targets)) with their
+  neighbours among the ghosts of a distributed run, and recomputes their displacements.
+
+  compute_displacements_impl() over a grid of the owned agents alone leaves every owned agent's force
+  from its owned neighbours in `force`; the ghosts (agents [ghost_begin, ghost_begin + n) of the SoA,
+  binned by `ghost_query` over their own positions) add theirs here, for the agents near a face only:
+  the others have no ghost within reach. The sum per agent is owned neighbours first, then ghosts
+  (the same pairs as one grid over both, in another order: equal to round-off).
+*/
+template <class ExecutionSpace, class GhostQuery, class Scalar, class MemorySpace, class TargetView, class VectorView>
+void add_ghost_displacements( const ExecutionSpace& exec, const GhostQuery& ghost_query, std::size_t ghost_begin,
+                              const TargetView& targets, std::size_t num_targets,
+                              const SphereAgents<Scalar, MemorySpace>& agents,
+                              const MechanicsParameters<Scalar>& params, const VectorView& force,
+                              const VectorView& displacement )
+{
+    if ( num_targets == 0 || ghost_query.num_particles() == 0 )
+        return;
+    const auto x = agents.positions();
+    const auto diameter = agents.diameters();
+    const auto adherence = agents.adherence();
+    const auto density = agents.densities();
+    const auto id = agents.ids();
+    const ForceParameters<Scalar> fp = params.force;
+    const Scalar extension = fp.radius_extension;
+    const Scalar dt = params.time_step;
+    const Scalar max_move = params.max_displacement;
+    const Scalar coincident2 = coincident_distance2<Scalar>();
+    const Scalar radius = ghost_query.cutoff();
+    const int first_ghost = static_cast<int>( ghost_begin );
+    Kokkos::parallel_for(
+        "morula::mechanics::sphere_ghost_forces",
+        Kokkos::RangePolicy<ExecutionSpace>( exec, 0, static_cast<int>( num_targets ) ),
+        KOKKOS_LAMBDA( const int t ) {
+            const int i = targets( t );
+            const Scalar di = diameter( i );
+            const Scalar ri = Scalar( 0.5 ) * di + extension;
+            Scalar f[3] = { force( i, 0 ), force( i, 1 ), force( i, 2 ) };
+            int coincident = 0;
+            ghost_query.for_each_neighbor_of_point(
+                x( i, 0 ), x( i, 1 ), x( i, 2 ), radius,
+                [&]( const int g, const Scalar dx, const Scalar dy, const Scalar dz, const Scalar r2 ) {
+                    if ( r2 > coincident2 )
+                        add_overlap_force( dx, dy, dz, r2, ri, Scalar( 0.5 ) * diameter( first_ghost + g ) + extension,
+                                           fp, f );
+                    else
+                        ++coincident;
+                } );
+            if ( coincident > 0 )
+                ghost_query.for_each_neighbor_of_point(
+                    x( i, 0 ), x( i, 1 ), x( i, 2 ), radius,
+                    [&]( const int g, const Scalar, const Scalar, const Scalar, const Scalar r2 ) {
+                        if ( r2 <= coincident2 )
+                            add_coincident_force( id( i ), id( first_ghost + g ), di, diameter( first_ghost + g ),
+                                                  fp, f );
+                    } );
+            Scalar m[3];
+            displacement_from_force( f, adherence( i ), density( i ) * sphere_volume( di ), dt, max_move, m );
+            for ( int d = 0; d < 3; ++d )
+            {
+                force( i, d ) = f[d];
+                displacement( i, d ) = m[d];
+            }
+        } );
 }
 
 //! x += m; periodic axes wrap into [lo, hi), closed axes stop at the walls, open axes are free.
