@@ -54,9 +54,21 @@ std::vector<int> host_displacements( const TiledModel<Slots>& model )
   (2) with its own probabilities, `per_site` particles per site of two species plus tracers, stepped by
   a gather model and a tiled model side by side.
 */
+// Runs pass `axis` (3: fused) of `model` over its planes in pieces, interior planes first, as a slab of
+// a distributed lattice does while its ghost planes travel (LatticeDiffusion::pass_planes).
+template <int Slots>
+void pass_in_pieces( TiledModel<Slots>& model, int axis, int nz )
+{
+    const int cuts[4] = { 0, std::min( 1, nz ), std::max( std::min( 1, nz ), nz - 1 ), nz };
+    model.pass_planes( TEST_EXECSPACE(), axis, cuts[1], cuts[2] );
+    model.pass_planes( TEST_EXECSPACE(), axis, cuts[0], cuts[1] );
+    model.pass_planes( TEST_EXECSPACE(), axis, cuts[2], cuts[3] );
+    model.end_pass( axis );
+}
+
 template <int Slots>
 void check_tiled_against_gather( const LatticeShape& shape, double per_site, int steps, bool obstacles,
-                                 PassScheme scheme, PassKernels kernels )
+                                 PassScheme scheme, PassKernels kernels, bool in_pieces = false )
 {
     using L = SiteLayout<Slots>;
     DiffusionRules rules( 2 );
@@ -114,7 +126,7 @@ void check_tiled_against_gather( const LatticeShape& shape, double per_site, int
     const PassKernels split_expected =
         kernels == PassKernels::compacted ? ( shape.nx % 4 == 0 ? PassKernels::compacted : PassKernels::gather ) : kernels;
     ASSERT_EQ( tiled.split_kernels(), split_expected ) << shape.nx;
-    ASSERT_EQ( tiled.fused_kernels(), PassKernels::tiled );
+    ASSERT_EQ( tiled.fused_kernels(), kernels == PassKernels::gather ? PassKernels::gather : PassKernels::tiled );
     std::size_t entries = 0;
     for ( int s = 0; s < steps; ++s )
     {
@@ -124,12 +136,18 @@ void check_tiled_against_gather( const LatticeShape& shape, double per_site, int
             if ( scheme == PassScheme::split )
             {
                 gather.split_pass( TEST_EXECSPACE(), axis );
-                tiled.split_pass( TEST_EXECSPACE(), axis );
+                if ( in_pieces )
+                    pass_in_pieces<Slots>( tiled, axis, shape.nz );
+                else
+                    tiled.split_pass( TEST_EXECSPACE(), axis );
             }
             else
             {
                 gather.fused_pass( TEST_EXECSPACE() );
-                tiled.fused_pass( TEST_EXECSPACE() );
+                if ( in_pieces )
+                    pass_in_pieces<Slots>( tiled, 3, shape.nz );
+                else
+                    tiled.fused_pass( TEST_EXECSPACE() );
             }
             ASSERT_EQ( to_host( gather.lattice() ), to_host( tiled.lattice() ) )
                 << to_string( scheme ) << ", Slots " << Slots << ", step " << s << ", axis " << axis;
@@ -209,6 +227,35 @@ TEST( TEST_CATEGORY, lattice_tiled_fused_pass_equals_the_gather_bit_for_bit )
     check_tiled_cases<2>( PassScheme::fused, PassKernels::tiled );
     check_tiled_cases<4>( PassScheme::fused, PassKernels::tiled );
     check_tiled_cases<8>( PassScheme::fused, PassKernels::tiled );
+}
+
+/*
+  A pass run over its planes in pieces (interior first, then the first and the last plane) equals the
+  pass in one launch, with the kernels that slabs use (compacted split passes, the gather): what a
+  distributed slab relies on to overlap its ghost planes' exchange.
+*/
+TEST( TEST_CATEGORY, lattice_passes_over_plane_ranges_equal_one_launch )
+{
+    for ( auto b : { LatticeBoundary::periodic, LatticeBoundary::reflecting } )
+    {
+        const LatticeShape shape( 12, 9, 7, b );
+        check_tiled_against_gather<2>( shape, 0.65 * 2, 2, true, PassScheme::split, PassKernels::compacted, true );
+        check_tiled_against_gather<4>( shape, 0.41, 2, true, PassScheme::split, PassKernels::gather, true );
+        check_tiled_against_gather<8>( shape, 0.65 * 8, 2, true, PassScheme::split, PassKernels::compacted, true );
+        check_tiled_against_gather<2>( shape, 0.65 * 2, 2, true, PassScheme::fused, PassKernels::gather, true );
+        check_tiled_against_gather<4>( LatticeShape( 8, 4, 2, b ), 0.65 * 4, 2, false, PassScheme::split,
+                                       PassKernels::compacted, true );
+    }
+    // Planes outside the owned range, and the tiled kernels (whole lattices only), are refused.
+    Lattice<2, TEST_MEMSPACE> lattice( LatticeShape( 8, 8, 8 ) );
+    DiffusionRules rules( 1 );
+    rules.set_isotropic( 0, 0.2 );
+    DiffusionOptions tiled_opt;
+    tiled_opt.kernels = PassKernels::tiled;
+    TiledModel<2> tiled( TEST_EXECSPACE(), lattice, rules, tiled_opt );
+    EXPECT_THROW( tiled.pass_planes( TEST_EXECSPACE(), 0, 0, 4 ), morula::core::InputError );
+    EXPECT_THROW( tiled.pass_planes( TEST_EXECSPACE(), 0, 0, 9 ), morula::core::InputError );
+    EXPECT_THROW( tiled.pass_planes( TEST_EXECSPACE(), 4, 0, 8 ), morula::core::InputError );
 }
 
 // The code histogram (team-scratch bins, then one atomic per bin and team) against a count on the host,

@@ -348,6 +348,49 @@ class LatticeDiffusion
     void place_overflow( const ExecutionSpace& exec ) { run_placement( exec, 0 ); }
     //! @}
 
+    /*!
+      \brief Pass `axis` (0, 1, 2: split; 3: fused) over local planes [first, last) of the owned planes
+      only, without completing it: a slab runs the planes that need no ghost plane while the ghost
+      planes travel, then the others. end_pass( axis ) completes the pass once every owned plane ran
+      (the result is that of one launch over all of them: every site's update is a function of the
+      lattice before the pass, and overflow entries are placed in key order).
+    */
+    void pass_planes( const ExecutionSpace& exec, int axis, int first, int last )
+    {
+        if ( axis < 0 || axis > 3 || first < m_window.owned_begin || last > m_window.owned_end || first > last )
+            throw core::InputError( core::detail::concat( "LatticeDiffusion::pass_planes: axis ", axis, ", planes [",
+                                                          first, ", ", last, ") outside the owned planes [",
+                                                          m_window.owned_begin, ", ", m_window.owned_end, ")" ) );
+        const bool tiled = ( axis < 3 ? m_split_kernels : m_fused_kernels ) == PassKernels::tiled;
+        if ( tiled && ( first != m_window.owned_begin || last != m_window.owned_end ) )
+            throw core::InputError( "LatticeDiffusion::pass_planes: the tiled kernels run whole lattices only "
+                                    "(choose PassKernels::compacted or gather)" );
+        if ( first == last )
+            return;
+        // The kernels copy the window at launch: narrow it for this launch only.
+        const detail::SlabWindow owned = m_window;
+        m_window.owned_begin = first;
+        m_window.owned_end = last;
+        try
+        {
+            if ( axis == 0 )
+                run_split<0>( exec );
+            else if ( axis == 1 )
+                run_split<1>( exec );
+            else if ( axis == 2 )
+                run_split<2>( exec );
+            else
+                run_fused( exec );
+        }
+        catch ( ... )
+        {
+            m_window = owned;
+            throw;
+        }
+        m_window = owned;
+    }
+    void end_pass( int axis ) { finish_pass( axis ); }
+
     //! @{ Hooks of DistributedLatticeDiffusion's placement pipeline.
     /*!
       Places the overflow entries from `first` on (sorting the list first when 0) and returns the list's
@@ -436,21 +479,20 @@ class LatticeDiffusion
     const Kokkos::View<std::uint64_t*, memory_space>& overflow_keys() const { return m_overflow.keys; }
     //! The move (detail::encode_move) that brought each entry's particle to its site, in key order.
     const Kokkos::View<std::uint8_t*, memory_space>& overflow_moves() const { return m_overflow.moves; }
-    //! Appends codes(i) to global site sites(i), i in [begin, end), where the site is on this lattice's
-    //! owned planes, or on any of its planes with `ghosts_too` (when the ghost planes are current).
+    //! Appends codes(i) to global site sites(i), i in [begin, end), where the site is on local planes
+    //! [first_plane, last_plane) of this lattice (the owned planes, and the ghost planes that are current).
     //! \throws core::CapacityError if a site is full (the replayed log disagrees with this lattice)
     void replay_placements( const ExecutionSpace& exec, const Kokkos::View<const std::uint64_t*, memory_space>& sites,
                             const Kokkos::View<const std::uint32_t*, memory_space>& codes, std::size_t begin,
-                            std::size_t end, bool ghosts_too )
+                            std::size_t end, int first_plane, int last_plane )
     {
         if ( begin >= end )
             return;
         const auto& conflicts = m_replay_conflicts;
         Kokkos::deep_copy( exec, conflicts, 0ull );
         detail::ReplayPlacements<Slots, memory_space> replay{ m_current.sites(), sites, codes, begin, end,
-                                                              m_shape.nx, m_shape.ny, m_window,
-                                                              ghosts_too ? 0 : m_window.owned_begin,
-                                                              ghosts_too ? m_window.planes : m_window.owned_end, conflicts };
+                                                              m_shape.nx, m_shape.ny, m_window, first_plane,
+                                                              last_plane, conflicts };
         Kokkos::parallel_for( "morula::lattice::replay_placements", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, 1 ),
                               replay );
         unsigned long long n = 0;

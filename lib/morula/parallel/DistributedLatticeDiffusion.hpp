@@ -11,6 +11,7 @@
 #include <morula/core/KokkosCompat.hpp>
 #include <morula/lattice/LatticeDiffusion.hpp>
 #include <morula/parallel/Transport.hpp>
+#include <morula/parallel/detail/Exchange.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -22,6 +23,7 @@
 #include <climits>
 #include <cstdint>
 #include <optional>
+#include <utility>
 #include <vector>
 
 namespace morula::parallel
@@ -68,14 +70,16 @@ struct LatticeStepTimes
   Rank r owns planes slab_of_rank(nz, r, ranks) and keeps three ghost planes on each side. The kernels
   are those of lattice::LatticeDiffusion, which key every random move and every overflow entry on the
   global site index, so a slab computes exactly what the whole lattice computes for its sites:
-  - split passes: x and y moves stay in a plane and need no ghosts; before the z pass each rank sends
-    its first and last owned plane to its neighbours (MPI_Isend/Irecv on the device Views when MPI is
-    GPU-aware, through host buffers otherwise). The fused pass does the same before every step;
+  - split passes: x and y moves stay in a plane and need no ghosts; during the z pass each rank sends
+    its first and last owned plane to its neighbours through the transport (NCCL, CUDA IPC, GPU-aware
+    or staged MPI, host memory) while the interior planes, which need no ghost, are updated; the two
+    planes next to the faces follow. The fused pass does the same every step;
   - overflow: placement is sequential in the order of (global site, arrival rank) on a single rank.
     With slabs along z that order runs through the ranks in slab order, so after a pass in which any
     rank overflowed (MPI_Allgather of the counts) the ranks with entries take turns in slab order.
-    Each first receives the three ghost planes on each side (a rejected particle goes back to its
-    origin, one plane from its site at most, or to the 5^3 cube around it: 3 planes in all);
+    A rank whose entries lie within three planes of a face first receives the three ghost planes on
+    that side (a rejected particle goes back to its origin, one plane from its site at most, or to the
+    5^3 cube around it: 3 planes in all); entries farther in, the usual case, need no band at all;
     in its turn it places its entries with the single-rank kernel and broadcasts where they went,
     and every rank replays them onto its planes, so every later turn sees the lattice exactly as the
     single rank would. An entry whose 5^3 cube has no room stops the kernel: the single rank's last
@@ -133,7 +137,6 @@ class DistributedLatticeDiffusion
                                  const lattice_type& owned, const lattice::DiffusionRules& rules,
                                  const lattice::CodeMap& codes, const lattice::DiffusionOptions& options )
         : m_whole( whole )
-        , m_transport( select_transport<memory_space>() )
     {
         int size = 1, rank = 0;
         MPI_Comm_size( comm, &size );
@@ -145,6 +148,9 @@ class DistributedLatticeDiffusion
         MPI_Comm_rank( m_comm, &m_rank );
         MPI_Comm_size( m_comm, &m_size );
         MPI_Cart_shift( m_comm, 0, 1, &m_lower, &m_upper );
+        m_context = TransportContext( m_comm );
+        m_exchange_exec = compat::concurrent_instance( exec );
+        m_transport = m_size == 1 ? Transport::host_memory : m_context.transport<memory_space>();
         m_slab = slab_of_rank( whole.nz, m_rank, m_size );
         m_plane = std::size_t( whole.nx ) * std::size_t( whole.ny );
 
@@ -165,11 +171,6 @@ class DistributedLatticeDiffusion
         Kokkos::deep_copy( exec, plane_range( window.sites(), w.owned_begin, w.owned_end ), owned.sites() );
         exec.fence();
         m_window = w;
-        if ( !alone && m_transport == Transport::staged )
-        {
-            m_host_send = staging_sites( "lattice_halo_send", 2 * ghost_planes * m_plane );
-            m_host_recv = staging_sites( "lattice_halo_recv", 2 * ghost_planes * m_plane );
-        }
         exchange_planes( exec, window.sites(), ghost_planes, true, true ); // types and particles of the ghosts
 
         // A pass overflows at most the particles that can reach the owned sites.
@@ -202,14 +203,14 @@ class DistributedLatticeDiffusion
                 for ( int axis = 0; axis < 3; ++axis )
                 {
                     if ( axis == 2 )
-                        timed( m_times.halo, exec, [&] { exchange_planes( exec, sites(), 1, true, true ); } );
-                    timed( m_times.passes, exec, [&] { m_engine->split_pass( exec, axis ); } );
+                        pass_with_ghosts( exec, 2 );
+                    else
+                        timed( m_times.passes, exec, [&] { m_engine->split_pass( exec, axis ); } );
                     timed( m_times.overflow, exec, [&] { place_overflow( exec ); } );
                 }
             else
             {
-                timed( m_times.halo, exec, [&] { exchange_planes( exec, sites(), 1, true, true ); } );
-                timed( m_times.passes, exec, [&] { m_engine->fused_pass( exec ); } );
+                pass_with_ghosts( exec, 3 );
                 timed( m_times.overflow, exec, [&] { place_overflow( exec ); } );
             }
             m_engine->complete_step();
@@ -339,9 +340,32 @@ class DistributedLatticeDiffusion
         return n;
     }
 
+    /*!
+      Whether any of the first n entries of this slab's overflow list can reach the ghost planes below /
+      above: its site's local plane within ghost_planes of the owned range's first / last plane.
+    */
+    std::pair<bool, bool> near_faces( const ExecutionSpace& exec, std::size_t n ) const
+    {
+        const auto keys = m_engine->overflow_keys();
+        const lattice::detail::SlabWindow w = m_window;
+        const std::uint64_t plane = m_plane;
+        using reducer = Kokkos::MinMax<int>;
+        typename reducer::value_type range;
+        Kokkos::parallel_reduce(
+            "morula::parallel::lattice_overflow_reach", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, n ),
+            KOKKOS_LAMBDA( const std::size_t i, typename reducer::value_type& r ) {
+                const int p = w.local_of_global( int( ( keys( i ) >> 8 ) / plane ) );
+                r.min_val = p < r.min_val ? p : r.min_val;
+                r.max_val = p > r.max_val ? p : r.max_val;
+            },
+            reducer( range ) );
+        return { range.min_val < w.owned_begin + ghost_planes, range.max_val >= w.owned_end - ghost_planes };
+    }
+
   private:
     using device_sites = Kokkos::View<lattice::site_word*, memory_space>;
-    using staging_sites = Kokkos::View<lattice::site_word*, compat::HostPinnedSpace>;
+    using lattice_sites_view =
+        Kokkos::View<lattice::site_word*, Kokkos::LayoutRight, memory_space, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
     static constexpr int tag_up = 11;   // planes sent to the upper neighbour (its ghosts below)
     static constexpr int tag_down = 12; // planes sent to the lower neighbour (its ghosts above)
 
@@ -363,13 +387,68 @@ class DistributedLatticeDiffusion
     }
 
     /*!
+      A pass that reads one ghost plane on each side (split z: axis 2; fused: 3), overlapped with their
+      exchange: the interior planes, which read owned planes only, start on `exec`, and the ghost planes
+      travel meanwhile on an instance of their own (a second, high-priority stream on a GPU); then the
+      two planes next to the faces. Timed: `halo` is the host's time in starting and ending the exchange (the interior pass
+      runs meanwhile), `passes` the rest.
+    */
+    void pass_with_ghosts( const ExecutionSpace& exec, int axis )
+    {
+        const int ob = m_window.owned_begin, oe = m_window.owned_end;
+        auto pass = [&]( int first, int last ) { m_engine->pass_planes( exec, axis, first, last ); };
+        if ( m_size == 1 )
+        {
+            timed( m_times.passes, exec, [&] { pass( ob, oe ); } );
+            m_engine->end_pass( axis );
+            return;
+        }
+        const ExecutionSpace& comm = m_exchange_exec;
+        exec.fence(); // the last pass and placement wrote the planes that travel
+        auto t0 = std::chrono::steady_clock::now();
+        // The interior first (slabs have at least 3 planes): it reads the owned planes of the current
+        // lattice and writes the next one, while the exchange reads the planes next to the faces and
+        // writes the ghost planes of the current lattice.
+        pass( ob + 1, oe - 1 );
+        m_times.passes += seconds_since( t0 );
+        t0 = std::chrono::steady_clock::now();
+        begin_planes( comm, sites(), 1, true, true, true, true );
+        end_planes( comm, sites() );
+        comm.fence(); // the planes next to the faces read the ghost planes
+        m_times.halo += seconds_since( t0 );
+        timed( m_times.passes, exec, [&] {
+            pass( ob, ob + 1 );
+            pass( oe - 1, oe );
+        } );
+        m_engine->end_pass( axis );
+    }
+
+    static double seconds_since( std::chrono::steady_clock::time_point t0 )
+    {
+        return std::chrono::duration<double>( std::chrono::steady_clock::now() - t0 ).count();
+    }
+
+    /*!
       Sends the `depth` owned planes next to each face to the neighbour on that side (where `to_lower`
       / `to_upper`) and receives the neighbours' into the ghost planes next to the owned ones. With two
       ranks on a periodic axis both neighbours are the same rank; the tags tell the directions apart.
+      begin_planes() and end_planes() on `exec`, which also wrote the planes (stream order suffices).
     */
     void exchange_planes( const ExecutionSpace& exec, const device_sites& s, int depth, bool to_lower, bool to_upper,
                           bool from_lower = true, bool from_upper = true )
     {
+        begin_planes( exec, s, depth, to_lower, to_upper, from_lower, from_upper );
+        end_planes( exec, s );
+    }
+
+    // The first half of exchange_planes(), on `exec` (the planes must be final for work on it): the
+    // planes to send are copied into the message buffers (one row per plane), and the exchange starts
+    // through the transport, like every other exchange (detail::exchange_begin: NCCL on the stream,
+    // CUDA IPC, GPU-aware or staged MPI, host memory).
+    void begin_planes( const ExecutionSpace& exec, const device_sites& s, int depth, bool to_lower, bool to_upper,
+                       bool from_lower, bool from_upper )
+    {
+        m_pending = PendingPlanes{};
         if ( m_size == 1 )
             return;
         const int ob = m_window.owned_begin, oe = m_window.owned_end;
@@ -381,43 +460,56 @@ class DistributedLatticeDiffusion
         const bool send_upper = to_upper && m_upper != MPI_PROC_NULL;
         const bool recv_lower = from_lower && m_lower != MPI_PROC_NULL;
         const bool recv_upper = from_upper && m_upper != MPI_PROC_NULL;
-        const auto below_send = plane_range( s, ob, ob + depth ), above_send = plane_range( s, oe - depth, oe );
-        const auto below_recv = plane_range( s, ob - depth, ob ), above_recv = plane_range( s, oe, oe + depth );
-        const bool staged = m_transport == Transport::staged;
-        exec.fence();
-        // Host-side slots: [0, n) towards/from below, [3 planes, 3 planes + n) towards/from above.
-        const std::size_t upper_slot = std::size_t( ghost_planes ) * m_plane;
-        lattice::site_word* send_low = staged ? m_host_send.data() : below_send.data();
-        lattice::site_word* send_up = staged ? m_host_send.data() + upper_slot : above_send.data();
-        lattice::site_word* recv_low = staged ? m_host_recv.data() : below_recv.data();
-        lattice::site_word* recv_up = staged ? m_host_recv.data() + upper_slot : above_recv.data();
-        if ( staged )
-        {
-            if ( send_lower )
-                Kokkos::deep_copy( Kokkos::subview( m_host_send, Kokkos::make_pair( std::size_t( 0 ), n ) ), below_send );
-            if ( send_upper )
-                Kokkos::deep_copy( Kokkos::subview( m_host_send, Kokkos::make_pair( upper_slot, upper_slot + n ) ), above_send );
-        }
-        MPI_Request req[4];
-        int nreq = 0;
-        const int count = int( n );
-        if ( recv_lower )
-            MPI_Irecv( recv_low, count, MPI_UINT32_T, m_lower, tag_up, m_comm, &req[nreq++] );
-        if ( recv_upper )
-            MPI_Irecv( recv_up, count, MPI_UINT32_T, m_upper, tag_down, m_comm, &req[nreq++] );
+        m_pending.depth = depth;
+        m_pending.recv_lower = recv_lower;
+        m_pending.recv_upper = recv_upper;
+        // Rows [0, depth): towards / from below; [depth, 2 depth): towards / from above. With two ranks
+        // on a periodic axis both neighbours are the same rank; the tags tell the directions apart.
+        const std::size_t d = std::size_t( depth );
+        detail::CommPlan plan;
+        plan.send_rows = plan.recv_rows = 2 * d;
         if ( send_lower )
-            MPI_Isend( send_low, count, MPI_UINT32_T, m_lower, tag_down, m_comm, &req[nreq++] );
+            plan.sends.push_back( { m_lower, tag_down, 0, d } );
         if ( send_upper )
-            MPI_Isend( send_up, count, MPI_UINT32_T, m_upper, tag_up, m_comm, &req[nreq++] );
-        MPI_Waitall( nreq, req, MPI_STATUSES_IGNORE );
-        if ( staged )
-        {
-            if ( recv_lower )
-                Kokkos::deep_copy( below_recv, Kokkos::subview( m_host_recv, Kokkos::make_pair( std::size_t( 0 ), n ) ) );
-            if ( recv_upper )
-                Kokkos::deep_copy( above_recv, Kokkos::subview( m_host_recv, Kokkos::make_pair( upper_slot, upper_slot + n ) ) );
-        }
-        m_times.halo_bytes += ( ( send_lower ? 1LL : 0LL ) + ( send_upper ? 1LL : 0LL ) ) * count * 4;
+            plan.sends.push_back( { m_upper, tag_up, d, d } );
+        if ( recv_lower )
+            plan.recvs.push_back( { m_lower, tag_up, 0, d } );
+        if ( recv_upper )
+            plan.recvs.push_back( { m_upper, tag_down, d, d } );
+        const std::size_t plane_bytes = m_plane * sizeof( lattice::site_word );
+        const auto send = m_buffers.send_bytes( 2 * n * sizeof( lattice::site_word ) );
+        const lattice_sites_view send_sites( reinterpret_cast<lattice::site_word*>( send.data() ), 2 * n );
+        if ( send_lower )
+            Kokkos::deep_copy( exec, Kokkos::subview( send_sites, Kokkos::make_pair( std::size_t( 0 ), n ) ),
+                               plane_range( s, ob, ob + depth ) );
+        if ( send_upper )
+            Kokkos::deep_copy( exec, Kokkos::subview( send_sites, Kokkos::make_pair( n, 2 * n ) ),
+                               plane_range( s, oe - depth, oe ) );
+        m_pending.exchange =
+            detail::exchange_begin( exec, m_context, m_transport, plan, 0, plane_bytes, m_buffers );
+        m_pending.active = true;
+        m_times.halo_bytes += ( ( send_lower ? 1LL : 0LL ) + ( send_upper ? 1LL : 0LL ) ) *
+                              (long long)( n * sizeof( lattice::site_word ) );
+    }
+
+    // The second half: waits for the messages and copies the received planes into the ghost planes on
+    // `exec`. Work on `exec` afterwards sees them; work on other instances needs exec.fence().
+    void end_planes( const ExecutionSpace& exec, const device_sites& s )
+    {
+        if ( !m_pending.active )
+            return;
+        m_pending.active = false;
+        detail::exchange_end( exec, m_pending.exchange, m_buffers );
+        const int ob = m_window.owned_begin, oe = m_window.owned_end;
+        const std::size_t n = m_plane * std::size_t( m_pending.depth );
+        const auto recv = m_buffers.recv_bytes( 2 * n * sizeof( lattice::site_word ) );
+        const lattice_sites_view recv_sites( reinterpret_cast<lattice::site_word*>( recv.data() ), 2 * n );
+        if ( m_pending.recv_lower )
+            Kokkos::deep_copy( exec, plane_range( s, ob - m_pending.depth, ob ),
+                               Kokkos::subview( recv_sites, Kokkos::make_pair( std::size_t( 0 ), n ) ) );
+        if ( m_pending.recv_upper )
+            Kokkos::deep_copy( exec, plane_range( s, oe, oe + m_pending.depth ),
+                               Kokkos::subview( recv_sites, Kokkos::make_pair( n, 2 * n ) ) );
     }
 
     //! What the rank whose turn it is tells the others, per segment of its overflow list.
@@ -439,30 +531,45 @@ class DistributedLatticeDiffusion
             m_engine->place_overflow( exec );
             return;
         }
-        unsigned long long mine = m_engine->pending_overflows( exec );
-        std::vector<unsigned long long> counts( m_size );
+        // Per rank: its entries, and whether any of them can reach the ghost band below / above (an
+        // entry at local plane p touches planes p - 3 .. p + 3: origin one plane away, its 5^3 cube two
+        // more). Entries far from the faces, the usual case, need no band from a neighbour.
+        const unsigned long long mine = m_engine->pending_overflows( exec );
+        unsigned long long report[3] = { mine, 0, 0 };
+        if ( mine > 0 )
+        {
+            const auto reach = near_faces( exec, std::size_t( mine ) );
+            report[1] = reach.first ? 1 : 0;
+            report[2] = reach.second ? 1 : 0;
+        }
+        std::vector<unsigned long long> reports( 3 * std::size_t( m_size ) );
         const auto t0 = std::chrono::steady_clock::now();
-        MPI_Allgather( &mine, 1, MPI_UNSIGNED_LONG_LONG, counts.data(), 1, MPI_UNSIGNED_LONG_LONG, m_comm );
+        MPI_Allgather( report, 3, MPI_UNSIGNED_LONG_LONG, reports.data(), 3, MPI_UNSIGNED_LONG_LONG, m_comm );
         const double sync = std::chrono::duration<double>( std::chrono::steady_clock::now() - t0 ).count();
         m_times.sync += sync;
         m_times.overflow -= sync; // the caller times the whole of place_overflow() as overflow
+        std::vector<unsigned long long> counts( m_size );
         unsigned long long total = 0, largest = 0;
-        for ( auto c : counts )
+        for ( int r = 0; r < m_size; ++r )
         {
-            total += c;
-            largest = std::max( largest, c );
+            counts[r] = reports[3 * r];
+            total += counts[r];
+            largest = std::max( largest, counts[r] );
         }
         if ( total == 0 )
             return;
         ++m_times.overflow_events;
         m_times.overflow_entries += (long long)total;
 
-        // A rank that places needs its 3-plane ghost bands as the pass left them; it then keeps them
-        // current by replaying every placement. The other ranks replay onto their owned planes only.
-        const bool lower_places = m_lower != MPI_PROC_NULL && counts[m_lower] > 0;
-        const bool upper_places = m_upper != MPI_PROC_NULL && counts[m_upper] > 0;
-        exchange_planes( exec, sites(), ghost_planes, lower_places, upper_places, mine > 0, mine > 0 );
-        const bool bands_current = mine > 0;
+        // A rank whose entries reach a ghost band needs that band as the pass left them; it then keeps it
+        // current by replaying every placement. Planes a rank does not hold current get no replays.
+        const bool to_lower = m_lower != MPI_PROC_NULL && reports[3 * m_lower + 2] != 0;
+        const bool to_upper = m_upper != MPI_PROC_NULL && reports[3 * m_upper + 1] != 0;
+        const bool from_lower = report[1] != 0, from_upper = report[2] != 0;
+        if ( to_lower || to_upper || from_lower || from_upper )
+            exchange_planes( exec, sites(), ghost_planes, to_lower, to_upper, from_lower, from_upper );
+        const int fresh_begin = from_lower && m_lower != MPI_PROC_NULL ? 0 : m_window.owned_begin;
+        const int fresh_end = from_upper && m_upper != MPI_PROC_NULL ? m_window.planes : m_window.owned_end;
         ensure_log_capacity( std::size_t( largest ) );
 
         // Turns in slab order, which is the order of the overflow keys (global site, arrival rank), from the
@@ -485,7 +592,7 @@ class DistributedLatticeDiffusion
                     MPI_Bcast( m_host_log_sites.data(), int( h.placed ), MPI_UINT64_T, turn, m_comm );
                     MPI_Bcast( m_host_log_codes.data(), int( h.placed ), MPI_UINT32_T, turn, m_comm );
                     if ( m_rank != turn )
-                        replay_host_log( exec, std::size_t( h.placed ), bands_current );
+                        replay_host_log( exec, std::size_t( h.placed ), fresh_begin, fresh_end );
                 }
                 if ( !h.needs_scan )
                     break;
@@ -493,7 +600,7 @@ class DistributedLatticeDiffusion
                 ++m_times.overflow_scans;
                 m_host_log_sites( 0 ) = target;
                 m_host_log_codes( 0 ) = h.code;
-                replay_host_log( exec, 1, bands_current || m_rank == turn );
+                replay_host_log( exec, 1, fresh_begin, fresh_end );
                 if ( m_rank == turn )
                 {
                     // the kernel has undone the rejected move already
@@ -579,13 +686,13 @@ class DistributedLatticeDiffusion
         }
     }
 
-    // Replays host log entries [0, n) on this slab (owned planes, or all planes when the bands are current).
-    void replay_host_log( const ExecutionSpace& exec, std::size_t n, bool ghosts_too )
+    // Replays host log entries [0, n) on local planes [first_plane, last_plane) of this slab.
+    void replay_host_log( const ExecutionSpace& exec, std::size_t n, int first_plane, int last_plane )
     {
         const auto range = Kokkos::make_pair( std::size_t( 0 ), n );
         Kokkos::deep_copy( exec, Kokkos::subview( m_log_sites, range ), Kokkos::subview( m_host_log_sites, range ) );
         Kokkos::deep_copy( exec, Kokkos::subview( m_log_codes, range ), Kokkos::subview( m_host_log_codes, range ) );
-        m_engine->replay_placements( exec, m_log_sites, m_log_codes, 0, n, ghosts_too );
+        m_engine->replay_placements( exec, m_log_sites, m_log_codes, 0, n, first_plane, last_plane );
     }
 
     void check_tracer_ids( const ExecutionSpace& exec ) const
@@ -604,11 +711,23 @@ class DistributedLatticeDiffusion
     PlaneRange m_slab;
     std::size_t m_plane = 0;
     lattice::detail::SlabWindow m_window;
-    Transport m_transport;
+    TransportContext m_context;
+    Transport m_transport = Transport::host_memory;
     unsigned long long m_particles = 0;
     bool m_tracking = false;
     std::optional<engine_type> m_engine;
-    staging_sites m_host_send, m_host_recv; // page-locked on GPU backends
+    // The planes' messages (device rows, page-locked host copies for staging, IPC storage), kept.
+    detail::MessageBuffers<memory_space> m_buffers;
+    //! A ghost-plane exchange between begin_planes() and end_planes().
+    struct PendingPlanes
+    {
+        bool active = false;
+        int depth = 0;
+        bool recv_lower = false, recv_upper = false;
+        detail::PendingExchange exchange;
+    };
+    PendingPlanes m_pending;
+    ExecutionSpace m_exchange_exec; // where the ghost planes of a pass travel while its interior runs
     Kokkos::View<std::uint64_t*, memory_space> m_log_sites;
     Kokkos::View<std::uint32_t*, memory_space> m_log_codes;
     Kokkos::View<std::uint64_t*, Kokkos::HostSpace> m_host_log_sites;
