@@ -10,7 +10,7 @@ import sys
 PHASES = ["migration", "halo_build", "halo_update", "sort", "grid", "forces", "move",
           "halo_and_migration", "compute", "total"]
 LATTICE_PHASES = ["passes", "halo", "sync", "overflow", "communication", "total", "wall"]
-TRANSPORTS = {"host memory", "GPU-aware", "staged through host"}
+TRANSPORTS = {"host memory", "GPU-aware", "staged through host", "NCCL", "RCCL", "CUDA IPC", "HIP IPC"}
 
 
 def fail(msg):

@@ -16,6 +16,7 @@
 // over the ranks (max and mean), and the median over --runs runs is reported, with the
 // communication share of the step, bytes sent per rank per step and the transport.
 #include "MpiBenchmarkUtils.hpp"
+#include "StepTimeline.hpp"
 
 #include <common/BenchmarkUtils.hpp>
 
@@ -31,6 +32,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -56,6 +58,7 @@ struct Settings
     int warmup_steps = 3;
     int runs = 3;
     std::uint64_t seed = 7;
+    std::string timeline; // file prefix: one step recorded per rank (StepTimeline.hpp)
     std::string out;
 };
 
@@ -114,6 +117,18 @@ RankSample one_run( const ExecutionSpace& exec, const Settings& set, const lat::
     model.step( exec, set.steps );
     exec.fence();
     const double wall = std::chrono::duration<double>( std::chrono::steady_clock::now() - t0 ).count();
+    if ( run == 0 && !set.timeline.empty() )
+    {
+        morula::bench::timeline::start( exec );
+        model.step( exec, 1 );
+        const auto records = morula::bench::timeline::stop( exec );
+        morula::bench::write_json( set.timeline + "_rank" + std::to_string( mpi::rank() ) + ".json",
+                                   nlohmann::json{ { "benchmark", "distributed_lattice_benchmark" },
+                                                   { "rank", mpi::rank() },
+                                                   { "ranks", mpi::size() },
+                                                   { "transport", parallel::to_string( model.transport() ) },
+                                                   { "records", records } } );
+    }
     const auto counts = model.code_counts( exec );
     if ( counts[1] != particles )
         throw std::runtime_error( "distributed_lattice_benchmark: particles were lost" );
@@ -266,6 +281,10 @@ int main( int argc, char* argv[] )
     app.add_option( "--steps", set.steps, "Timed steps per run" )->check( CLI::Range( 1, 100000 ) );
     app.add_option( "--warmup-steps", set.warmup_steps, "Untimed steps before them" )->check( CLI::Range( 0, 100000 ) );
     app.add_option( "--runs", set.runs, "Timed runs (fresh lattice each)" )->check( CLI::Range( 1, 1000 ) );
+    std::string transport = "automatic";
+    app.add_option( "--transport", transport, "automatic, host, staged, gpu-aware, nccl or ipc (sets MORULA_TRANSPORT)" )
+        ->check( CLI::IsMember( { "automatic", "host", "staged", "gpu-aware", "nccl", "ipc" } ) );
+    app.add_option( "--timeline", set.timeline, "File prefix: record one step per rank (PREFIX_rankR.json; Kokkos 4)" );
     app.add_option( "--out", set.out, "JSON result file (written by rank 0)" );
     app.allow_extras(); // --kokkos-* arguments
     try
@@ -287,6 +306,10 @@ int main( int argc, char* argv[] )
     }
     if ( set.occupancy < 0 )
         set.occupancy = set.slots == 2 ? 0.0015 : ( set.slots == 4 ? 0.038 : 0.41 );
+    if ( transport != "automatic" )
+        setenv( "MORULA_TRANSPORT", transport.c_str(), 1 );
+    if ( !set.timeline.empty() )
+        morula::bench::timeline::prepare();
     const int rc = morula::bench::mpi::run_on_rank_device( argc, argv, [&]( int device_id ) {
         return dist_lattice_bench::run_all( Kokkos::DefaultExecutionSpace(), set, device_id );
     } );

@@ -3,7 +3,8 @@
 //
 //   mpiexec -n P distributed_mechanics_benchmark (--agents-per-rank N | --agents-total N)
 //       [--steps 20] [--warmup-steps 4] [--rebuild-every 1] [--scalar float|double] [--runs 3]
-//       [--neighbors 27] [--max-displacement 3] [--out results.json]
+//       [--neighbors 27] [--max-displacement 3] [--images minimum|ghosts]
+//       [--transport automatic|host|staged|gpu-aware|nccl|ipc] [--timeline PREFIX] [--out results.json]
 //
 // Agents: BioDynaMo's cell of benchmark B of mechanics_benchmark (diameter 30, adherence 0.4, the
 // default radius extension 1.5, so the interaction distance is 33), uniformly random in a periodic
@@ -16,16 +17,28 @@
 // max_displacement, as DistributedSphereMechanics requires.
 //
 // One run: fresh agents, --warmup-steps untimed steps, then --steps steps with every phase fenced and
-// timed on each rank alone (DistributedSphereMechanics::step with time_phases; no barriers): migration,
-// halo build (the collective halo-width check and the new Halo), halo update (between rebuilds, when
-// --rebuild-every > 1), sort (every rebuild, sort_every = 1), grid, forces, move. Per-step means of
+// timed between barriers over the ranks (DistributedSphereMechanics::step with time_phases: no overlap,
+// no wait for a slower rank inside a phase): migration, halo build (the collective halo-width check and
+// the new Halo), halo update (between rebuilds, when --rebuild-every > 1), sort (sort_every = 1: every
+// step on a rank without a halo, else at rebuilds), grid (owned agents, ghosts), forces (owned, then the
+// ghosts' on the boundary agents), move. Per-step means of
 // each rank are reduced over the ranks with MPI_Reduce (max and mean), and the median over --runs runs
 // of those is reported, with the share of halo + migration in the step (target of issue #11: <= 15%),
 // ghosts and bytes sent per rank per step, and the transport MPI used (host memory, GPU-aware, staged).
 //
+// Baselines (issue #23): every run also times (a) the distributed step without phase fences, wall
+// clock over --steps steps with one fence at the end ("step_wall"), and (b) the plain, non-distributed
+// single-GPU step (SphereMechanics: grid + sort + forces + move) on agents_per_rank agents at the same
+// density in a periodic cube of their own, timed the same way ("plain_step"). Weak-scaling efficiency
+// against the plain step is plain_step / step_wall (the same agents per GPU); the throughput of P
+// ranks against one plain GPU is P x that. --images chooses how a rank reaches its own periodic images
+// (minimum image of its grid, the default, or ghosts); --transport sets MORULA_TRANSPORT. --timeline
+// records one unfenced rebuild cycle per rank (StepTimeline.hpp; timeline_summary.py summarises it).
+//
 // With several GPUs visible, each rank takes device (node-local rank mod device count), the local rank
 // coming from MPI_Comm_split_type(MPI_COMM_TYPE_SHARED), given to Kokkos as --kokkos-device-id.
 #include "MpiBenchmarkUtils.hpp"
+#include "StepTimeline.hpp"
 
 #include <common/BenchmarkUtils.hpp>
 
@@ -38,9 +51,11 @@
 
 #include <mpi.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <map>
@@ -65,8 +80,51 @@ struct Settings
     int runs = 3;
     double neighbors = 27;
     double max_displacement = 3;
+    std::string images = "minimum";
+    std::string transport = "automatic";
+    std::string timeline; // file prefix: one unfenced rebuild cycle recorded per rank (StepTimeline.hpp)
     std::string out;
 };
+
+// Seconds per step of `steps` steps, wall clock, one fence at the end (after a barrier at the start).
+template <class ExecutionSpace, class Step>
+double wall_per_step( const ExecutionSpace& exec, int steps, Step&& step )
+{
+    exec.fence();
+    MPI_Barrier( MPI_COMM_WORLD );
+    const auto t0 = std::chrono::steady_clock::now();
+    for ( int s = 0; s < steps; ++s )
+        step();
+    exec.fence();
+    return std::chrono::duration<double>( std::chrono::steady_clock::now() - t0 ).count() / steps;
+}
+
+/*
+  The plain single-GPU step on n agents at the distributed run's density, in a periodic cube of their
+  own: SphereMechanics::update_grid (grid, sort every sort_every) + compute_displacements +
+  apply_displacements, as a single-rank user runs it. Seconds per step.
+*/
+template <class Scalar, class ExecutionSpace>
+double plain_step( const ExecutionSpace& exec, const Settings& set, long long n,
+                   const mechanics::MechanicsParameters<Scalar>& mp, int run )
+{
+    using mem = typename ExecutionSpace::memory_space;
+    const mechanics::AgentProperties<Scalar> props;
+    const double distance = double( props.diameter ) + 2 * double( mp.force.radius_extension );
+    const double edge = mechanics::box_edge_for_neighbors( n, set.neighbors, distance );
+    const auto box = morula::core::Box<Scalar>::cube( Scalar( edge ), morula::core::Boundary::periodic );
+    auto agents = mechanics::random_agents<Scalar, mem>( exec, static_cast<int>( n ), box, props,
+                                                         std::uint64_t( 4242 ) + std::uint64_t( run ) );
+    mechanics::SphereMechanics<Scalar, mem> m( box, mp );
+    auto step = [&] {
+        m.update_grid( exec, agents );
+        m.compute_displacements( exec, agents );
+        m.apply_displacements( exec, agents );
+    };
+    for ( int s = 0; s < set.warmup_steps; ++s )
+        step();
+    return wall_per_step( exec, set.steps, step );
+}
 
 //! Per-step means of one rank's phases (seconds), and what it sent.
 struct RankSample
@@ -96,9 +154,30 @@ RankSample one_run( const ExecutionSpace& exec, const Settings& set, const paral
             "morula::bench::global_ids", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, static_cast<int>( agents.size() ) ),
             KOKKOS_LAMBDA( const int i ) { ids( i ) += offset; } );
     }
-    parallel::DistributedSphereMechanics<Scalar, mem> dm( dec, mp, set.rebuild_every );
+    const auto images = set.images == "ghosts" ? parallel::PeriodicImages::ghosts : parallel::PeriodicImages::minimum_image;
+    parallel::DistributedSphereMechanics<Scalar, mem> dm( dec, mp, set.rebuild_every, images );
     for ( int s = 0; s < set.warmup_steps; ++s )
         dm.step( exec, agents );
+    // Unfenced steps first (what a run costs), then the same number with every phase fenced and timed.
+    const double step_wall = wall_per_step( exec, set.steps, [&] { dm.step( exec, agents ); } );
+    if ( run == 0 && !set.timeline.empty() )
+    {
+        // One rebuild cycle (rebuild_every steps, the first a rebuild), unfenced, recorded.
+        while ( dm.steps_since_rebuild() != dm.rebuild_every() )
+            dm.step( exec, agents );
+        morula::bench::timeline::start( exec );
+        for ( int s = 0; s < set.rebuild_every; ++s )
+            dm.step( exec, agents );
+        const auto records = morula::bench::timeline::stop( exec );
+        const std::string file = set.timeline + "_rank" + std::to_string( dec.rank() ) + ".json";
+        morula::bench::write_json( file, nlohmann::json{ { "benchmark", "distributed_mechanics_benchmark" },
+                                                         { "rank", dec.rank() },
+                                                         { "ranks", dec.size() },
+                                                         { "agents_per_rank", n_local },
+                                                         { "rebuild_every", set.rebuild_every },
+                                                         { "transport", parallel::to_string( dm.halo().transport() ) },
+                                                         { "records", records } } );
+    }
     dm.reset_times();
     for ( int s = 0; s < set.steps; ++s )
         dm.step( exec, agents, true );
@@ -106,6 +185,8 @@ RankSample one_run( const ExecutionSpace& exec, const Settings& set, const paral
     const auto& t = dm.times();
     const double steps = double( t.steps );
     RankSample r;
+    r.phase["step_wall"] = step_wall;
+    r.phase["plain_step"] = plain_step<Scalar>( exec, set, n_local, mp, run );
     r.phase["migration"] = t.migration / steps;
     r.phase["halo_build"] = t.halo_build / steps;
     r.phase["halo_update"] = t.halo_update / steps;
@@ -159,7 +240,7 @@ nlohmann::json run_case( const ExecutionSpace& exec, const Settings& set )
                                                         Scalar( halo_width * ( 1 + 1e-6 ) ) );
 
     const char* names[] = { "migration", "halo_build", "halo_update", "sort", "grid", "forces",
-                            "move", "halo_and_migration", "compute", "total" };
+                            "move", "halo_and_migration", "compute", "total", "step_wall", "plain_step" };
     std::map<std::string, Stats> max_stats, mean_stats;
     Stats ghosts_max, ghosts_mean, bytes_max, bytes_mean, owned_max, owned_min, share_max_rank,
         share_of_max, migrated_mean;
@@ -206,13 +287,19 @@ nlohmann::json run_case( const ExecutionSpace& exec, const Settings& set )
                          { "mean_over_ranks", mean_stats[name].to_json() } };
     const double share = share_max_rank.median();
     const auto dims = dec.dims();
+    const double wall = max_stats["step_wall"].median();
+    const double plain = max_stats["plain_step"].median();
     std::printf( "%s %-6s %d ranks (%d x %d x %d), %lld agents (%s), box edge %.1f, halo %.2f, rebuild every "
-                 "%d: step %.3f ms (max over ranks), migration %.3f, halo build %.3f, halo update %.3f, "
+                 "%d, own images: %s: step %.3f ms unfenced (plain single-GPU step on %.0f agents %.3f ms: "
+                 "efficiency %.1f%%, throughput %.2fx one plain GPU); fenced phases: step %.3f ms (max over "
+                 "ranks), migration %.3f, halo build %.3f, halo update %.3f, "
                  "sort %.3f, grid %.3f, forces %.3f, move %.3f ms; halo + migration %.1f%% of the step "
                  "(largest rank share); %.0f ghosts/rank, %.3g bytes sent/rank/step; transport: %s\n",
                  weak ? "weak" : "strong", sizeof( Scalar ) == 4 ? "float" : "double", size, dims[0],
                  dims[1], dims[2], total, weak ? "per rank x ranks" : "total", edge, halo_width,
-                 set.rebuild_every, 1e3 * max_stats["total"].median(), 1e3 * max_stats["migration"].median(),
+                 set.rebuild_every, set.images.c_str(), 1e3 * wall, double( n_local ), 1e3 * plain,
+                 100 * plain / wall, size * plain / wall,
+                 1e3 * max_stats["total"].median(), 1e3 * max_stats["migration"].median(),
                  1e3 * max_stats["halo_build"].median(), 1e3 * max_stats["halo_update"].median(),
                  1e3 * max_stats["sort"].median(), 1e3 * max_stats["grid"].median(),
                  1e3 * max_stats["forces"].median(), 1e3 * max_stats["move"].median(), 100 * share,
@@ -233,7 +320,7 @@ nlohmann::json run_case( const ExecutionSpace& exec, const Settings& set )
              { "max_displacement", set.max_displacement },
              { "steps", set.steps },
              { "warmup_steps", set.warmup_steps },
-             { "note", "per-step seconds of each rank (fenced phases, no barriers), reduced over ranks "
+             { "note", "per-step seconds of each rank (phases fenced between barriers over the ranks), reduced over ranks "
                        "(max, mean); statistics over runs. compute = sort + grid + forces + move; "
                        "halo_and_migration = migration + halo_build + halo_update; total = both" },
              { "phases", phases },
@@ -249,7 +336,17 @@ nlohmann::json run_case( const ExecutionSpace& exec, const Settings& set )
                  { "note", "payload of halo build (6S + 8 per row), halo update (3S per row), migration "
                            "(6S + 8 per agent) and their counts; MPI headers not included" } } },
              { "agents_migrated_per_rank_per_step_mean", migrated_mean.median() },
-             { "transport", transport } };
+             { "transport", transport },
+             { "periodic_images", set.images },
+             { "plain_single_gpu_step",
+               { { "agents", n_local },
+                 { "seconds_median", plain },
+                 { "note", "SphereMechanics update_grid + compute_displacements + apply_displacements on the "
+                           "agents of one rank at the same density in a periodic cube of their own; wall "
+                           "clock over the timed steps, one fence at the end" } } },
+             { "step_wall_seconds_median", wall },
+             { "efficiency_vs_plain_single_gpu", plain / wall },
+             { "throughput_vs_one_plain_gpu", size * plain / wall } };
 }
 
 template <class ExecutionSpace>
@@ -285,7 +382,9 @@ int run_all( const ExecutionSpace& exec, const Settings& set, int device_id )
                                  { "scalar", set.scalar },
                                  { "runs", set.runs },
                                  { "neighbors", set.neighbors },
-                                 { "max_displacement", set.max_displacement } } },
+                                 { "max_displacement", set.max_displacement },
+                                 { "images", set.images },
+                                 { "transport", set.transport } } },
                              { "cases", cases } };
         morula::bench::write_json( set.out, j );
         std::printf( "wrote %s\n", set.out.c_str() );
@@ -318,6 +417,12 @@ int main( int argc, char* argv[] )
         ->check( CLI::Range( 0.01, 1000.0 ) );
     app.add_option( "--max-displacement", set.max_displacement, "Largest move per step" )
         ->check( CLI::Range( 0.0, 1000.0 ) );
+    app.add_option( "--images", set.images, "A rank's own periodic images: minimum (image of its grid) or ghosts" )
+        ->check( CLI::IsMember( { "minimum", "ghosts" } ) );
+    app.add_option( "--transport", set.transport, "automatic, host, staged, gpu-aware, nccl or ipc (sets MORULA_TRANSPORT)" )
+        ->check( CLI::IsMember( { "automatic", "host", "staged", "gpu-aware", "nccl", "ipc" } ) );
+    app.add_option( "--timeline", set.timeline,
+                    "File prefix: record one unfenced rebuild cycle per rank (PREFIX_rankR.json; Kokkos 4)" );
     app.add_option( "--out", set.out, "JSON result file (written by rank 0)" );
     app.allow_extras(); // --kokkos-* arguments
     int rc = 0;
@@ -339,6 +444,10 @@ int main( int argc, char* argv[] )
         return 2;
     }
 
+    if ( set.transport != "automatic" )
+        setenv( "MORULA_TRANSPORT", set.transport.c_str(), 1 );
+    if ( !set.timeline.empty() )
+        morula::bench::timeline::prepare();
     rc = morula::bench::mpi::run_on_rank_device( argc, argv, [&]( int device_id ) {
         return dist_bench::run_all( Kokkos::DefaultExecutionSpace(), set, device_id );
     } );

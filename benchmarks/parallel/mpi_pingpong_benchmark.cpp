@@ -1,9 +1,11 @@
-// MPI latency and bandwidth between two ranks for the buffers Morula's halo exchange sends (issue #11's
-// scaling model needs both): device Views moved the way the library moves them (GPU-aware MPI when the
-// library reports it, else staged through page-locked host buffers: copy out, MPI, copy in), and plain
-// host buffers for comparison.
+// Latency and bandwidth between two ranks for the buffers Morula's halo exchange sends (issue #11's
+// scaling model needs both): device Views moved the way the library moves them (the decomposition's
+// transport: NCCL on the execution space's stream, GPU-aware MPI, or staged through page-locked host
+// buffers: copy out, MPI, copy in; each message through detail::exchange_buffers and a fence), and
+// plain host buffers through MPI for comparison.
 //
-//   mpiexec -n 2 mpi_pingpong_benchmark [--min-bytes 8] [--max-bytes 67108864] [--reps 50] [--out f.json]
+//   mpiexec -n 2 mpi_pingpong_benchmark [--min-bytes 8] [--max-bytes 67108864] [--reps 50]
+//       [--transport automatic|staged|gpu-aware|nccl] [--out f.json]
 //
 // For each size (powers of 4): --reps round trips after 5 untimed ones; the one-way time is half the
 // median round trip. Latency = the one-way time of the smallest message; bandwidth = bytes / one-way
@@ -23,6 +25,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -71,36 +74,29 @@ template <class ExecutionSpace>
 int run( const ExecutionSpace& exec, const Settings& set )
 {
     using mem = typename ExecutionSpace::memory_space;
-    const auto transport = morula::parallel::select_transport<mem>();
-    const std::size_t n = std::size_t( set.max_bytes );
-    Kokkos::View<char*, mem> dev( "pingpong_device", n );
-    // the library's staging buffer: page-locked host memory on GPU backends
-    Kokkos::View<char*, morula::compat::HostPinnedSpace> host( "pingpong_staging", n );
-    std::vector<char> plain( n );
+    namespace parallel = morula::parallel;
+    const parallel::TransportContext context( MPI_COMM_WORLD );
+    const auto transport = context.transport<mem>();
+    if ( transport == parallel::Transport::nccl )
+        context.nccl(); // collective: made by every rank, also those that only wait
+    // The library's message buffers (device rows, page-locked host copies for staging) and its exchange.
+    parallel::detail::MessageBuffers<mem> buffers;
+    buffers.send_bytes( std::size_t( set.max_bytes ) );
+    buffers.recv_bytes( std::size_t( set.max_bytes ) );
+    std::vector<char> plain( std::size_t( set.max_bytes ) );
     const int tag = 7;
 
-    auto staged_range = []( const auto& v, long long b ) {
-        return Kokkos::subview( v, Kokkos::make_pair( std::size_t( 0 ), std::size_t( b ) ) );
+    // One message of b bytes (rows of one byte) to or from `peer`, complete on return.
+    auto one_message = [&]( long long b, int peer, bool sending ) {
+        parallel::detail::CommPlan plan;
+        const parallel::detail::Message m{ peer, 0, 0, std::size_t( b ) };
+        ( sending ? plan.sends : plan.recvs ).push_back( m );
+        ( sending ? plan.send_rows : plan.recv_rows ) = std::size_t( b );
+        parallel::detail::exchange_buffers( exec, context, transport, plan, tag, 1, buffers );
+        exec.fence();
     };
-    auto dev_send = [&]( long long b, int peer ) {
-        char* p = dev.data();
-        if ( transport == morula::parallel::Transport::staged )
-        {
-            Kokkos::deep_copy( exec, staged_range( host, b ), staged_range( dev, b ) );
-            exec.fence();
-            p = host.data();
-        }
-        MPI_Send( p, int( b ), MPI_BYTE, peer, tag, MPI_COMM_WORLD );
-    };
-    auto dev_recv = [&]( long long b, int peer ) {
-        const bool staged = transport == morula::parallel::Transport::staged;
-        MPI_Recv( staged ? host.data() : dev.data(), int( b ), MPI_BYTE, peer, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE );
-        if ( staged )
-        {
-            Kokkos::deep_copy( exec, staged_range( dev, b ), staged_range( host, b ) );
-            exec.fence();
-        }
-    };
+    auto dev_send = [&]( long long b, int peer ) { one_message( b, peer, true ); };
+    auto dev_recv = [&]( long long b, int peer ) { one_message( b, peer, false ); };
     auto host_send = [&]( long long b, int peer ) { MPI_Send( plain.data(), int( b ), MPI_BYTE, peer, tag, MPI_COMM_WORLD ); };
     auto host_recv = [&]( long long b, int peer ) {
         MPI_Recv( plain.data(), int( b ), MPI_BYTE, peer, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE );
@@ -160,6 +156,9 @@ int main( int argc, char* argv[] )
     app.add_option( "--min-bytes", set.min_bytes, "Smallest message" )->check( CLI::Range( 1LL, 1LL << 30 ) );
     app.add_option( "--max-bytes", set.max_bytes, "Largest message" )->check( CLI::Range( 1LL, 1LL << 30 ) );
     app.add_option( "--reps", set.reps, "Timed round trips per size" )->check( CLI::Range( 1, 100000 ) );
+    std::string transport = "automatic";
+    app.add_option( "--transport", transport, "automatic, staged, gpu-aware, nccl or ipc (sets MORULA_TRANSPORT)" )
+        ->check( CLI::IsMember( { "automatic", "staged", "gpu-aware", "nccl", "ipc" } ) );
     app.add_option( "--out", set.out, "JSON result file (written by rank 0)" );
     app.allow_extras(); // --kokkos-* arguments
     try
@@ -179,6 +178,8 @@ int main( int argc, char* argv[] )
         MPI_Finalize();
         return 2;
     }
+    if ( transport != "automatic" )
+        setenv( "MORULA_TRANSPORT", transport.c_str(), 1 );
     const int rc = morula::bench::mpi::run_on_rank_device(
         argc, argv, [&]( int ) { return pingpong::run( Kokkos::DefaultExecutionSpace(), set ); } );
     MPI_Finalize();
