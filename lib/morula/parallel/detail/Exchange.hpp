@@ -383,14 +383,6 @@ inline std::vector<MPI_Request> post_messages( MPI_Comm comm, const CommPlan& pl
     return requests;
 }
 
-//! post_messages(), then waits for all of them.
-inline void post_and_wait( MPI_Comm comm, const CommPlan& plan, int tag_offset, std::size_t row_bytes,
-                           const unsigned char* send, unsigned char* recv )
-{
-    auto requests = post_messages( comm, plan, tag_offset, row_bytes, send, recv );
-    MPI_Waitall( static_cast<int>( requests.size() ), requests.data(), MPI_STATUSES_IGNORE );
-}
-
 //! The messages of `plan` between this rank and itself, paired as MPI would match them (same tag,
 //! in order), and the plan without them.
 inline std::pair<std::vector<std::pair<Message, Message>>, CommPlan> split_self_messages( MPI_Comm comm,
