@@ -4,6 +4,7 @@
 //   mpiexec -n P distributed_mechanics_benchmark (--agents-per-rank N | --agents-total N)
 //       [--steps 20] [--warmup-steps 4] [--rebuild-every 1] [--scalar float|double] [--runs 3]
 //       [--neighbors 27] [--max-displacement 3] [--images minimum|ghosts]
+//       [--order automatic|exchange-first|forces-first]
 //       [--transport automatic|host|staged|gpu-aware|nccl|ipc] [--timeline PREFIX] [--out results.json]
 //
 // Agents: BioDynaMo's cell of benchmark B of mechanics_benchmark (diameter 30, adherence 0.4, the
@@ -34,6 +35,8 @@
 // ranks against one plain GPU is P x that. --images chooses how a rank reaches its own periodic images
 // (minimum image of its grid, the default, or ghosts); --transport sets MORULA_TRANSPORT. --timeline
 // records one unfenced rebuild cycle per rank (StepTimeline.hpp; timeline_summary.py summarises it).
+// --order picks which of the ghost exchange and the owned forces a step starts first (issue #24;
+// parallel::OverlapOrder; automatic: forces first with NCCL).
 //
 // With several GPUs visible, each rank takes device (node-local rank mod device count), the local rank
 // coming from MPI_Comm_split_type(MPI_COMM_TYPE_SHARED), given to Kokkos as --kokkos-device-id.
@@ -82,6 +85,7 @@ struct Settings
     double max_displacement = 3;
     std::string images = "minimum";
     std::string transport = "automatic";
+    std::string order = "automatic";
     std::string timeline; // file prefix: one unfenced rebuild cycle recorded per rank (StepTimeline.hpp)
     std::string out;
 };
@@ -155,7 +159,10 @@ RankSample one_run( const ExecutionSpace& exec, const Settings& set, const paral
             KOKKOS_LAMBDA( const int i ) { ids( i ) += offset; } );
     }
     const auto images = set.images == "ghosts" ? parallel::PeriodicImages::ghosts : parallel::PeriodicImages::minimum_image;
-    parallel::DistributedSphereMechanics<Scalar, mem> dm( dec, mp, set.rebuild_every, images );
+    const auto order = set.order == "exchange-first" ? parallel::OverlapOrder::exchange_first
+                       : set.order == "forces-first" ? parallel::OverlapOrder::forces_first
+                                                     : parallel::OverlapOrder::automatic;
+    parallel::DistributedSphereMechanics<Scalar, mem> dm( dec, mp, set.rebuild_every, images, order );
     for ( int s = 0; s < set.warmup_steps; ++s )
         dm.step( exec, agents );
     // Unfenced steps first (what a run costs), then the same number with every phase fenced and timed.
@@ -338,6 +345,9 @@ nlohmann::json run_case( const ExecutionSpace& exec, const Settings& set )
              { "agents_migrated_per_rank_per_step_mean", migrated_mean.median() },
              { "transport", transport },
              { "periodic_images", set.images },
+             { "overlap_order", set.order },
+             { "overlap_order_resolved",
+               set.order != "automatic" ? set.order : ( transport == "nccl" || transport == "rccl" ) ? "forces-first" : "exchange-first" },
              { "plain_single_gpu_step",
                { { "agents", n_local },
                  { "seconds_median", plain },
@@ -419,6 +429,8 @@ int main( int argc, char* argv[] )
         ->check( CLI::Range( 0.0, 1000.0 ) );
     app.add_option( "--images", set.images, "A rank's own periodic images: minimum (image of its grid) or ghosts" )
         ->check( CLI::IsMember( { "minimum", "ghosts" } ) );
+    app.add_option( "--order", set.order, "Rebuild steps: start the ghost exchange or the owned forces first" )
+        ->check( CLI::IsMember( { "automatic", "exchange-first", "forces-first" } ) );
     app.add_option( "--transport", set.transport, "automatic, host, staged, gpu-aware, nccl or ipc (sets MORULA_TRANSPORT)" )
         ->check( CLI::IsMember( { "automatic", "host", "staged", "gpu-aware", "nccl", "ipc" } ) );
     app.add_option( "--timeline", set.timeline,

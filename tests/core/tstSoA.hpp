@@ -8,6 +8,7 @@
 #include <numeric>
 #include <random>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace morula_test_soa
@@ -59,6 +60,20 @@ std::vector<std::size_t> iota( std::size_t n )
     return v;
 }
 
+// A random permutation of [0, n), on the host and as a device View.
+std::pair<std::vector<std::size_t>, Kokkos::View<int*, TEST_MEMSPACE>> shuffled( std::size_t n, unsigned seed )
+{
+    std::vector<std::size_t> perm = iota( n );
+    std::mt19937 rng( seed );
+    std::shuffle( perm.begin(), perm.end(), rng );
+    Kokkos::View<int*, TEST_MEMSPACE> p( "perm", n );
+    auto ph = Kokkos::create_mirror_view( p );
+    for ( std::size_t i = 0; i < n; ++i )
+        ph( i ) = static_cast<int>( perm[i] );
+    Kokkos::deep_copy( p, ph );
+    return { perm, p };
+}
+
 TEST( TEST_CATEGORY, soa_growth_keeps_every_entry )
 {
     Storage s( "cells", 100 );
@@ -107,14 +122,7 @@ TEST( TEST_CATEGORY, soa_permute_gathers_every_field )
     const std::size_t n = 1000;
     Storage s( "cells", n, 1500 );
     fill( s, 0, n );
-    std::vector<std::size_t> perm = iota( n );
-    std::mt19937 rng( 7 );
-    std::shuffle( perm.begin(), perm.end(), rng );
-    Kokkos::View<int*, TEST_MEMSPACE> p( "perm", n );
-    auto ph = Kokkos::create_mirror_view( p );
-    for ( std::size_t i = 0; i < n; ++i )
-        ph( i ) = static_cast<int>( perm[i] );
-    Kokkos::deep_copy( p, ph );
+    const auto [perm, p] = shuffled( n, 7 );
     s.permute( TEST_EXECSPACE(), p );
     expect_content( s, perm );
     EXPECT_EQ( s.capacity(), 1500u );
@@ -124,6 +132,27 @@ TEST( TEST_CATEGORY, soa_permute_gathers_every_field )
     for ( std::size_t i = 0; i < n; ++i )
         twice[i] = perm[perm[i]];
     expect_content( s, twice );
+}
+
+// The first n entries are permuted, the ones behind them keep their rows (a distributed run's ghosts
+// behind its owned agents), twice (the spare buffers swap), and bad sizes are refused.
+TEST( TEST_CATEGORY, soa_permute_leading_keeps_the_rest )
+{
+    const std::size_t n = 700, size = 1000;
+    Storage s( "cells", size, 1200 );
+    fill( s, 0, size );
+    const auto [perm, p] = shuffled( n, 11 );
+    s.permute_leading( TEST_EXECSPACE(), p, n );
+    std::vector<std::size_t> expected = iota( size );
+    std::copy( perm.begin(), perm.end(), expected.begin() );
+    expect_content( s, expected );
+    s.permute_leading( TEST_EXECSPACE(), p, n );
+    for ( std::size_t i = 0; i < n; ++i )
+        expected[i] = perm[perm[i]];
+    expect_content( s, expected );
+    EXPECT_EQ( s.size(), size );
+    EXPECT_THROW( s.permute_leading( TEST_EXECSPACE(), p, n + 1 ), InputError ) << "permutation too short";
+    EXPECT_THROW( s.permute_leading( TEST_EXECSPACE(), p, size + 1 ), InputError ) << "more than stored";
 }
 
 TEST( TEST_CATEGORY, soa_permute_rejects_short_permutation )

@@ -153,6 +153,10 @@ struct RunOptions
     morula::parallel::PeriodicImages images = morula::parallel::PeriodicImages::minimum_image;
     // Agents must have crossed a periodic face and changed rank.
     bool expect_crossings = true;
+    // Cell-order sort every this many steps (rebuilds or not).
+    int sort_every = 1;
+    // Which of the ghost exchange and the owned forces a rebuild step starts first.
+    morula::parallel::OverlapOrder order = morula::parallel::OverlapOrder::automatic;
 };
 
 /*
@@ -172,7 +176,8 @@ void check_against_single_rank( const Box<double>& box, const std::vector<HostAg
     const double tolerance = 1e-10;
     const int me = comm_rank(), size = comm_size();
     CartesianDecomposition<double> dec( MPI_COMM_WORLD, box, opt.halo_width, opt.dims );
-    const auto params = parameters( opt.max_displacement );
+    auto params = parameters( opt.max_displacement );
+    params.sort_every = opt.sort_every;
     const auto reference = single_rank( box, params, start, opt.steps );
 
     std::vector<HostAgent<double>> mine;
@@ -181,7 +186,7 @@ void check_against_single_rank( const Box<double>& box, const std::vector<HostAg
             mine.push_back( h );
     auto agents = morula_test_mechanics::from_host<double, TEST_MEMSPACE>( mine );
     TEST_EXECSPACE exec;
-    DistributedSphereMechanics<double, TEST_MEMSPACE> dm( dec, params, opt.rebuild_every, opt.images );
+    DistributedSphereMechanics<double, TEST_MEMSPACE> dm( dec, params, opt.rebuild_every, opt.images, opt.order );
     const long long n_total = static_cast<long long>( start.size() );
     const long long id_sum = n_total * ( n_total - 1 ) / 2;
     int errors = 0;
@@ -365,14 +370,19 @@ TEST( TEST_CATEGORY, distributed_mechanics_matches_single_rank_mixed_boundaries 
     check_against_single_rank( box, clusters( box, planes, 60, 0.9, 12 ), opt );
 }
 
-// Halo::update between rebuilds: the halo is widened by the drift of the steps in between.
+// Halo::update between rebuilds: the halo is widened by the drift of the steps in between. The owned
+// agents are sorted between rebuilds too (every step, and every 3 steps: out of phase with the
+// rebuilds), the halo's lists renumbered.
 TEST( TEST_CATEGORY, distributed_mechanics_rebuild_every_four_steps )
 {
     const Box<double> box( { 0, 0, 0 }, { 40, 40, 40 }, Boundary::periodic );
-    for ( const auto images : { morula::parallel::PeriodicImages::minimum_image,
-                                morula::parallel::PeriodicImages::ghosts } )
+    for ( const auto& [images, sort_every] :
+          { std::pair{ morula::parallel::PeriodicImages::minimum_image, 1 },
+            std::pair{ morula::parallel::PeriodicImages::ghosts, 1 },
+            std::pair{ morula::parallel::PeriodicImages::minimum_image, 3 } } )
     {
         RunOptions opt;
+        opt.sort_every = sort_every;
         opt.rebuild_every = 4;
         opt.max_displacement = 0.5;
         opt.halo_width = 8.5; // > largest diameter 2.4 + 2 x 1.5, + 2 x 3 steps x 0.5
@@ -383,6 +393,57 @@ TEST( TEST_CATEGORY, distributed_mechanics_rebuild_every_four_steps )
         rank_planes( box, opt.halo_width, opt.dims, planes );
         check_against_single_rank( box, clusters( box, planes, 90, 0.9, 13 ), opt );
     }
+}
+
+/*
+  A rebuild step may launch the owned agents' forces before it plans the halo (OverlapOrder::
+  forces_first, automatic with NCCL) or after (exchange_first): the same kernels on the same data, so
+  the same agents bit for bit, on every rank. The agents start in SoAs of exactly their size, so the
+  first halo build must grow the SoA while the forces may be reading it (the halo waits for them then).
+  Both orders also agree with the single-rank model, every step a rebuild.
+*/
+TEST( TEST_CATEGORY, distributed_mechanics_overlap_orders_agree )
+{
+    using morula::parallel::OverlapOrder;
+    const Box<double> box( { 0, 0, 0 }, { 40, 40, 40 }, Boundary::periodic );
+    const int me = comm_rank(), size = comm_size();
+    std::vector<double> planes[3];
+    rank_planes( box, 6.0, { 0, 0, 0 }, planes );
+    const auto start = clusters( box, planes, 90, 0.9, 15 );
+    std::vector<std::vector<std::pair<int, HostAgent<double>>>> results;
+    for ( const auto order : { OverlapOrder::exchange_first, OverlapOrder::forces_first } )
+    {
+        CartesianDecomposition<double> dec( MPI_COMM_WORLD, box, 6.0 );
+        std::vector<HostAgent<double>> mine;
+        for ( const auto& h : start )
+            if ( h.id % size == me )
+                mine.push_back( h );
+        auto agents = morula_test_mechanics::from_host<double, TEST_MEMSPACE>( mine );
+        TEST_EXECSPACE exec;
+        DistributedSphereMechanics<double, TEST_MEMSPACE> dm( dec, parameters(), 1,
+                                                              morula::parallel::PeriodicImages::minimum_image, order );
+        EXPECT_EQ( dm.overlap_order(), order );
+        for ( int s = 0; s < 20; ++s )
+            dm.step( exec, agents );
+        exec.fence();
+        auto owned = gather_owned( agents, dm.num_owned() );
+        std::sort( owned.begin(), owned.end(),
+                   []( const auto& a, const auto& b ) { return a.second.id < b.second.id; } );
+        results.push_back( owned );
+    }
+    ASSERT_EQ( results[0].size(), start.size() );
+    ASSERT_EQ( results[1].size(), start.size() );
+    int differing = 0;
+    for ( std::size_t k = 0; k < start.size(); ++k )
+    {
+        const auto& [ra, a] = results[0][k];
+        const auto& [rb, b] = results[1][k];
+        differing += ra != rb || a.id != b.id || a.x[0] != b.x[0] || a.x[1] != b.x[1] || a.x[2] != b.x[2];
+    }
+    EXPECT_EQ( differing, 0 ) << "the two overlap orders moved agents differently";
+    RunOptions opt;
+    opt.order = OverlapOrder::forces_first;
+    check_against_single_rank( box, start, opt );
 }
 
 // step( exec, agents, true ) fences and times each phase: the same agents as untimed steps, bit for bit,

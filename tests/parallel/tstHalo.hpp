@@ -387,6 +387,34 @@ void check_halves( const Box<Scalar>& box, std::array<int, 3> dims )
                0 )
         << "a build in halves differs from a blocking build";
     EXPECT_EQ( b.num_boundary(), a.num_boundary() );
+    // The export lists found first on exec (as DistributedSphereMechanics does before its forces), the
+    // build then started on the other instance: the same ghosts. An export search for another count
+    // of particles is not reused.
+    {
+        TestParticles<Scalar> found( "halo_found" );
+        upload( found, mine );
+        Halo<TEST_MEMSPACE, Scalar> c( dec, morula::parallel::detail::MessageBuffers<TEST_MEMSPACE>() );
+        c.find_exports( exec, found, n_owned / 2 );
+        c.find_exports( exec, found, n_owned );
+        c.start_build( other, found, n_owned );
+        c.finish_build( other, found );
+        other.fence();
+        int bad_found = 0;
+        EXPECT_EQ( differences( download( found, 0, found.size(), bad_found ),
+                                download( blocking, 0, blocking.size(), bad_found ) ),
+                   0 )
+            << "a build from found export lists differs from a blocking build";
+        EXPECT_EQ( bad_found, 0 );
+        EXPECT_EQ( c.num_boundary(), a.num_boundary() );
+        TestParticles<Scalar> stale( "halo_stale" );
+        upload( stale, mine );
+        c.find_exports( exec, stale, n_owned / 2 );
+        c.build( exec, stale, n_owned ); // searches again, for all n_owned
+        EXPECT_EQ( differences( download( stale, 0, stale.size(), bad_found ),
+                                download( blocking, 0, blocking.size(), bad_found ) ),
+                   0 )
+            << "a build after an export search for fewer particles differs from a blocking build";
+    }
     // Updates: clobbered ghosts come back, positions and then every other field, in halves.
     clobber_ghosts( halves, n_owned );
     b.start_update( other, halves );
@@ -400,6 +428,40 @@ void check_halves( const Box<Scalar>& box, std::array<int, 3> dims )
         << "updates in halves differ from a blocking build";
     EXPECT_EQ( bad, 0 ) << "fields that do not match their id";
     EXPECT_TRUE( std::isfinite( double( sum ) ) );
+    // The owned particles reversed, the halo renumbered: an update sends the same ghosts in the same
+    // rows (ghosts carry their id: a wrong index shows as a field mismatch), and the boundary list
+    // names the same particles.
+    {
+        // A copy (a host mirror of host memory would be the list itself, renumbered below).
+        std::vector<int> before;
+        {
+            auto list = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), b.boundary_particles() );
+            before.assign( list.data(), list.data() + list.extent( 0 ) );
+        }
+        Kokkos::View<int*, TEST_MEMSPACE> reverse( "halo_test_reverse", n_owned );
+        Kokkos::parallel_for(
+            "halo_test_reverse", Kokkos::RangePolicy<TEST_EXECSPACE>( exec, 0, n_owned ),
+            KOKKOS_LAMBDA( const std::size_t i ) { reverse( i ) = static_cast<int>( n_owned - 1 - i ); } );
+        halves.permute_leading( exec, reverse, n_owned );
+        b.renumber_owned( exec, reverse );
+        clobber_ghosts( halves, n_owned );
+        b.template update<0, 1, 2, 3>( exec, halves );
+        exec.fence();
+        int bad_renumbered = 0;
+        const auto got = download( halves, n_owned, halves.size(), bad_renumbered );
+        const auto want = download( blocking, n_owned, blocking.size(), bad_renumbered );
+        EXPECT_EQ( differences( got, want ), 0 ) << "ghosts after renumbering differ";
+        EXPECT_EQ( bad_renumbered, 0 ) << "fields that do not match their id after renumbering";
+        auto after = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), b.boundary_particles() );
+        ASSERT_EQ( after.extent( 0 ), before.size() );
+        int misnamed = 0;
+        for ( std::size_t k = 0; k < before.size(); ++k )
+            misnamed += after( k ) != static_cast<int>( n_owned ) - 1 - before[k];
+        EXPECT_EQ( misnamed, 0 ) << "boundary particles not renumbered";
+        // Back to the original order for the checks below.
+        halves.permute_leading( exec, reverse, n_owned );
+        b.renumber_owned( exec, reverse );
+    }
     // Boundary particles: exactly the owned particles exported at least once.
     auto boundary = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), b.boundary_particles() );
     EXPECT_LE( b.num_boundary(), b.num_exports() );

@@ -141,7 +141,52 @@ class SoA
         permute_fields( std::make_index_sequence<num_fields>{}, exec, perm );
     }
 
+    /*!
+      \brief Reorders the first n entries of every field by a gather (entry i < n becomes old entry
+      perm(i), perm a permutation of [0, n)); entries n .. size() stay as they are. For the owned
+      particles of a distributed run, ahead of ghosts that must keep their rows.
+    */
+    template <class ExecutionSpace, class PermutationView>
+    void permute_leading( const ExecutionSpace& exec, const PermutationView& perm, std::size_t n )
+    {
+        static_assert( Kokkos::SpaceAccessibility<ExecutionSpace, MemorySpace>::accessible,
+                       "SoA::permute_leading: the execution space cannot access this memory space" );
+        if ( n > m_size || perm.extent( 0 ) < n )
+            throw InputError( detail::concat( "SoA::permute_leading(", m_label, "): ", n,
+                                              " entries to permute, with ", m_size, " stored and a permutation of ",
+                                              perm.extent( 0 ) ) );
+        compat::ScopedRegion region( "morula::core::SoA::permute_leading" );
+        permute_leading_fields( std::make_index_sequence<num_fields>{}, exec, perm, n );
+    }
+
   private:
+    template <std::size_t... I, class ExecutionSpace, class PermutationView>
+    void permute_leading_fields( std::index_sequence<I...>, const ExecutionSpace& exec, const PermutationView& perm,
+                                 std::size_t n )
+    {
+        ( permute_leading_one( exec, perm, n, std::get<I>( m_views ), std::get<I>( m_spare ) ), ... );
+    }
+
+    template <class ExecutionSpace, class PermutationView, class V>
+    void permute_leading_one( const ExecutionSpace& exec, const PermutationView& perm, std::size_t n, V& field,
+                              V& spare ) const
+    {
+        if ( spare.extent( 0 ) != field.extent( 0 ) )
+            spare = V( Kokkos::view_alloc( Kokkos::WithoutInitializing, field.label() + "::spare" ),
+                       field.extent( 0 ) );
+        detail::gather( exec, n, perm, field, spare );
+        if ( n < m_size )
+        {
+            const auto rest = std::make_pair( n, m_size );
+            if constexpr ( V::rank == 1 )
+                Kokkos::deep_copy( exec, Kokkos::subview( spare, rest ), Kokkos::subview( field, rest ) );
+            else
+                Kokkos::deep_copy( exec, Kokkos::subview( spare, rest, Kokkos::ALL ),
+                                   Kokkos::subview( field, rest, Kokkos::ALL ) );
+        }
+        std::swap( field, spare );
+    }
+
     template <std::size_t... I>
     void allocate( std::index_sequence<I...>, std::size_t cap )
     {

@@ -157,6 +157,29 @@ class UniformGrid
     }
 
     /*!
+      \brief permute() for SoA storage holding the particles built first and other entries after them
+      (a distributed run's ghosts): the first num_particles() entries go into cell order, the rest keep
+      their rows.
+      \throws core::InputError if data.size() is less than the number of particles built.
+    */
+    template <class ExecutionSpace, class... Types>
+    void permute_leading( const ExecutionSpace& exec, core::SoA<MemorySpace, Types...>& data )
+    {
+        if ( data.size() < static_cast<std::size_t>( m_num_particles ) )
+            throw core::InputError( core::detail::concat( "UniformGrid::permute_leading: the data hold ",
+                                                          data.size(), " entries, fewer than the ",
+                                                          m_num_particles, " particles built" ) );
+        data.permute_leading( exec, m_perm, static_cast<std::size_t>( m_num_particles ) );
+        m_data_sorted = true;
+    }
+
+    template <class ExecutionSpace, class S, class... Extra>
+    void permute_leading( const ExecutionSpace& exec, core::Particles<S, MemorySpace, Extra...>& data )
+    {
+        permute_leading( exec, static_cast<core::SoA<MemorySpace, S[3], Extra...>&>( data ) );
+    }
+
+    /*!
       \brief Permutes one View (rank 1 or 2, first extent >= number of particles) in place through a
       temporary copy. Does not mark the data as sorted: call set_data_sorted(true) once every array
       the queries read (the positions) is permuted.

@@ -136,18 +136,44 @@ class SphereMechanics
     template <class ExecutionSpace>
     void build_grid( const ExecutionSpace& exec, const agents_type& agents, std::size_t num_binned )
     {
+        if ( num_binned > agents.size() )
+            throw core::InputError( core::detail::concat( "SphereMechanics::build_grid: ", num_binned,
+                                                          " agents to bin, but there are ", agents.size() ) );
+        const int n = static_cast<int>( num_binned );
+        build_grid( exec, agents, num_binned,
+                    detail::agent_extent( exec, agents.positions(), agents.diameters(), agents.densities(), n,
+                                          m_box ) );
+    }
+
+    /*!
+      \brief build_grid( exec, agents, num_binned ) with the first num_binned agents' extent known:
+      detail::agent_extent() over them and box(), computed by the caller for a check of its own (one
+      reduction, and its host round trip, instead of two).
+    */
+    template <class ExecutionSpace>
+    void build_grid( const ExecutionSpace& exec, const agents_type& agents, std::size_t num_binned,
+                     const detail::AgentExtent<Scalar>& extent )
+    {
         compat::ScopedRegion region( "morula::mechanics::SphereMechanics::build_grid" );
         if ( num_binned > agents.size() )
             throw core::InputError( core::detail::concat( "SphereMechanics::build_grid: ", num_binned,
                                                           " agents to bin, but there are ", agents.size() ) );
         const int n = static_cast<int>( num_binned );
-        const detail::AgentExtent<Scalar> extent =
-            detail::agent_extent( exec, agents.positions(), agents.diameters(),
-                                  agents.densities(), n, m_box );
         const Scalar cutoff = extent.max_diameter + 2 * m_params.force.radius_extension;
         ensure_grid( extent, cutoff > 0 ? cutoff : Scalar( 1 ) );
         m_grid->build( exec, agents.positions(), n );
         ++m_builds;
+    }
+
+    /*!
+      \brief sort_agents() for the agents binned by the last build_grid( exec, agents, n ): the first n
+      go into cell order, the agents behind them (a distributed run's ghosts) keep their rows.
+    */
+    template <class ExecutionSpace>
+    void sort_binned_agents( const ExecutionSpace& exec, agents_type& agents )
+    {
+        compat::ScopedRegion region( "morula::mechanics::SphereMechanics::sort_binned_agents" );
+        m_grid->permute_leading( exec, agents );
     }
 
     //! Permutes every agent field into the order of the last build_grid() (Z-order by default).

@@ -61,11 +61,17 @@ struct HaloSendRule
     {
         const Scalar p[3] = { x, y, z };
         int low[3], high[3];
+        int near = 0;
         for ( int a = 0; a < 3; ++a )
         {
             low[a] = has_low[a] && p[a] < low_limit[a];
             high[a] = has_high[a] && p[a] >= high_limit[a];
+            near |= low[a] | high[a];
         }
+        // Most particles are near no face: skip the 26 directions (the scan over 4M agents, which
+        // calls this twice per agent, took 0.48 ms on an H200 without this, 0.22 with it).
+        if ( !near )
+            return 0u;
         std::uint32_t m = 0;
         for ( int s = 0; s < num_directions; ++s )
         {
@@ -108,41 +114,96 @@ std::size_t halo_boundary_particles( const ExecutionSpace& exec, std::size_t n, 
 }
 
 /*!
-  \brief One exclusive scan over (slot, boundary particle) pairs, slot-major: offsets(s) is the first
-  export row of slot s, offsets(26) the total; export row r gets its particle and slot (the export
-  Views hold at least HaloSendRule::max_directions() m rows). Atomics-free and
+  \brief The direction slots that have a neighbour, in slot order (what the export scan runs over),
+  and for each the first slot whose offset it also sets (the slots without a neighbour before it).
+*/
+struct ExportSlots
+{
+    Kokkos::Array<int, num_directions> slot{};       //!< the q-th slot with a neighbour
+    Kokkos::Array<int, num_directions> first_slot{}; //!< slots first_slot[q] .. slot[q] start where slot[q] does
+    int count = 0;
+
+    explicit ExportSlots( std::uint32_t slot_exists )
+    {
+        int previous = -1;
+        for ( int s = 0; s < num_directions; ++s )
+            if ( ( slot_exists >> s ) & 1u )
+            {
+                slot[count] = s;
+                first_slot[count] = previous + 1;
+                previous = s;
+                ++count;
+            }
+    }
+};
+
+/*!
+  \brief One exclusive scan over (slot, boundary particle) pairs, slot-major, over the slots that have a
+  neighbour only (2 of 26 for a 2 x 1 x 1 decomposition whose other axes wrap in the rank's own grid):
+  offsets(s) is the first export row of slot s, offsets(26) the total; export row r gets its particle and
+  slot (the export Views hold at least HaloSendRule::max_directions() m rows). Atomics-free and
   deterministic: rows are in slot order, then particle order.
 */
 template <class ExecutionSpace, class MaskView, class OffsetView, class IndexView>
-void halo_export_scan( const ExecutionSpace& exec, std::size_t m, const IndexView& boundary,
+void halo_export_scan( const ExecutionSpace& exec, std::size_t m, const ExportSlots& slots, const IndexView& boundary,
                        const MaskView& boundary_mask, const OffsetView& offsets, const IndexView& index,
                        const IndexView& slot )
 {
-    const std::size_t total = m * num_directions;
+    const std::size_t total = m * static_cast<std::size_t>( slots.count );
     if ( total == 0 )
     {
         Kokkos::deep_copy( exec, offsets, 0 );
         return;
     }
-    Kokkos::parallel_scan(
-        "morula::parallel::halo_export_scan", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, total ),
-        KOKKOS_LAMBDA( const std::size_t k, int& update, const bool final ) {
-            const int s = static_cast<int>( k / m );
-            const std::size_t j = k % m;
-            const int flag = ( boundary_mask( j ) >> s ) & 1u;
-            if ( final )
+    // 32-bit division where it fits (the scan divides every item by m).
+    const bool narrow = total < std::size_t( INT_MAX );
+    const int last_slot = slots.slot[slots.count - 1];
+    const auto scan = KOKKOS_LAMBDA( const std::size_t k, int& update, const bool final ) {
+        const std::size_t q = narrow ? static_cast<std::size_t>( static_cast<unsigned>( k ) / static_cast<unsigned>( m ) )
+                                     : k / m;
+        const std::size_t j = k - q * m;
+        const int s = slots.slot[q];
+        const int flag = ( boundary_mask( j ) >> s ) & 1u;
+        if ( final )
+        {
+            if ( j == 0 )
+                for ( int t = slots.first_slot[q]; t <= s; ++t ) // slots without a neighbour start here too
+                    offsets( t ) = update;
+            if ( flag )
             {
-                if ( j == 0 )
-                    offsets( s ) = update;
-                if ( flag )
-                {
-                    index( update ) = boundary( j );
-                    slot( update ) = s;
-                }
-                if ( k + 1 == total )
-                    offsets( num_directions ) = update + flag;
+                index( update ) = boundary( j );
+                slot( update ) = s;
             }
-            update += flag;
+            if ( k + 1 == total )
+                for ( int t = last_slot + 1; t <= num_directions; ++t )
+                    offsets( t ) = update + flag;
+        }
+        update += flag;
+    };
+    Kokkos::parallel_scan( "morula::parallel::halo_export_scan", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, total ),
+                           scan );
+}
+
+/*!
+  \brief After owned particle i became old particle perm(i), i < n: new_index(perm(i)) = i, then every
+  entry of the export index list (rows) and of the boundary list (m entries) maps to its new index.
+*/
+template <class ExecutionSpace, class PermutationView, class IndexView>
+void renumber( const ExecutionSpace& exec, std::size_t n, const PermutationView& perm, const IndexView& new_index,
+               std::size_t rows, const IndexView& export_index, std::size_t m, const IndexView& boundary )
+{
+    if ( n == 0 )
+        return;
+    Kokkos::parallel_for(
+        "morula::parallel::halo_new_index", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, n ),
+        KOKKOS_LAMBDA( const std::size_t i ) { new_index( perm( i ) ) = static_cast<int>( i ); } );
+    Kokkos::parallel_for(
+        "morula::parallel::halo_renumber", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, rows + m ),
+        KOKKOS_LAMBDA( const std::size_t k ) {
+            if ( k < rows )
+                export_index( k ) = new_index( export_index( k ) );
+            else
+                boundary( k - rows ) = new_index( boundary( k - rows ) );
         } );
 }
 
@@ -256,31 +317,65 @@ class Halo
     template <class ExecutionSpace, class SoAType>
     void start_build( const ExecutionSpace& exec, SoAType& particles, std::size_t n_owned )
     {
+        start_build( exec, particles, n_owned, [] {} );
+    }
+
+    /*!
+      \brief start_build() for a caller whose work on other execution space instances reads the owned
+      entries while the plan is made: `before_reallocation()` runs before the SoA is reallocated for
+      the ghosts (when it must grow), e.g. a fence of that work. Nothing else of the SoA changes under it.
+    */
+    template <class ExecutionSpace, class SoAType, class BeforeReallocation>
+    void start_build( const ExecutionSpace& exec, SoAType& particles, std::size_t n_owned,
+                      BeforeReallocation&& before_reallocation )
+    {
         static_assert( std::is_same_v<typename SoAType::memory_space, MemorySpace>,
                        "Halo: the SoA lives in another memory space" );
         static_assert( std::is_same_v<typename SoAType::template field_type<0>, Scalar[3]>,
                        "Halo: field 0 of the SoA must be the position, Scalar[3]" );
-        if ( n_owned > particles.size() )
-            throw core::InputError( core::detail::concat( "parallel::Halo: n_owned = ", n_owned,
-                                                          " exceeds the ", particles.size(),
-                                                          " stored entries" ) );
-        if ( n_owned > std::size_t( INT_MAX ) )
-            throw core::CapacityError( core::detail::concat( "parallel::Halo: ", n_owned,
-                                                             " particles on one rank exceed 2^31 - 1" ) );
+        check_owned( n_owned, particles.size() );
         check_idle( "build" );
         compat::ScopedRegion region( "morula::parallel::Halo::start_build" );
-        m_n_owned = n_owned;
+        if ( !( m_exports_found && m_n_owned == n_owned ) )
+        {
+            m_n_owned = n_owned;
+            find_exports( exec, particles.template get<0>() );
+        }
+        m_exports_found = false;
         m_transport = m_decomposition.transport_context().template transport<MemorySpace>();
-        build_plan( exec, particles.template get<0>() );
+        plan_messages();
         // Ghost rows are all written by the unpack: no zero-fill (resize() would), and room with
         // headroom so that a slowly growing halo reallocates rarely.
         const std::size_t total = m_n_owned + m_n_ghost;
         if ( total > particles.capacity() )
+        {
+            before_reallocation();
             particles.reserve( total + total / 8 );
+        }
         particles.set_size( total );
         std::size_t row_bytes = 0;
         const auto rows = detail::soa_field_rows( particles, row_bytes );
         start_rows( exec, rows, row_bytes );
+    }
+
+    /*!
+      \brief Optional first step of start_build(), on an instance of the caller's choice: finds the
+      export lists of the first n_owned particles (two scans on the device, the 27 offsets read back;
+      not collective). The next start_build() for as many particles then starts from these lists;
+      the positions must not change in between. DistributedSphereMechanics runs this on its main
+      stream before it launches the forces, and start_build() after: the scans, which read every
+      position, then do not compete with the forces for the GPU, and only the count exchange with the
+      neighbours, the pack and the messages run beside them.
+    */
+    template <class ExecutionSpace, class SoAType>
+    void find_exports( const ExecutionSpace& exec, const SoAType& particles, std::size_t n_owned )
+    {
+        check_owned( n_owned, particles.size() );
+        check_idle( "find_exports" );
+        compat::ScopedRegion region( "morula::parallel::Halo::find_exports" );
+        m_n_owned = n_owned;
+        find_exports( exec, particles.template get<0>() );
+        m_exports_found = true;
     }
 
     //! The second half of build(): waits for the messages and unpacks every field of the ghosts.
@@ -350,9 +445,31 @@ class Halo
     }
 
     /*!
+      \brief Follows a reordering of the owned particles between builds: owned particle i is now the
+      one that was perm(i) (perm a permutation of [0, num_owned()), as SoA::permute_leading() applies).
+      The export lists and boundary_particles() then name the same particles at their new places, so
+      that update() sends what it sent before, in the same rows: the neighbours' ghosts keep their
+      order. For a cell-order sort of the owned particles between rebuilds.
+    */
+    template <class ExecutionSpace, class PermutationView>
+    void renumber_owned( const ExecutionSpace& exec, const PermutationView& perm )
+    {
+        check_idle( "renumber_owned" );
+        if ( perm.extent( 0 ) < m_n_owned )
+            throw core::InputError( core::detail::concat( "parallel::Halo::renumber_owned: a permutation of ",
+                                                          perm.extent( 0 ), " entries for ", m_n_owned,
+                                                          " owned particles" ) );
+        compat::ScopedRegion region( "morula::parallel::Halo::renumber_owned" );
+        detail::grow_to( m_new_index, m_n_owned, "morula::parallel::halo_new_index" );
+        detail::renumber( exec, m_n_owned, perm, m_new_index, m_plan.send_rows, m_export_index, m_n_boundary,
+                          m_boundary );
+    }
+
+    /*!
       \brief The owned particles within the halo width of a face towards a neighbour at the last build
-      (those exported at least once), in particle order: entries [0, num_boundary()) of the View. Every
-      other owned particle is farther than the halo width from every ghost of that build.
+      (those exported at least once), in particle order at the build (after renumber_owned(), the same
+      particles in the same list order, under their new indices): entries [0, num_boundary()) of the View. Every other owned particle is farther
+      than the halo width from every ghost of that build.
     */
     Kokkos::View<const int*, MemorySpace> boundary_particles() const
     {
@@ -361,8 +478,9 @@ class Halo
     std::size_t num_boundary() const { return m_n_boundary; }
 
     // Public because nvcc rejects extended lambdas in private member functions.
+    // The export lists of the first m_n_owned particles, and their 27 offsets on the host.
     template <class ExecutionSpace, class PositionView>
-    void build_plan( const ExecutionSpace& exec, const PositionView& x )
+    void find_exports( const ExecutionSpace& exec, const PositionView& x )
     {
         const auto& dec = m_decomposition;
         detail::HaloSendRule<Scalar> rule;
@@ -393,9 +511,16 @@ class Halo
         const std::size_t most = std::size_t( rule.max_directions() ) * m;
         detail::grow_to( m_export_index, most, "morula::parallel::halo_export_index" );
         detail::grow_to( m_export_slot, most, "morula::parallel::halo_export_slot" );
-        detail::halo_export_scan( exec, m, m_boundary, m_boundary_mask, m_offsets, m_export_index, m_export_slot );
+        detail::halo_export_scan( exec, m, detail::ExportSlots( rule.slot_exists ), m_boundary, m_boundary_mask,
+                                  m_offsets, m_export_index, m_export_slot );
         Kokkos::deep_copy( exec, m_offsets_host, m_offsets );
         exec.fence();
+    }
+
+    // The counts exchanged with the neighbours (non-blocking MPI, one int per direction, waited for) and
+    // the messages of the build, from the export offsets of find_exports().
+    void plan_messages()
+    {
         const std::size_t n_export = static_cast<std::size_t>( m_offsets_host( num_directions ) );
 
         // Counts: what goes in direction s arrives at that neighbour from its direction 25 - s.
@@ -472,6 +597,16 @@ class Halo
     static constexpr int count_tag = 0;
     static constexpr int data_tag = 64;
 
+    static void check_owned( std::size_t n_owned, std::size_t stored )
+    {
+        if ( n_owned > stored )
+            throw core::InputError( core::detail::concat( "parallel::Halo: n_owned = ", n_owned, " exceeds the ",
+                                                          stored, " stored entries" ) );
+        if ( n_owned > std::size_t( INT_MAX ) )
+            throw core::CapacityError( core::detail::concat( "parallel::Halo: ", n_owned,
+                                                             " particles on one rank exceed 2^31 - 1" ) );
+    }
+
     void check_idle( const char* what ) const
     {
         if ( m_pending.active )
@@ -546,6 +681,8 @@ class Halo
     mutable detail::PendingExchange m_pending; // between a start_* and its finish_*
     std::size_t m_n_boundary = 0;
     std::size_t m_ghost_offset[num_directions + 1] = {};
+    bool m_exports_found = false; // find_exports() ran for the next start_build()
+    Kokkos::View<int*, MemorySpace> m_new_index; // renumber_owned(): old index -> new
 };
 
 } // namespace morula::parallel

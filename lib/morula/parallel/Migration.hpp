@@ -62,41 +62,56 @@ struct MigrationWorkspace
     Kokkos::View<int*, MemorySpace> filler;               //!< stayers above it that move there
     Kokkos::View<int*, MemorySpace> send_offset;          //!< first send row of each rank (size + 1)
     Kokkos::View<int*, MemorySpace> counters;             //!< holes, fillers
+    //! The leavers' keys on the host, where few enough to sort there.
+    typename Kokkos::View<std::uint64_t*, MemorySpace>::HostMirror leaver_key_host;
 };
+
+//! Up to this many leavers are sorted on the host (two small copies) rather than on the device (a
+//! device sort and the per-rank offsets read back: 0.15 ms for 160 leavers on an H200).
+constexpr std::size_t host_sorted_leavers = 1 << 16;
 
 namespace detail
 {
 
 /*!
-  \brief One scan over the owned particles: wraps periodic axes in place (written in the final pass
-  only), computes each owner and compacts the leavers' keys owner << 32 | i, in particle order, into
-  leaver_key. Returns the number of leavers (the one value the host needs to go on).
+  \brief One pass over the owned particles: wraps periodic axes in place (writing only the coordinates
+  that change), computes each owner and appends the leavers' keys owner << 32 | i to leaver_key, in
+  no particular order (one atomic per leaver; the sort by key that follows makes the order
+  deterministic). `counter` (one int on the device) counts them. Returns the number of leavers (the
+  one value the host needs to go on).
+
+  One pass with atomics for the few leavers, not a scan: an exclusive scan evaluates the owner twice
+  and writes every position (0.42 ms of a 4M-agent step on an H100, against a 5 ms step).
 */
-template <class ExecutionSpace, class Scalar, class PositionView, class KeyView>
+template <class ExecutionSpace, class Scalar, class PositionView, class KeyView, class CounterView>
 std::size_t migration_leavers( const ExecutionSpace& exec, std::size_t n, const CartesianOwner<Scalar>& owner,
-                               int me, const PositionView& x, const KeyView& leaver_key )
+                               int me, const PositionView& x, const KeyView& leaver_key,
+                               const CounterView& counter )
 {
     if ( n == 0 )
         return 0;
-    unsigned long long leavers = 0;
-    Kokkos::parallel_scan(
+    Kokkos::deep_copy( exec, counter, 0 );
+    Kokkos::parallel_for(
         "morula::parallel::migration_leavers", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, n ),
-        KOKKOS_LAMBDA( const std::size_t i, unsigned long long& before, const bool final ) {
+        KOKKOS_LAMBDA( const std::size_t i ) {
             Scalar w[3];
             for ( int a = 0; a < 3; ++a )
-                w[a] = owner.wrap( a, x( i, a ) );
-            const int r = owner( w[0], w[1], w[2] );
-            const bool leaves = r != me;
-            if ( final )
             {
-                for ( int a = 0; a < 3; ++a )
+                const Scalar xa = x( i, a );
+                w[a] = owner.wrap( a, xa );
+                if ( w[a] != xa )
                     x( i, a ) = w[a];
-                if ( leaves )
-                    leaver_key( before ) = ( static_cast<std::uint64_t>( r ) << 32 ) | static_cast<std::uint64_t>( i );
             }
-            before += leaves ? 1 : 0;
-        },
-        leavers );
+            const int r = owner( w[0], w[1], w[2] );
+            if ( r != me )
+            {
+                const int k = Kokkos::atomic_fetch_add( &counter(), 1 );
+                leaver_key( k ) = ( static_cast<std::uint64_t>( r ) << 32 ) | static_cast<std::uint64_t>( i );
+            }
+        } );
+    int leavers = 0;
+    Kokkos::deep_copy( exec, leavers, counter );
+    exec.fence();
     return static_cast<std::size_t>( leavers );
 }
 
@@ -258,13 +273,14 @@ bool exchange_migration_counts( const CartesianDecomposition<Scalar>& dec, Count
   \brief Sends every owned particle that left this rank's subdomain to its owner, with every field.
 
   Entries [0, n_owned) of `particles` are this rank's particles (field 0 the position, Scalar[3]);
-  anything behind them (old ghosts) is dropped. On the device, in one scan: periodic axes are wrapped
+  anything behind them (old ghosts) is dropped. On the device, in one pass: periodic axes are wrapped
   into the box (the stored positions change accordingly), each particle's owner is computed with
-  CartesianDecomposition::owner(), and the leavers' keys (owner, index) are compacted. Only the leavers
-  are sorted (unique keys: a deterministic order) and packed, every field of a leaver in one message row,
+  CartesianDecomposition::owner(), and the leavers' keys (owner, index) are appended. Only the leavers
+  are sorted (unique keys: a deterministic order whatever the order of the appends) and packed, every field of a leaver in one message row,
   one kernel. The stayers do not move, except that the last stayers close the places the leavers left
   (one copy per leaver at most, instead of rewriting every stayer). A rank nobody leaves packs nothing.
-  The host reads back the number of leavers and the per-rank offsets only.
+  The host reads back the number of leavers, then either their keys, which it sorts and copies back (up
+  to host_sorted_leavers of them: the usual step), or, after a device sort of more, the per-rank offsets.
 
   Counts: each rank checks whether all its leaving particles go to its (up to 26, deduplicated)
   neighbour ranks; one MPI_Allreduce (logical or) of "some particle went further" follows. If none did,
@@ -304,13 +320,34 @@ MigrationResult migrate( const ExecutionSpace& exec, const CartesianDecompositio
     // Usually few particles leave a rank, and none on one rank: only the leavers are sorted (by owner,
     // then index) and packed.
     detail::grow_to( workspace.leaver_key, n, "morula::parallel::migration_leaver_key" );
+    detail::grow_to( workspace.counters, 2, "morula::parallel::migration_counters" );
     const std::size_t leavers = detail::migration_leavers( exec, n, owner, me, particles.template get<0>(),
-                                                           workspace.leaver_key );
+                                                           workspace.leaver_key,
+                                                           Kokkos::subview( workspace.counters, 0 ) );
     const std::size_t n_stay = n - leavers;
     const auto leaver_key = Kokkos::subview( workspace.leaver_key, std::make_pair( std::size_t( 0 ), leavers ) );
     std::vector<int> send_count( nranks, 0 ), recv_count( nranks );
     std::vector<std::size_t> h_off( static_cast<std::size_t>( nranks ) + 1, 0 ); // first send row per rank
-    if ( leavers > 0 )
+    if ( leavers > 0 && leavers <= host_sorted_leavers )
+    {
+        // Few leavers (every step but the first): sorted on the host, where their per-rank offsets
+        // come for free, and copied back for the pack.
+        using host_keys = decltype( workspace.leaver_key_host );
+        if ( workspace.leaver_key_host.extent( 0 ) < leavers )
+            workspace.leaver_key_host = host_keys(
+                Kokkos::view_alloc( Kokkos::WithoutInitializing, std::string( "morula::parallel::migration_leaver_key_host" ) ),
+                host_sorted_leavers );
+        const auto keys = Kokkos::subview( workspace.leaver_key_host, std::make_pair( std::size_t( 0 ), leavers ) );
+        Kokkos::deep_copy( exec, keys, leaver_key );
+        exec.fence();
+        std::sort( keys.data(), keys.data() + leavers );
+        Kokkos::deep_copy( exec, leaver_key, keys );
+        for ( std::size_t k = 0; k < leavers; ++k )
+            ++send_count[static_cast<int>( keys( k ) >> 32 )];
+        for ( int r = 0; r < nranks; ++r )
+            h_off[r + 1] = h_off[r] + static_cast<std::size_t>( send_count[r] );
+    }
+    else if ( leavers > 0 )
     {
         compat::sort( exec, leaver_key );
         detail::grow_to( workspace.send_offset, std::size_t( nranks ) + 1, "morula::parallel::migration_send_offset" );

@@ -45,9 +45,65 @@ void ensure_rows( View& v, std::size_t n, const char* label )
 }
 
 /*!
-  Largest diameter and, for open axes, the positions' range. A diameter or density that is not finite
-  and positive is an InputError naming the agent (the mass is density x volume, and a step divides by
-  it).
+  One pass over the agents for agent_extent(): the largest diameter (+infinity where a diameter or
+  density is not finite and positive) and the positions' range along the axes in `open_axes` (bit a
+  for axis a). One kernel and one read-back instead of one per quantity: this runs at every grid build,
+  and each reduction is a host round trip.
+*/
+template <class Scalar, class PositionView, class DiameterView>
+struct AgentExtentReduction
+{
+    struct value_type
+    {
+        Scalar max_diameter;
+        Scalar lo[3];
+        Scalar hi[3];
+    };
+    PositionView x;
+    DiameterView diameter;
+    DiameterView density;
+    unsigned open_axes;
+
+    KOKKOS_INLINE_FUNCTION void init( value_type& v ) const
+    {
+        v.max_diameter = Scalar( 0 );
+        for ( int a = 0; a < 3; ++a )
+        {
+            v.lo[a] = Kokkos::Experimental::infinity<Scalar>::value;
+            v.hi[a] = -Kokkos::Experimental::infinity<Scalar>::value;
+        }
+    }
+    KOKKOS_INLINE_FUNCTION void join( value_type& a, const value_type& b ) const
+    {
+        a.max_diameter = b.max_diameter > a.max_diameter ? b.max_diameter : a.max_diameter;
+        for ( int d = 0; d < 3; ++d )
+        {
+            a.lo[d] = b.lo[d] < a.lo[d] ? b.lo[d] : a.lo[d];
+            a.hi[d] = b.hi[d] > a.hi[d] ? b.hi[d] : a.hi[d];
+        }
+    }
+    KOKKOS_INLINE_FUNCTION void operator()( const int i, value_type& v ) const
+    {
+        const Scalar inf = Kokkos::Experimental::infinity<Scalar>::value;
+        const Scalar d = diameter( i );
+        const Scalar rho = density( i );
+        const Scalar m = ( d > Scalar( 0 ) && d < inf && rho > Scalar( 0 ) && rho < inf ) ? d : inf;
+        v.max_diameter = m > v.max_diameter ? m : v.max_diameter;
+        for ( int a = 0; a < 3; ++a )
+        {
+            if ( !( ( open_axes >> a ) & 1u ) )
+                continue;
+            const Scalar p = x( i, a );
+            v.lo[a] = p < v.lo[a] ? p : v.lo[a];
+            v.hi[a] = p > v.hi[a] ? p : v.hi[a];
+        }
+    }
+};
+
+/*!
+  Largest diameter and, for open axes, the positions' range, in one reduction (AgentExtentReduction).
+  A diameter or density that is not finite and positive is an InputError naming the agent (the mass is
+  density x volume, and a step divides by it).
 */
 template <class ExecutionSpace, class PositionView, class DiameterView, class Scalar>
 AgentExtent<Scalar> agent_extent( const ExecutionSpace& exec, const PositionView& x,
@@ -59,18 +115,15 @@ AgentExtent<Scalar> agent_extent( const ExecutionSpace& exec, const PositionView
         return e;
     const Scalar inf = std::numeric_limits<Scalar>::infinity();
     auto valid = [inf]( Scalar v ) { return v > Scalar( 0 ) && v < inf; };
-    Scalar dmax = 0;
-    // A bad diameter or density reduces to +infinity, so one pass detects it.
-    Kokkos::parallel_reduce(
-        "morula::mechanics::max_diameter", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, n ),
-        KOKKOS_LAMBDA( const int i, Scalar& m ) {
-            const Scalar d = diameter( i );
-            const Scalar rho = density( i );
-            const Scalar v = ( d > Scalar( 0 ) && d < inf && rho > Scalar( 0 ) && rho < inf ) ? d : inf;
-            m = v > m ? v : m;
-        },
-        Kokkos::Max<Scalar>( dmax ) );
-    if ( !( dmax < inf ) )
+    using reduction = AgentExtentReduction<Scalar, PositionView, DiameterView>;
+    unsigned open_axes = 0;
+    for ( int a = 0; a < 3; ++a )
+        if ( box.boundary[a] == core::Boundary::open )
+            open_axes |= 1u << a;
+    typename reduction::value_type r;
+    Kokkos::parallel_reduce( "morula::mechanics::agent_extent", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, n ),
+                             reduction{ x, diameter, density, open_axes }, r );
+    if ( !( r.max_diameter < inf ) )
     {
         int first = INT_MAX;
         Kokkos::parallel_reduce(
@@ -90,27 +143,13 @@ AgentExtent<Scalar> agent_extent( const ExecutionSpace& exec, const PositionView
             "SphereMechanics: agent ", first, " has ", valid( d ) ? "density " : "diameter ",
             valid( d ) ? rho : d, " (expected a finite value > 0)" ) );
     }
-    e.max_diameter = dmax;
-    for ( int d = 0; d < 3; ++d )
-    {
-        if ( box.boundary[d] != core::Boundary::open )
-            continue;
-        using reducer = Kokkos::MinMax<Scalar>;
-        typename reducer::value_type range;
-        Kokkos::parallel_reduce(
-            "morula::mechanics::open_axis_range",
-            Kokkos::RangePolicy<ExecutionSpace>( exec, 0, n ),
-            KOKKOS_LAMBDA( const int i, typename reducer::value_type& r ) {
-                const Scalar v = x( i, d );
-                if ( v < r.min_val )
-                    r.min_val = v;
-                if ( v > r.max_val )
-                    r.max_val = v;
-            },
-            reducer( range ) );
-        e.lo[d] = range.min_val;
-        e.hi[d] = range.max_val;
-    }
+    e.max_diameter = r.max_diameter;
+    for ( int a = 0; a < 3; ++a )
+        if ( ( open_axes >> a ) & 1u )
+        {
+            e.lo[a] = r.lo[a];
+            e.hi[a] = r.hi[a];
+        }
     return e;
 }
 
