@@ -192,7 +192,18 @@ int run_angiogenesis( const AngioSettings& s )
     p.vessels.sprouting = sprouting && s.angiogenic_switch <= 0;
     p.validate( where );
 
+    angio::HostTubes tubes;
+    for ( std::size_t k = 0; k < s.vessels.size(); ++k )
+        tubes.add_vessel( s.vessels[k].points, s.vessels[k].radius, p.vessels.max_tube_length,
+                          core::detail::concat( where, ": vessels[", k, "]" ) );
     angio::HostCells cells;
+    // The tumour's sphere against the box before any cell is placed: a radius far beyond the box would
+    // otherwise place (radius / cell spacing)^3 cells before the check below sees one outside.
+    for ( int d = 0; d < 3 && s.tumour_radius > 0; ++d )
+        if ( !( s.tumour_centre[d] - s.tumour_radius >= 0 && s.tumour_centre[d] + s.tumour_radius <= s.box[d] ) )
+            throw core::InputError( core::detail::concat(
+                where, ": the tumour (tumour_centre, tumour_radius) reaches outside the box along ", "xyz"[d],
+                " (centre ", s.tumour_centre[d], ", radius ", s.tumour_radius, ", box [0, ", s.box[d], "])" ) );
     if ( s.tumour_radius > 0 )
     {
         angio::ClusterSpec cluster;
@@ -203,10 +214,6 @@ int run_angiogenesis( const AngioSettings& s )
         cluster.seed = p.seed;
         angio::add_cluster( cells, cluster );
     }
-    angio::HostTubes tubes;
-    for ( std::size_t k = 0; k < s.vessels.size(); ++k )
-        tubes.add_vessel( s.vessels[k].points, s.vessels[k].radius, p.vessels.max_tube_length,
-                          core::detail::concat( where, ": vessels[", k, "]" ) );
     const core::Box<Scalar> box( { 0, 0, 0 }, { Scalar( s.box[0] ), Scalar( s.box[1] ), Scalar( s.box[2] ) },
                                  core::Boundary::closed );
     for ( std::size_t i = 0; i < cells.size(); ++i )
@@ -233,7 +240,7 @@ int run_angiogenesis( const AngioSettings& s )
         std::printf( "HDF5 not available in this build: no snapshots\n" );
     std::ofstream csv( s.output + ".csv" );
     if ( !csv )
-        throw core::InputError( where + ": cannot write '" + s.output + ".csv'" );
+        throw core::IoError( where + ": cannot write '" + s.output + ".csv'" );
     csv << "step,time_h,cells,new,mature,hypoxic,dead,tubes,vessel_length_um,sprouts,anastomoses,mean_oxygen,max_taf\n";
     auto record = [&]( const io::AngioFrame& f ) {
         int count[4] = { 0, 0, 0, 0 };

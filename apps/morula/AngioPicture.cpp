@@ -317,7 +317,7 @@ bool write_angio_picture( const std::string& path, const io::AngioFrame& frame, 
     const cairo_status_t status = cairo_surface_write_to_png( surface, path.c_str() );
     cairo_surface_destroy( surface );
     if ( status != CAIRO_STATUS_SUCCESS )
-        throw core::InputError( "cannot write the angio picture '" + path + "': " + cairo_status_to_string( status ) );
+        throw core::IoError( "cannot write the angio picture '" + path + "': " + cairo_status_to_string( status ) );
     return true;
 }
 #else

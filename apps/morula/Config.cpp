@@ -2,6 +2,7 @@
 
 #include <morula/core/Error.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <sstream>
@@ -16,16 +17,41 @@ Config Config::from_file( const std::string& path, const std::set<std::string>& 
     std::ifstream in( path );
     if ( !in )
         throw InputError( "config '" + path + "': cannot open the file" );
+    std::ostringstream text;
+    text << in.rdbuf();
     Config c;
     c.m_path = path;
+    // The parser reports a number too large for a double without its place: remember the last key it
+    // read, so that the error names it (and its line).
+    std::string last_key;
+    const auto note_keys = [&last_key]( int, nlohmann::json::parse_event_t event, nlohmann::json& parsed ) {
+        if ( event == nlohmann::json::parse_event_t::key )
+            last_key = parsed.get<std::string>();
+        return true;
+    };
     try
     {
-        c.m_json = nlohmann::json::parse( in );
+        c.m_json = nlohmann::json::parse( text.str(), note_keys );
     }
     catch ( const nlohmann::json::parse_error& e )
     {
         // e.what() names the line and column.
         throw InputError( "config '" + path + "': not valid JSON: " + e.what() );
+    }
+    catch ( const nlohmann::json::out_of_range& e )
+    {
+        // "number overflow parsing '1e400'": the token, found in the text after the key, gives the line.
+        const std::string what = e.what();
+        const auto q0 = what.find( '\'' ), q1 = what.rfind( '\'' );
+        const std::string token = q0 != std::string::npos && q1 > q0 ? what.substr( q0 + 1, q1 - q0 - 1 ) : "";
+        const std::string& t = text.str();
+        const auto key_at = last_key.empty() ? std::string::npos : t.find( '"' + last_key + '"' );
+        const auto at = token.empty() ? std::string::npos : t.find( token, key_at == std::string::npos ? 0 : key_at );
+        const std::string line =
+            at == std::string::npos ? std::string() : concat( " (line ", 1 + std::count( t.begin(), t.begin() + long( at ), '\n' ), ")" );
+        throw InputError( "config '" + path + "': key '" + last_key + "'" + line + " = " +
+                          ( token.empty() ? std::string( "a number" ) : token ) +
+                          " is too large for a double (expected a finite number)" );
     }
     if ( !c.m_json.is_object() )
         throw InputError( "config '" + path + "': expected a JSON object {\"key\": value, ...}" );

@@ -180,7 +180,7 @@ int run_epidermis( const EpidermisSettings& s )
         std::printf( "HDF5 not available in this build: no snapshots\n" );
     std::ofstream csv( s.output + ".csv" );
     if ( !csv )
-        throw core::InputError( "morula epidermis: cannot write '" + s.output + ".csv'" );
+        throw core::IoError( "morula epidermis: cannot write '" + s.output + ".csv'" );
     csv << "step,time,cells,elements,basal_cells,suprabasal_cells,adherent_cells,mean_centre_height,"
            "max_centre_height,layers\n";
 

@@ -400,7 +400,7 @@ int run_lattice( const LatticeSettings& s )
     {
         csv.open( csv_path );
         if ( !csv )
-            throw InputError( "config: key 'output': cannot write '" + csv_path + "'" );
+            throw core::IoError( "config: key 'output': cannot write '" + csv_path + "'" );
         csv << "time_s,species,msd_nm2,msd_x_nm2,msd_y_nm2,msd_z_nm2,msd_over_6t_nm2_per_us\n";
     }
     std::unique_ptr<io::LatticeSnapshotWriter> snapshots;

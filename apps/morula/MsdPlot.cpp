@@ -190,7 +190,7 @@ bool write_line_plot( const std::string& path, const PlotAxes& axes, const std::
     const cairo_status_t status = cairo_surface_write_to_png( surface, path.c_str() );
     cairo_surface_destroy( surface );
     if ( status != CAIRO_STATUS_SUCCESS )
-        throw core::InputError( "cannot write the plot '" + path + "': " + cairo_status_to_string( status ) );
+        throw core::IoError( "cannot write the plot '" + path + "': " + cairo_status_to_string( status ) );
     return true;
 }
 #else

@@ -86,7 +86,7 @@ void write_output( const std::string& path, const nlohmann::json& j )
 {
     std::ofstream out( path );
     if ( !out )
-        throw core::InputError( "cannot write the output file '" + path + "'" );
+        throw core::IoError( "cannot write the output file '" + path + "'" );
     out << j.dump( 1 ) << "\n";
 }
 

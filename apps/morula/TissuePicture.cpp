@@ -274,7 +274,7 @@ bool write_tissue_picture( const std::string& path, const io::TissueFrame& frame
     const cairo_status_t status = cairo_surface_write_to_png( surface, path.c_str() );
     cairo_surface_destroy( surface );
     if ( status != CAIRO_STATUS_SUCCESS )
-        throw core::InputError( "cannot write the tissue picture '" + path + "': " +
+        throw core::IoError( "cannot write the tissue picture '" + path + "': " +
                                 cairo_status_to_string( status ) );
     return true;
 }

@@ -54,7 +54,8 @@ int main( int argc, char* argv[] )
     }
     catch ( const std::exception& e )
     {
-        // A failure on one rank: the others may be waiting for it in MPI, so abort them all.
+        // A failure on one rank (core::IoError: a file this rank could not write; CapacityError; anything
+        // else): the others may be waiting for it in MPI, so abort them all.
         std::fprintf( stderr, "morula: error%s: %s\n",
                       morula::app::MpiSession::size() > 1
                           ? ( " on rank " + std::to_string( morula::app::MpiSession::rank() ) ).c_str()

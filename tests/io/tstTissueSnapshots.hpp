@@ -245,15 +245,20 @@ TEST( TEST_CATEGORY, tissue_snapshots_cannot_create )
 {
     if ( !morula::io::tissue_snapshots_available() )
         GTEST_SKIP() << "built without HDF5";
+    // An IoError naming the file, and nothing else on stderr (HDF5 printed its own error stack first).
+    testing::internal::CaptureStderr();
     try
     {
         morula::io::TissueSnapshotWriter writer( "morula_no_such_folder/frames" );
         ADD_FAILURE() << "a file in a missing folder was created";
     }
-    catch ( const morula::core::InputError& e )
+    catch ( const morula::core::IoError& e )
     {
         EXPECT_NE( std::string( e.what() ).find( "morula_no_such_folder/frames.h5" ), std::string::npos ) << e.what();
     }
+    const std::string printed = testing::internal::GetCapturedStderr();
+    EXPECT_EQ( printed.find( "HDF5-DIAG" ), std::string::npos ) << printed;
+    EXPECT_TRUE( printed.empty() ) << printed;
 }
 
 // Each inconsistency is reported with the field's name and the sizes found and expected.

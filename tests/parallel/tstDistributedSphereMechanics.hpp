@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -468,10 +469,13 @@ TEST( TEST_CATEGORY, distributed_mechanics_phase_times )
     DistributedSphereMechanics<double, TEST_MEMSPACE> b( dec, params, rebuild_every );
     a.step( exec, plain );
     b.step( exec, timed ); // untimed: not counted
+    double timed_wall = 0; // seconds inside b's timed steps
     for ( int s = 1; s < steps; ++s )
     {
         a.step( exec, plain );
+        const auto t0 = std::chrono::steady_clock::now();
         b.step( exec, timed, true );
+        timed_wall += std::chrono::duration<double>( std::chrono::steady_clock::now() - t0 ).count();
     }
     exec.fence();
     ASSERT_EQ( a.num_owned(), b.num_owned() );
@@ -486,10 +490,12 @@ TEST( TEST_CATEGORY, distributed_mechanics_phase_times )
     EXPECT_EQ( t.rebuilds, 3 ); // steps 3, 6, 9 of 0..9
     EXPECT_EQ( t.updates, 6 );
     EXPECT_EQ( a.times().steps, 0 );
+    // Every phase ran in these steps (each is timed between barriers even where it has nothing to do,
+    // and sort_every = 1 sorts at every step), and the phases are disjoint parts of the steps: their sum
+    // cannot exceed the time spent in the steps.
     for ( double v : { t.migration, t.sort, t.halo_build, t.halo_update, t.grid, t.forces, t.move } )
-        EXPECT_GE( v, 0.0 );
-    EXPECT_GT( t.total(), 0.0 );
-    EXPECT_DOUBLE_EQ( t.total(), t.communication() + t.compute() );
+        EXPECT_GT( v, 0.0 );
+    EXPECT_LE( t.total(), timed_wall );
     EXPECT_EQ( sum_all( t.migrated_sent ), sum_all( t.migrated_received ) );
     if ( size > 1 ) // one rank in a periodic box reaches its images by the minimum image
         EXPECT_GT( sum_all( t.ghosts ), 0 );

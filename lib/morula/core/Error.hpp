@@ -1,6 +1,6 @@
 /*!
   \file Error.hpp
-  \brief Exception types Morula throws for bad input and for exhausted resources.
+  \brief Exception types Morula throws for bad input, exhausted resources and failed file I/O.
 */
 #ifndef MORULA_CORE_ERROR_HPP
 #define MORULA_CORE_ERROR_HPP
@@ -23,6 +23,18 @@ class InputError : public std::invalid_argument
 
 //! Thrown when a request cannot be met with the resources available (memory, index ranges).
 class CapacityError : public std::runtime_error
+{
+  public:
+    using std::runtime_error::runtime_error;
+};
+
+/*!
+  Thrown when a file cannot be created, opened, written or read back (a snapshot, an output file): a
+  failure of the machine, not of the input, and often on one rank only. Not an InputError, which every
+  rank raises alike: the `morula` program aborts all ranks on this one, since the others may be waiting
+  for this rank in their next collective.
+*/
+class IoError : public std::runtime_error
 {
   public:
     using std::runtime_error::runtime_error;

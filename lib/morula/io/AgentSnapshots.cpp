@@ -46,9 +46,9 @@ void AgentSnapshotWriter::write( long long step, double time, const std::vector<
     const std::string path = m_prefix + suffix;
 #if MORULA_HAVE_HDF5
     {
-        Handle file( H5Fcreate( path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT ), H5Fclose );
+        Handle file( detail::create_file( path ), H5Fclose );
         if ( file.id < 0 )
-            throw core::InputError( "cannot create the snapshot file " + path );
+            throw core::IoError( "cannot create the snapshot file " + path );
         const hsize_t dims3[2] = { n, 3 };
         const hsize_t dims1[1] = { n };
         write_dataset( file.id, "positions", H5T_NATIVE_DOUBLE, 2, dims3, xyz.data(), path );
@@ -68,7 +68,7 @@ void AgentSnapshotWriter::write_xdmf() const
 {
     std::ofstream out( m_xdmf );
     if ( !out )
-        throw core::InputError( "cannot write the XDMF index " + m_xdmf );
+        throw core::IoError( "cannot write the XDMF index " + m_xdmf );
     out << "<?xml version=\"1.0\" ?>\n<Xdmf Version=\"3.0\">\n <Domain>\n"
         << "  <Grid Name=\"agents\" GridType=\"Collection\" CollectionType=\"Temporal\">\n";
     for ( const auto& e : m_entries )

@@ -22,7 +22,8 @@ bool hdf5_available();
   all double or int64) and keeps `<prefix>.xmf`, an XDMF temporal collection of them that ParaView
   opens as a point cloud with the diameter and id as point data (render with a sphere glyph scaled by
   the diameter). The XDMF file is rewritten after every snapshot, so an interrupted run stays readable.
-  \throws core::InputError if HDF5 is not available or a file cannot be written (the message names it)
+  \throws core::InputError if HDF5 is not available; core::IoError if a file cannot be written (the message
+  names it)
 */
 class AgentSnapshotWriter
 {

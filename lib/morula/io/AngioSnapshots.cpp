@@ -101,14 +101,14 @@ void write_scalar_attribute( hid_t object, const char* name, hid_t type, T value
     Handle space( H5Screate( H5S_SCALAR ), H5Sclose );
     Handle attr( H5Acreate2( object, name, type, space.id, H5P_DEFAULT, H5P_DEFAULT ), H5Aclose );
     if ( attr.id < 0 || H5Awrite( attr.id, type, &value ) < 0 )
-        throw core::InputError( "cannot write attribute '" + std::string( name ) + "' to " + path );
+        throw core::IoError( "cannot write attribute '" + std::string( name ) + "' to " + path );
 }
 
 hid_t create_group( hid_t parent, const std::string& name, const std::string& path )
 {
     const hid_t group = H5Gcreate2( parent, name.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT );
     if ( group < 0 )
-        throw core::InputError( "cannot create group " + name + " in '" + path + "'" );
+        throw core::IoError( "cannot create group " + name + " in '" + path + "'" );
     return group;
 }
 
@@ -176,9 +176,9 @@ AngioSnapshotWriter::AngioSnapshotWriter( std::string prefix )
     const auto slash = m_hdf5.find_last_of( '/' );
     m_hdf5_name = slash == std::string::npos ? m_hdf5 : m_hdf5.substr( slash + 1 );
 #if MORULA_HAVE_HDF5
-    Handle file( H5Fcreate( m_hdf5.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT ), H5Fclose );
+    Handle file( detail::create_file( m_hdf5 ), H5Fclose );
     if ( file.id < 0 )
-        throw core::InputError( "cannot create the angiogenesis snapshot file '" + m_hdf5 + "'" );
+        throw core::IoError( "cannot create the angiogenesis snapshot file '" + m_hdf5 + "'" );
 #endif
     write_xdmf();
 }
@@ -196,9 +196,9 @@ void AngioSnapshotWriter::write( const AngioFrame& frame )
     std::snprintf( group_name, sizeof group_name, "step_%010lld", frame.step );
 #if MORULA_HAVE_HDF5
     {
-        Handle file( H5Fopen( m_hdf5.c_str(), H5F_ACC_RDWR, H5P_DEFAULT ), H5Fclose );
+        Handle file( detail::open_file_rw( m_hdf5 ), H5Fclose );
         if ( file.id < 0 )
-            throw core::InputError( "cannot reopen the angiogenesis snapshot file '" + m_hdf5 + "'" );
+            throw core::IoError( "cannot reopen the angiogenesis snapshot file '" + m_hdf5 + "'" );
         if ( H5Lexists( file.id, group_name, H5P_DEFAULT ) > 0 )
             throw core::InputError( core::detail::concat( "AngioSnapshotWriter::write: step ", frame.step,
                                                           " is already in '", m_hdf5, "' (group /", group_name,
@@ -226,7 +226,7 @@ void AngioSnapshotWriter::write_xdmf() const
 {
     std::ofstream out( m_xdmf, std::ios::trunc );
     if ( !out )
-        throw core::InputError( "cannot write the XDMF index '" + m_xdmf + "'" );
+        throw core::IoError( "cannot write the XDMF index '" + m_xdmf + "'" );
     auto item = [&]( const std::string& dims, const char* number_type, int precision, const std::string& h5,
                      const char* name ) {
         out << "      <DataItem Dimensions=\"" << dims << "\" NumberType=\"" << number_type << "\" Precision=\""
@@ -280,7 +280,7 @@ void AngioSnapshotWriter::write_xdmf() const
     }
     out << "  </Grid>\n </Domain>\n</Xdmf>\n";
     if ( !out.flush() )
-        throw core::InputError( "cannot write the XDMF index '" + m_xdmf + "'" );
+        throw core::IoError( "cannot write the XDMF index '" + m_xdmf + "'" );
 }
 
 } // namespace morula::io

@@ -91,8 +91,8 @@ bool angio_snapshots_available();
   leaves both readable. A step without cells or without tubes is stored with zero-size datasets and
   listed in the index: ParaView's Xdmf3 readers show that grid empty, its older XDMF Reader logs an
   error for it (XDMF 2 cannot read zero-size data) and leaves it out.
-  \throws core::InputError if HDF5 is not available, a file cannot be written, a frame is inconsistent
-  or its step was written before (the message names the file or the field)
+  \throws core::InputError if HDF5 is not available, a frame is inconsistent or its step was written
+  before; core::IoError if a file cannot be created or written (the message names the file or the field)
 */
 class AngioSnapshotWriter
 {

@@ -20,12 +20,12 @@ LatticeSnapshotWriter::LatticeSnapshotWriter( std::string path, int nx, int ny, 
                                 "') but this Morula was built without HDF5; rebuild with "
                                 "-DMorula_ENABLE_HDF5=ON or leave snapshots off" );
 #if MORULA_HAVE_HDF5
-    detail::Handle file( H5Fcreate( m_path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT ), H5Fclose );
+    detail::Handle file( detail::create_file( m_path ), H5Fclose );
     if ( file.id < 0 )
-        throw core::InputError( "cannot create the snapshot file '" + m_path + "'" );
+        throw core::IoError( "cannot create the snapshot file '" + m_path + "'" );
     detail::Handle group( H5Gcreate2( file.id, "snapshots", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT ), H5Gclose );
     if ( group.id < 0 )
-        throw core::InputError( "cannot create group /snapshots in '" + m_path + "'" );
+        throw core::IoError( "cannot create group /snapshots in '" + m_path + "'" );
 #endif
 }
 
@@ -38,7 +38,7 @@ void attribute( hid_t object, const char* name, hid_t type, T value, const std::
     detail::Handle space( H5Screate( H5S_SCALAR ), H5Sclose );
     detail::Handle attr( H5Acreate2( object, name, type, space.id, H5P_DEFAULT, H5P_DEFAULT ), H5Aclose );
     if ( attr.id < 0 || H5Awrite( attr.id, type, &value ) < 0 )
-        throw core::InputError( "cannot write attribute '" + std::string( name ) + "' to " + path );
+        throw core::IoError( "cannot write attribute '" + std::string( name ) + "' to " + path );
 }
 } // namespace
 #endif
@@ -50,9 +50,9 @@ void LatticeSnapshotWriter::write( long long step, double time_s, const std::vec
         throw core::InputError( core::detail::concat( "LatticeSnapshotWriter::write: ", words.size(), " words for ",
                                                       m_n[0], " x ", m_n[1], " x ", m_n[2], " sites" ) );
 #if MORULA_HAVE_HDF5
-    detail::Handle file( H5Fopen( m_path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT ), H5Fclose );
+    detail::Handle file( detail::open_file_rw( m_path ), H5Fclose );
     if ( file.id < 0 )
-        throw core::InputError( "cannot reopen the snapshot file '" + m_path + "'" );
+        throw core::IoError( "cannot reopen the snapshot file '" + m_path + "'" );
     char name[48];
     std::snprintf( name, sizeof name, "/snapshots/step_%010lld", step );
     const hsize_t dims[3] = { hsize_t( m_n[2] ), hsize_t( m_n[1] ), hsize_t( m_n[0] ) };

@@ -21,7 +21,8 @@ namespace morula::io
   particle codes in slots of bits_per_slot bits from bit 0 (docs/models/lattice.md). The file is
   created (truncated) by the constructor and reopened for every snapshot, so it is complete after
   each write.
-  \throws core::InputError if HDF5 is not available or the file cannot be written (the message names it)
+  \throws core::InputError if HDF5 is not available; core::IoError if the file cannot be written (the
+  message names it)
 */
 class LatticeSnapshotWriter
 {

@@ -79,7 +79,7 @@ void write_scalar_attribute( hid_t object, const char* name, hid_t type, T value
     Handle space( H5Screate( H5S_SCALAR ), H5Sclose );
     Handle attr( H5Acreate2( object, name, type, space.id, H5P_DEFAULT, H5P_DEFAULT ), H5Aclose );
     if ( attr.id < 0 || H5Awrite( attr.id, type, &value ) < 0 )
-        throw core::InputError( "cannot write attribute '" + std::string( name ) + "' to " + path );
+        throw core::IoError( "cannot write attribute '" + std::string( name ) + "' to " + path );
 }
 
 // A one-dimensional attribute of variable-length UTF-8 strings: h5py reads it as a list of str.
@@ -94,10 +94,10 @@ void write_names_attribute( hid_t object, const char* name, const std::vector<st
     Handle space( H5Screate_simple( 1, dims, nullptr ), H5Sclose );
     if ( type.id < 0 || H5Tset_size( type.id, H5T_VARIABLE ) < 0 || H5Tset_cset( type.id, H5T_CSET_UTF8 ) < 0 ||
          space.id < 0 )
-        throw core::InputError( "cannot write attribute '" + std::string( name ) + "' to " + path );
+        throw core::IoError( "cannot write attribute '" + std::string( name ) + "' to " + path );
     Handle attr( H5Acreate2( object, name, type.id, space.id, H5P_DEFAULT, H5P_DEFAULT ), H5Aclose );
     if ( attr.id < 0 || H5Awrite( attr.id, type.id, pointers.data() ) < 0 )
-        throw core::InputError( "cannot write attribute '" + std::string( name ) + "' to " + path );
+        throw core::IoError( "cannot write attribute '" + std::string( name ) + "' to " + path );
 }
 } // namespace
 #endif
@@ -114,9 +114,9 @@ TissueSnapshotWriter::TissueSnapshotWriter( std::string prefix )
     const auto slash = m_hdf5.find_last_of( '/' );
     m_hdf5_name = slash == std::string::npos ? m_hdf5 : m_hdf5.substr( slash + 1 );
 #if MORULA_HAVE_HDF5
-    Handle file( H5Fcreate( m_hdf5.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT ), H5Fclose );
+    Handle file( detail::create_file( m_hdf5 ), H5Fclose );
     if ( file.id < 0 )
-        throw core::InputError( "cannot create the tissue snapshot file '" + m_hdf5 + "'" );
+        throw core::IoError( "cannot create the tissue snapshot file '" + m_hdf5 + "'" );
 #endif
     write_xdmf();
 }
@@ -133,16 +133,16 @@ void TissueSnapshotWriter::write( const TissueFrame& frame )
 #if MORULA_HAVE_HDF5
     {
         const std::size_t m = frame.cells();
-        Handle file( H5Fopen( m_hdf5.c_str(), H5F_ACC_RDWR, H5P_DEFAULT ), H5Fclose );
+        Handle file( detail::open_file_rw( m_hdf5 ), H5Fclose );
         if ( file.id < 0 )
-            throw core::InputError( "cannot reopen the tissue snapshot file '" + m_hdf5 + "'" );
+            throw core::IoError( "cannot reopen the tissue snapshot file '" + m_hdf5 + "'" );
         if ( H5Lexists( file.id, group_name, H5P_DEFAULT ) > 0 )
             throw core::InputError( core::detail::concat( "TissueSnapshotWriter::write: step ", frame.step,
                                                           " is already in '", m_hdf5, "' (group /", group_name,
                                                           ")" ) );
         Handle group( H5Gcreate2( file.id, group_name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT ), H5Gclose );
         if ( group.id < 0 )
-            throw core::InputError( "cannot create group /" + std::string( group_name ) + " in '" + m_hdf5 + "'" );
+            throw core::IoError( "cannot create group /" + std::string( group_name ) + " in '" + m_hdf5 + "'" );
         const std::int64_t step = frame.step;
         write_scalar_attribute( group.id, "step", H5T_NATIVE_INT64, step, m_hdf5 );
         write_scalar_attribute( group.id, "time", H5T_NATIVE_DOUBLE, frame.time, m_hdf5 );
@@ -177,7 +177,7 @@ void TissueSnapshotWriter::write_xdmf() const
 {
     std::ofstream out( m_xdmf, std::ios::trunc );
     if ( !out )
-        throw core::InputError( "cannot write the XDMF index '" + m_xdmf + "'" );
+        throw core::IoError( "cannot write the XDMF index '" + m_xdmf + "'" );
     out << "<?xml version=\"1.0\" ?>\n<!DOCTYPE Xdmf SYSTEM \"Xdmf.dtd\" []>\n<Xdmf Version=\"3.0\">\n <Domain>\n"
         << "  <Grid Name=\"tissue\" GridType=\"Collection\" CollectionType=\"Temporal\">\n";
     for ( const auto& e : m_entries )
@@ -202,7 +202,7 @@ void TissueSnapshotWriter::write_xdmf() const
     }
     out << "  </Grid>\n </Domain>\n</Xdmf>\n";
     if ( !out.flush() )
-        throw core::InputError( "cannot write the XDMF index '" + m_xdmf + "'" );
+        throw core::IoError( "cannot write the XDMF index '" + m_xdmf + "'" );
 }
 
 } // namespace morula::io

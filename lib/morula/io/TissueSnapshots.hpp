@@ -63,8 +63,8 @@ bool tissue_snapshots_available();
   so an interrupted run leaves both readable. A step without elements is stored with zero-size datasets
   and listed in the index: ParaView's Xdmf3 readers show it empty, its older XDMF Reader logs an error
   for that step (XDMF 2 cannot read zero-size data) and shows it empty too.
-  \throws core::InputError if HDF5 is not available, a file cannot be written, a frame is inconsistent
-  or its step was written before (the message names the file or the field)
+  \throws core::InputError if HDF5 is not available, a frame is inconsistent or its step was written
+  before; core::IoError if a file cannot be created or written (the message names the file or the field)
 */
 class TissueSnapshotWriter
 {

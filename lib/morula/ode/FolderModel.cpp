@@ -150,7 +150,7 @@ void write_text( const fs::path& path, const std::string& text )
     out << text;
     out.close();
     if ( !out )
-        throw core::InputError( "cannot write '" + path.string() + "'" );
+        throw core::IoError( "cannot write '" + path.string() + "'" );
 }
 } // namespace
 
@@ -375,7 +375,7 @@ void write_folder_model( const ReactionNetwork& network, const std::string& dir 
     std::error_code ec;
     fs::create_directories( dir, ec );
     if ( !fs::is_directory( dir, ec ) )
-        throw core::InputError( "cannot create the folder '" + dir + "'" );
+        throw core::IoError( "cannot create the folder '" + dir + "'" );
     const fs::path root( dir );
 
     // Optional files left over from an earlier model would change what read_folder_model returns.

@@ -34,6 +34,39 @@ struct Handle
     }
 };
 
+//! Turns off HDF5's own printing of its error stack while it lives: Morula reports a failed call with
+//! an exception naming the file, and the stack would come first on stderr, with nothing to act on.
+class QuietErrors
+{
+  public:
+    QuietErrors()
+    {
+        H5Eget_auto2( H5E_DEFAULT, &m_func, &m_data );
+        H5Eset_auto2( H5E_DEFAULT, nullptr, nullptr );
+    }
+    QuietErrors( const QuietErrors& ) = delete;
+    QuietErrors& operator=( const QuietErrors& ) = delete;
+    ~QuietErrors() { H5Eset_auto2( H5E_DEFAULT, m_func, m_data ); }
+
+  private:
+    H5E_auto2_t m_func = nullptr;
+    void* m_data = nullptr;
+};
+
+//! H5Fcreate (truncating) without HDF5's error stack on stderr; negative on failure.
+inline hid_t create_file( const std::string& path )
+{
+    QuietErrors quiet;
+    return H5Fcreate( path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT );
+}
+
+//! H5Fopen for reading and writing without HDF5's error stack on stderr; negative on failure.
+inline hid_t open_file_rw( const std::string& path )
+{
+    QuietErrors quiet;
+    return H5Fopen( path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT );
+}
+
 //! Writes `data` as dataset `name` (rank, dims, type) under `parent`; returns the open dataset.
 inline hid_t write_dataset( hid_t parent, const char* name, hid_t type, int rank, const hsize_t* dims,
                             const void* data, const std::string& path )
@@ -44,7 +77,7 @@ inline hid_t write_dataset( hid_t parent, const char* name, hid_t type, int rank
     {
         if ( set >= 0 )
             H5Dclose( set );
-        throw core::InputError( "cannot write dataset '" + std::string( name ) + "' to " + path );
+        throw core::IoError( "cannot write dataset '" + std::string( name ) + "' to " + path );
     }
     return set;
 }

@@ -405,7 +405,9 @@ struct SystemIntegrator
     KOKKOS_INLINE_FUNCTION static double bdf_error_constant( int q ) { return 1.0 / ( q + 1 ); }
 
     //! Rescales the differences D_0..D_q for a step multiplied by `factor`: D <- (R U)^T D with
-    //! R_ij = prod_{m=1..i} (m - 1 - factor j) / m and U = R at factor 1 (Shampine & Reichelt, eq. 3.x).
+    //! R_ij = prod_{m=1..i} (m - 1 - factor j) / m and U = R at factor 1: the difference rescaling of
+    //! Shampine & Reichelt's variable-step NDF/BDF (The MATLAB ODE Suite, 1997), as SciPy's BDF does it
+    //! (scipy/integrate/_ivp/bdf.py, compute_R and change_D).
     template <class Ops>
     KOKKOS_INLINE_FUNCTION void bdf_change_differences( const Ops& ops, long s, int q, double factor ) const
     {

@@ -1,20 +1,33 @@
-# Runs `morula` once and checks what `morula ode` promises: the exit code, a message, and the CSV's shape
-# and values. ctest's PASS_REGULAR_EXPRESSION ignores the exit code, hence this script.
-#   cmake -DMORULA=<binary> -DARGS=<arguments separated by |> [-DEXPECT_RC=0] [-DOUTPUT_REGEX=<regex>]
+# Runs one command of an app test and checks what the test promises: the exit code, a message, and
+# for `morula ode` the CSV's shape and values. ctest's PASS_REGULAR_EXPRESSION ignores the exit code (a
+# crash after the matching line would pass), hence this script for every app test.
+#   cmake (-DMORULA=<binary> -DARGS=<arguments> | -DCOMMAND=<program and arguments>) (| separated)
+#         [-DEXPECT_RC=0|<code>|nonzero] [-DOUTPUT_REGEX=<regex>]
 #         [-DCSV=<file> -DCSV_HEADER=<first line> -DCSV_ROWS=<data rows> [-DCSV_SYSTEMS=<blocks>]
-#          [-DDECAY=<exp(-0.5 t) at each row, | separated>]] -P OdeAppCheck.cmake
+#          [-DDECAY=<exp(-0.5 t) at each row, | separated>] [-DSAME_AS=<file>]] -P AppCheck.cmake
 # DECAY checks the columns time,A,B of A -> B (k = 0.5) against A = exp(-0.5 t), B = 1 - A to 1e-6.
+# SAME_AS: the CSV must equal that file byte for byte (the same run under other display options).
+# EXPECT_RC=nonzero: any failure exit (an MPI launcher reports its ranks' codes its own way).
 cmake_minimum_required(VERSION 3.16)
 if(NOT DEFINED EXPECT_RC)
   set(EXPECT_RC 0)
 endif()
-string(REPLACE "|" ";" args "${ARGS}")
+if(DEFINED COMMAND)
+  string(REPLACE "|" ";" command "${COMMAND}")
+else()
+  string(REPLACE "|" ";" args "${ARGS}")
+  set(command "${MORULA}" ${args})
+endif()
 if(CSV)
   file(REMOVE "${CSV}")
 endif()
-execute_process(COMMAND "${MORULA}" ${args} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+execute_process(COMMAND ${command} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 message("${out}${err}")
-if(NOT rc STREQUAL "${EXPECT_RC}")
+if(EXPECT_RC STREQUAL "nonzero")
+  if(rc STREQUAL "0")
+    message(FATAL_ERROR "exit code 0; expected a failure")
+  endif()
+elseif(NOT rc STREQUAL "${EXPECT_RC}")
   message(FATAL_ERROR "exit code ${rc}; expected ${EXPECT_RC}")
 endif()
 if(DEFINED OUTPUT_REGEX AND NOT "${out}${err}" MATCHES "${OUTPUT_REGEX}")
@@ -109,5 +122,13 @@ if(DEFINED CSV_SYSTEMS)
   if(NOT blocks EQUAL CSV_SYSTEMS)
     message(FATAL_ERROR "${CSV}: ${blocks} systems (${systems}); expected ${CSV_SYSTEMS}")
   endif()
+endif()
+if(DEFINED SAME_AS)
+  file(READ "${CSV}" mine)
+  file(READ "${SAME_AS}" theirs)
+  if(NOT mine STREQUAL theirs)
+    message(FATAL_ERROR "${CSV} differs from ${SAME_AS}")
+  endif()
+  message("${CSV}: the same as ${SAME_AS}")
 endif()
 message("${CSV}: ${rows} rows of ${columns} columns: as expected")
