@@ -232,14 +232,23 @@ class TransportContext
     TransportContext() = default;
     explicit TransportContext( MPI_Comm comm ) : m_state( std::make_shared<State>() ) { m_state->comm = comm; }
 
-    //! The transport for MemorySpace (collective on the first call for each kind of memory).
+    /*!
+      \brief The transport for MemorySpace (collective on the first call for each kind of memory). With
+      NCCL/RCCL the communicator is made here too, while every rank is in this call: made later, at the
+      first exchange, it would wait for ranks that have nothing to send and skip that exchange (four
+      ranks on four GPUs, two of them without particles, hung in their first migration).
+    */
     template <class MemorySpace>
     Transport transport() const
     {
         constexpr bool host = Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemorySpace>::accessible;
         auto& slot = host ? m_state->host_choice : m_state->device_choice;
         if ( !slot )
+        {
             slot = select_transport<MemorySpace>( m_state->comm );
+            if ( *slot == Transport::nccl )
+                nccl();
+        }
         return *slot;
     }
 
