@@ -15,9 +15,12 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <exception>
 #include <string>
+#include <vector>
 
 int main( int argc, char* argv[] )
 {
@@ -35,7 +38,29 @@ int main( int argc, char* argv[] )
     // Under an MPI launcher, MPI first (Kokkos maps ranks to GPUs), then Kokkos, which reads its own
     // flags (--kokkos-num-threads, --kokkos-device-id, ...) and removes them; finalised in reverse.
     morula::app::MpiSession mpi( argc, argv );
-    Kokkos::ScopeGuard guard( argc, argv );
+    // Kokkos reads its own flags and removes the --kokkos-* ones; it also answers a bare --help / -h
+    // with 40 lines of its options (Kokkos 3.4), which would come before the command's own help. It
+    // gets the arguments without those (CLI11 still sees them); --kokkos-help still shows its options.
+    std::vector<char*> kokkos_argv;
+    for ( int i = 0; i < argc; ++i )
+        if ( std::strcmp( argv[i], "--help" ) != 0 && std::strcmp( argv[i], "-h" ) != 0 )
+            kokkos_argv.push_back( argv[i] );
+    int kokkos_argc = static_cast<int>( kokkos_argv.size() );
+    kokkos_argv.push_back( nullptr );
+    Kokkos::ScopeGuard guard( kokkos_argc, kokkos_argv.data() );
+    // What Kokkos removed (--kokkos-*) is gone from CLI11's view too; --help and -h stay where they were.
+    std::vector<char*> cli_argv;
+    for ( int i = 0; i < argc; ++i )
+    {
+        const bool help = std::strcmp( argv[i], "--help" ) == 0 || std::strcmp( argv[i], "-h" ) == 0;
+        const bool kept = std::find( kokkos_argv.begin(), kokkos_argv.begin() + kokkos_argc, argv[i] ) !=
+                          kokkos_argv.begin() + kokkos_argc;
+        if ( help || kept )
+            cli_argv.push_back( argv[i] );
+    }
+    argc = static_cast<int>( cli_argv.size() );
+    cli_argv.push_back( nullptr );
+    argv = cli_argv.data();
     try
     {
         app.parse( argc, argv );

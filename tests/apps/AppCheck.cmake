@@ -2,7 +2,7 @@
 # for `morula ode` the CSV's shape and values. ctest's PASS_REGULAR_EXPRESSION ignores the exit code (a
 # crash after the matching line would pass), hence this script for every app test.
 #   cmake (-DMORULA=<binary> -DARGS=<arguments> | -DCOMMAND=<program and arguments>) (| separated)
-#         [-DEXPECT_RC=0|<code>|nonzero] [-DOUTPUT_REGEX=<regex>]
+#         [-DEXPECT_RC=0|<code>|nonzero] [-DOUTPUT_REGEX=<regex>] [-DFORBID_REGEX=<regex>]
 #         [-DCSV=<file> -DCSV_HEADER=<first line> -DCSV_ROWS=<data rows> [-DCSV_SYSTEMS=<blocks>]
 #          [-DDECAY=<exp(-0.5 t) at each row, | separated>] [-DSAME_AS=<file>]] -P AppCheck.cmake
 # DECAY checks the columns time,A,B of A -> B (k = 0.5) against A = exp(-0.5 t), B = 1 - A to 1e-6.
@@ -32,6 +32,9 @@ elseif(NOT rc STREQUAL "${EXPECT_RC}")
 endif()
 if(DEFINED OUTPUT_REGEX AND NOT "${out}${err}" MATCHES "${OUTPUT_REGEX}")
   message(FATAL_ERROR "the output does not match '${OUTPUT_REGEX}'")
+endif()
+if(DEFINED FORBID_REGEX AND "${out}${err}" MATCHES "${FORBID_REGEX}")
+  message(FATAL_ERROR "the output matches '${FORBID_REGEX}', which it must not")
 endif()
 if(NOT CSV)
   return()
