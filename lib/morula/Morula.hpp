@@ -7,11 +7,13 @@
 
 #include <morula/Config.hpp>
 
-#include <morula/core/BuildInfo.hpp>
 #include <morula/core/Box.hpp>
+#include <morula/core/BuildInfo.hpp>
+#include <morula/core/Driver.hpp>
 #include <morula/core/Error.hpp>
 #include <morula/core/HashedRng.hpp>
 #include <morula/core/KokkosCompat.hpp>
+#include <morula/core/PhaseTimer.hpp>
 #include <morula/core/SoA.hpp>
 
 #include <morula/grid/GridGeometry.hpp>
