@@ -125,7 +125,7 @@ int run_epidermis( const EpidermisSettings& s )
     p.mechanics.membrane = morse( s.membrane );
     p.mechanics.inter_cutoff = s.inter_cutoff;
     p.mechanics.time_step = s.dt;
-    p.mechanics.integrator = s.integrator == "euler" ? sem::Integrator::euler : sem::Integrator::runge_kutta2;
+    p.mechanics.integrator = s.integrator == "euler" ? sem::TimeScheme::euler : sem::TimeScheme::runge_kutta2;
     p.genes.neighbor_cutoff = s.neighbor_cutoff;
     p.genes.tgf_beta = s.tgf_beta;
     p.genes.coupling = s.coupling == "distribute" ? sem::NeighborCoupling::distribute : sem::NeighborCoupling::average;
@@ -192,7 +192,7 @@ int run_epidermis( const EpidermisSettings& s )
         auto hc = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), model.tissue().centres() );
         auto ha = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), model.tissue().adhesion() );
         io::TissueFrame f;
-        f.step = model.step_index();
+        f.step = model.steps_done();
         f.time = model.time();
         f.positions = host.positions;
         f.type.assign( host.type.begin(), host.type.end() );

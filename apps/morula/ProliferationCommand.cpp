@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -186,39 +187,45 @@ int run_proliferation( const ProliferationSettings& s )
     long long divisions = 0, interactions = 0;
     for ( long step = 0; step < s.steps; ++step )
     {
-        const mechanics::OperationTimes before = model.times();
-        const auto r = model.step( space, true, true );
+        // Seconds per phase in this step: the timer's sums after it less those before it.
+        using Phase = mechanics::ProliferationPhase;
         const auto& t = model.times();
+        std::array<double, 5> before{};
+        for ( int p = 0; p < t.num_phases(); ++p )
+            before[p] = t.seconds( p );
+        const auto r = model.step( space, true, true );
+        const auto in_step = [&]( int p ) { return t.seconds( p ) - before[p]; };
         divisions += r.divisions;
         interactions = r.interactions;
         std::printf( "step %4ld: %9zu agents, %7d divisions, %.2f neighbours/agent | ms: division "
                      "%.3f, grid %.3f, sort %.3f, forces %.3f, move %.3f\n",
                      step, model.agents().size(), r.divisions,
                      double( r.interactions ) / double( model.agents().size() ),
-                     1e3 * ( t.division - before.division ), 1e3 * ( t.grid_build - before.grid_build ),
-                     1e3 * ( t.sort - before.sort ), 1e3 * ( t.forces - before.forces ),
-                     1e3 * ( t.displacement - before.displacement ) );
+                     1e3 * in_step( Phase::division ), 1e3 * in_step( Phase::grid_build ),
+                     1e3 * in_step( Phase::sort ), 1e3 * in_step( Phase::forces ),
+                     1e3 * in_step( Phase::displacement ) );
         steps.push_back( { { "step", step },
                            { "agents", model.agents().size() },
                            { "divisions", r.divisions },
                            { "interacting_pairs", r.interactions },
                            { "sorted", r.sorted },
-                           { "division_s", t.division - before.division },
-                           { "grid_build_s", t.grid_build - before.grid_build },
-                           { "sort_s", t.sort - before.sort },
-                           { "forces_s", t.forces - before.forces },
-                           { "displacement_s", t.displacement - before.displacement } } );
+                           { "division_s", in_step( Phase::division ) },
+                           { "grid_build_s", in_step( Phase::grid_build ) },
+                           { "sort_s", in_step( Phase::sort ) },
+                           { "forces_s", in_step( Phase::forces ) },
+                           { "displacement_s", in_step( Phase::displacement ) } } );
         if ( writer && ( ( s.snapshot_every > 0 && ( step + 1 ) % s.snapshot_every == 0 ) ||
                          step + 1 == s.steps ) )
             snapshot( step + 1 );
     }
+    using Phase = mechanics::ProliferationPhase;
     const auto& t = model.times();
+    const auto per_step = [&]( double seconds ) { return s.steps ? 1e3 * seconds / double( s.steps ) : 0.0; };
     std::printf( "total: %zu agents (%lld divisions), %.3f ms per step (division %.3f, grid %.3f, "
                  "sort %.3f, forces %.3f, move %.3f; timed with a fence per operation)\n",
-                 model.agents().size(), divisions, s.steps ? 1e3 * t.total() / s.steps : 0.0,
-                 s.steps ? 1e3 * t.division / s.steps : 0.0, s.steps ? 1e3 * t.grid_build / s.steps : 0.0,
-                 s.steps ? 1e3 * t.sort / s.steps : 0.0, s.steps ? 1e3 * t.forces / s.steps : 0.0,
-                 s.steps ? 1e3 * t.displacement / s.steps : 0.0 );
+                 model.agents().size(), divisions, per_step( t.total() ), per_step( t.seconds( Phase::division ) ),
+                 per_step( t.seconds( Phase::grid_build ) ), per_step( t.seconds( Phase::sort ) ),
+                 per_step( t.seconds( Phase::forces ) ), per_step( t.seconds( Phase::displacement ) ) );
     if ( writer )
         std::printf( "snapshots: %s\n", writer->xdmf_path().c_str() );
     if ( !s.output.empty() )
@@ -259,7 +266,7 @@ int run_distributed( const ProliferationSettings& s )
     const double largest = std::max( s.diameter, growth ? 1.1 * s.division_diameter : 0.0 );
     const double halo = largest + 2 * s.radius_extension;
     const parallel::CartesianDecomposition<Scalar> dec( MpiSession::comm(), box, Scalar( halo ) );
-    parallel::DistributedProliferation<Scalar, mem> model( dec, mp, growth );
+    parallel::DistributedProliferation<Scalar, mem> model( dec, std::move( agents ), mp, growth );
     const auto dims = dec.dims();
     std::printf( "%s\n", core::build_summary().c_str() );
     std::printf( "proliferation (%s, %s): %zu agents, %ld steps, sort every %ld (%s); %d MPI ranks (%d x %d x %d), "
@@ -268,14 +275,16 @@ int run_distributed( const ProliferationSettings& s )
                  MpiSession::size(), dims[0], dims[1], dims[2], halo );
     nlohmann::json steps = nlohmann::json::array();
     long long divisions = 0;
-    double last_total = 0, last_division = 0;
+    using Phase = parallel::DistributedMechanicsPhase;
+    const auto& t = model.times();
+    double last_total = 0;
     for ( long step = 0; step < s.steps; ++step )
     {
-        model.step( space, agents, true );
+        model.step( space, true );
         const long long all = model.all_agents();
         divisions += model.all_divisions();
         // The slowest rank's step (each rank's phases are fenced and timed alone).
-        const double mine = model.mechanics().times().total() + model.division_seconds();
+        const double mine = t.total();
         double slowest = 0;
         MPI_Allreduce( &mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, MpiSession::comm() );
         std::printf( "step %4ld: %9lld agents, %7lld divisions | %.3f ms (slowest rank)\n", step, all,
@@ -283,17 +292,16 @@ int run_distributed( const ProliferationSettings& s )
         steps.push_back( { { "step", step }, { "agents", all }, { "divisions", model.all_divisions() },
                            { "slowest_rank_s", slowest - last_total } } );
         last_total = slowest;
-        last_division = model.division_seconds();
     }
-    const auto& t = model.mechanics().times();
     const long long all = model.all_agents();
+    const auto per_step = [&]( double seconds ) { return s.steps ? 1e3 * seconds / double( s.steps ) : 0.0; };
     std::printf( "total: %lld agents (%lld divisions), %.3f ms per step on the slowest rank; rank 0: division %.3f, "
                  "migration %.3f, halo %.3f, sort %.3f, grid %.3f, forces %.3f, move %.3f ms per step\n",
-                 all, divisions, s.steps ? 1e3 * last_total / s.steps : 0.0, s.steps ? 1e3 * last_division / s.steps : 0.0,
-                 s.steps ? 1e3 * t.migration / s.steps : 0.0,
-                 s.steps ? 1e3 * ( t.halo_build + t.halo_update ) / s.steps : 0.0, s.steps ? 1e3 * t.sort / s.steps : 0.0,
-                 s.steps ? 1e3 * t.grid / s.steps : 0.0, s.steps ? 1e3 * t.forces / s.steps : 0.0,
-                 s.steps ? 1e3 * t.move / s.steps : 0.0 );
+                 all, divisions, per_step( last_total ), per_step( t.seconds( Phase::division ) ),
+                 per_step( t.seconds( Phase::migration ) ),
+                 per_step( t.seconds( Phase::halo_build ) + t.seconds( Phase::halo_update ) ),
+                 per_step( t.seconds( Phase::sort ) ), per_step( t.seconds( Phase::grid ) ),
+                 per_step( t.seconds( Phase::forces ) ), per_step( t.seconds( Phase::move ) ) );
     if ( !s.output.empty() && MpiSession::rank() == 0 )
     {
         write_output( s.output, nlohmann::json{ { "scenario", s.scenario },

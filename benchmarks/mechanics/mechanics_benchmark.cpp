@@ -300,12 +300,13 @@ nlohmann::json benchmark_a( const ExecutionSpace& exec, const Settings& set, con
             model.step( exec, true );
         if ( r == 0 )
             continue; // warm-up simulation
+        using Phase = mechanics::ProliferationPhase;
         const auto& t = model.times();
-        division.push_back( t.division );
-        build.push_back( t.grid_build );
-        sort.push_back( t.sort );
-        forces.push_back( t.forces );
-        move.push_back( t.displacement );
+        division.push_back( t.seconds( Phase::division ) );
+        build.push_back( t.seconds( Phase::grid_build ) );
+        sort.push_back( t.seconds( Phase::sort ) );
+        forces.push_back( t.seconds( Phase::forces ) );
+        move.push_back( t.seconds( Phase::displacement ) );
         total.push_back( t.total() );
         final_agents = model.agents().size();
     }

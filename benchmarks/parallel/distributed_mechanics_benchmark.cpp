@@ -189,31 +189,30 @@ RankSample one_run( const ExecutionSpace& exec, const Settings& set, const paral
     for ( int s = 0; s < set.steps; ++s )
         dm.step( exec, agents, true );
     exec.fence();
+    using Phase = parallel::DistributedMechanicsPhase;
+    using Count = parallel::DistributedMechanicsCount;
     const auto& t = dm.times();
-    const double steps = double( t.steps );
+    const double steps = double( t.steps() );
     RankSample r;
     r.phase["step_wall"] = step_wall;
     r.phase["plain_step"] = plain_step<Scalar>( exec, set, n_local, mp, run );
-    r.phase["migration"] = t.migration / steps;
-    r.phase["halo_build"] = t.halo_build / steps;
-    r.phase["halo_update"] = t.halo_update / steps;
-    r.phase["sort"] = t.sort / steps;
-    r.phase["grid"] = t.grid / steps;
-    r.phase["forces"] = t.forces / steps;
-    r.phase["move"] = t.move / steps;
-    r.phase["halo_and_migration"] = t.communication() / steps;
-    r.phase["compute"] = t.compute() / steps;
+    for ( int p : { Phase::migration, Phase::halo_build, Phase::halo_update, Phase::sort, Phase::grid, Phase::forces,
+                    Phase::move } )
+        r.phase[t.phase_name( p )] = t.seconds( p ) / steps;
+    const double communication = Phase::communication( t );
+    r.phase["halo_and_migration"] = communication / steps;
+    r.phase["compute"] = ( t.total() - communication ) / steps;
     r.phase["total"] = t.total() / steps;
-    r.ghosts = double( t.ghosts ) / steps;
+    r.ghosts = double( t.count( Count::ghosts ) ) / steps;
     r.owned = double( dm.num_owned() );
-    r.migrated_sent = double( t.migrated_sent ) / steps;
+    r.migrated_sent = double( t.count( Count::migrated_sent ) ) / steps;
     // Rows: position 3S, diameter, adherence, density S each, id 8 bytes; update() sends positions.
     // Counts: 26 ints per halo build (one per direction), and per migration one int per neighbour
     // rank (counted as 26) or, when an agent went past the neighbours, one per rank (MPI_Alltoall).
     const double row = 6.0 * sizeof( Scalar ) + 8.0;
-    r.bytes_sent = ( row * double( t.migrated_sent + t.halo_build_rows ) +
-                     3.0 * sizeof( Scalar ) * double( t.halo_update_rows ) +
-                     double( t.rebuilds ) * 4.0 * ( 26.0 + 26.0 ) ) /
+    r.bytes_sent = ( row * double( t.count( Count::migrated_sent ) + t.count( Count::halo_build_rows ) ) +
+                     3.0 * sizeof( Scalar ) * double( t.count( Count::halo_update_rows ) ) +
+                     double( t.count( Count::rebuilds ) ) * 4.0 * ( 26.0 + 26.0 ) ) /
                    steps;
     transport = parallel::to_string( dm.halo().transport() );
     return r;

@@ -452,7 +452,7 @@ nlohmann::json force( const Exec& exec, const Settings& s, const char* precision
             const double dt = params.time_step;
             const auto integrator = params.integrator;
             const Stats sg = morula::bench::time_phase( exec, 1, s.runs, [&] { genes.step( exec, t, dt, integrator ); } );
-            const bool rk2 = integrator == sem::Integrator::runge_kutta2;
+            const bool rk2 = integrator == sem::TimeScheme::runge_kutta2;
             const double stage_flops = gene_rhs_flops( m.parameters().genes.genes ) + 12.0;
             WorkCount wg;
             wg.precision = "double";

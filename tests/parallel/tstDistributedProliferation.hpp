@@ -85,14 +85,18 @@ void check_division_against_single_rank( core::Boundary boundary )
         agents.resize( 0 );
     // halo: the largest diameter reached before division (about 30.05) plus two radius extensions
     const parallel::CartesianDecomposition<double> dec( MPI_COMM_WORLD, box, 36.0 );
-    parallel::DistributedProliferation<double, TEST_MEMSPACE> dist( dec, mp, gp );
+    parallel::DistributedProliferation<double, TEST_MEMSPACE> dist( dec, agents, mp, gp );
+    static_assert( core::is_driver_v<decltype( dist ), TEST_EXECSPACE> );
+    static_assert( core::is_driver_v<decltype( single ), TEST_EXECSPACE> );
 
     long long divisions = 0;
     const int steps = 12;
     for ( int s = 0; s < steps; ++s )
     {
         const auto r = single.step( exec );
-        dist.step( exec, agents );
+        const auto d = dist.step( exec, s % 2 == 1 ); // timed or not, the same result
+        ASSERT_EQ( r.step, s );
+        ASSERT_EQ( d.step, s );
         divisions += r.divisions;
         ASSERT_EQ( dist.all_divisions(), r.divisions ) << "step " << s;
         ASSERT_EQ( dist.all_agents(), (long long)single.agents().size() ) << "step " << s;
@@ -100,7 +104,7 @@ void check_division_against_single_rank( core::Boundary boundary )
     ASSERT_GT( divisions, 100 ) << "the case did not exercise division";
     bool dup_single = false, dup_dist = false;
     const auto expected = gather_by_id( single.agents(), single.agents().size(), dup_single );
-    const auto got = gather_by_id( agents, dist.num_owned(), dup_dist );
+    const auto got = gather_by_id( dist.agents(), dist.num_owned(), dup_dist );
     ASSERT_FALSE( dup_dist ) << "an agent is owned by two ranks";
     ASSERT_EQ( got.size(), expected.size() );
     double worst = 0;
@@ -114,6 +118,11 @@ void check_division_against_single_rank( core::Boundary boundary )
     }
     // Round-off only: forces are summed in another order on each rank's grid.
     EXPECT_LT( worst, 1e-8 ) << "largest position difference";
+    // Every other step was timed, division included.
+    EXPECT_EQ( dist.steps_done(), steps );
+    EXPECT_EQ( dist.times().steps(), steps / 2 );
+    EXPECT_GT( dist.times().seconds( parallel::DistributedMechanicsPhase::division ), 0.0 );
+    EXPECT_GT( dist.times().seconds( "forces" ), 0.0 );
 }
 
 TEST( TEST_CATEGORY, distributed_proliferation_matches_single_rank_open_box )

@@ -1,6 +1,7 @@
 #include "SemTestUtils.hpp"
 
 #include <morula/core/Box.hpp>
+#include <morula/core/Driver.hpp>
 #include <morula/core/Error.hpp>
 #include <morula/ode/EpidermisGeneNetwork.hpp>
 #include <morula/ode/OdeSolver.hpp>
@@ -62,7 +63,7 @@ TEST( TEST_CATEGORY, sem_isolated_cell_gene_network_reaches_reference_steady_sta
     EXPECT_EQ( in( 0, ode::input_mean_D ), 0.0 );
     EXPECT_EQ( in( 0, ode::input_tgf_beta ), 0.4 );
     for ( int s = 0; s < 30000; ++s ) // t = 3000: Delta (decay 0.006) is within 1e-7 of its limit
-        genes.step( exec, t, 0.1, sem::Integrator::runge_kutta2 );
+        genes.step( exec, t, 0.1, sem::TimeScheme::runge_kutta2 );
     auto y = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), t.species() );
 
     using Gene = ode::EpidermisGeneNetwork<TEST_MEMSPACE>;
@@ -225,6 +226,32 @@ TEST( TEST_CATEGORY, sem_growth_and_division_bookkeeping )
     }
 }
 
+// Growth events reuse their element arrays: with the capacity reserved up front, the second event
+// writes into the arrays the tissue held before the first (no allocation per event), and the
+// bookkeeping stays right.
+TEST( TEST_CATEGORY, sem_growth_events_reuse_their_element_arrays )
+{
+    HostTissue h;
+    for ( int c = 0; c < 2; ++c )
+        add_cell( h, cell20(), { 1.0 + 1.5 * c, 1.0, 0.55 }, 5 );
+    ETissue t( h );
+    t.reserve( 200, 20 ); // room for both events: no capacity change
+    sem::SemMechanics<double, TEST_MEMSPACE> mech( open_box(), sem::SemParameters{} );
+    sem::TissueGrowthParameters gp;
+    gp.division_elements = 100; // grow only
+    sem::TissueGrowth<double, TEST_MEMSPACE> growth( gp );
+    TEST_EXECSPACE exec;
+    const auto first_arrays = t.positions(); // keeps them alive: a fresh allocation cannot reuse them
+    mech.compute_cell_geometry( exec, t );
+    EXPECT_EQ( growth.apply( exec, t, false ).grown, 2 );
+    EXPECT_NE( t.positions().data(), first_arrays.data() );
+    mech.compute_cell_geometry( exec, t );
+    EXPECT_EQ( growth.apply( exec, t, false ).grown, 2 );
+    EXPECT_EQ( t.positions().data(), first_arrays.data() ) << "the second event allocated new arrays";
+    EXPECT_EQ( t.num_elements(), 44 );
+    EXPECT_EQ( t.to_host().cell_elements, ( std::vector<int>{ 22, 22 } ) );
+}
+
 // The full model on a small periodic monolayer: cells grow and divide, the element bookkeeping holds
 // at every event, positions stay finite, and two runs give identical results (deterministic).
 TEST( TEST_CATEGORY, sem_full_model_small_run_is_consistent_and_deterministic )
@@ -262,6 +289,43 @@ TEST( TEST_CATEGORY, sem_full_model_small_run_is_consistent_and_deterministic )
     for ( int v : a.type )
         adhesive += v;
     EXPECT_EQ( adhesive, 9 * spec.adhesive_elements ); // adhesive elements stay with the mothers
+}
+
+static_assert( morula::core::is_driver_v<sem::Epidermis<double, TEST_MEMSPACE>, TEST_EXECSPACE> );
+static_assert( morula::core::is_driver_v<sem::Epidermis<float, TEST_MEMSPACE>, TEST_EXECSPACE> );
+
+// Timing changes nothing: a run timed from its third step equals an untimed one bit for bit, and its
+// times() hold every phase of the timed steps only (growth events included).
+TEST( TEST_CATEGORY, sem_epidermis_timed_steps_fill_every_phase_and_change_nothing )
+{
+    sem::MonolayerSpec spec;
+    spec.cells = 9;
+    sem::EpidermisParameters p;
+    p.model = sem::EpidermisModel::full;
+    p.growth.interval = 5;
+    const auto layer = sem::monolayer<double>( spec, p.mechanics );
+    sem::Epidermis<double, TEST_MEMSPACE> plain( ETissue( layer.tissue ), layer.box, p );
+    sem::Epidermis<double, TEST_MEMSPACE> timed( ETissue( layer.tissue ), layer.box, p );
+    TEST_EXECSPACE exec;
+    for ( int s = 0; s < 12; ++s )
+    {
+        EXPECT_EQ( plain.step( exec ).step, s );
+        EXPECT_EQ( timed.step( exec, s >= 2 ).step, s );
+    }
+    EXPECT_EQ( timed.steps_done(), 12 );
+    EXPECT_EQ( plain.times().steps(), 0 );
+    EXPECT_EQ( plain.times().total(), 0.0 );
+    const auto& t = timed.times();
+    EXPECT_EQ( t.steps(), 10 );
+    for ( int phase : { sem::EpidermisPhase::geometry, sem::EpidermisPhase::mechanics, sem::EpidermisPhase::genes,
+                        sem::EpidermisPhase::growth } )
+        EXPECT_GT( t.seconds( phase ), 0.0 ) << t.phase_name( phase );
+    const auto a = plain.tissue().to_host();
+    const auto b = timed.tissue().to_host();
+    EXPECT_EQ( a.positions, b.positions );
+    EXPECT_EQ( a.species, b.species );
+    timed.reset_times();
+    EXPECT_EQ( timed.times().total(), 0.0 );
 }
 
 // The default time step is stable for Table 1's parameters: a periodic monolayer of touching cells

@@ -17,7 +17,7 @@ namespace morula_test_sem
 {
 using morula::core::Boundary;
 using morula::core::Box;
-using morula::sem::Integrator;
+using morula::sem::TimeScheme;
 using morula::sem::SemMechanics;
 using morula::sem::SemParameters;
 using Tissue = morula::sem::Tissue<double, TEST_MEMSPACE>;
@@ -143,7 +143,7 @@ TEST( TEST_CATEGORY, sem_potential_decreases_monotonically_under_gradient_flow )
         h.type[i] = 1;
     Tissue t( h );
     SemParameters p;
-    p.integrator = Integrator::euler;
+    p.integrator = TimeScheme::euler;
     p.time_step = 1e-3;
     Mechanics m( periodic_box( 2.7, 2.7 ), p );
     double previous = m.potential_energy( TEST_EXECSPACE(), t );

@@ -12,6 +12,7 @@
 #include <morula/core/detail/Gather.hpp>
 #include <morula/grid/GridGeometry.hpp>
 #include <morula/grid/NeighborQuery.hpp>
+#include <morula/grid/detail/BucketSort.hpp>
 #include <morula/grid/detail/GridBuild.hpp>
 
 #include <Kokkos_Core.hpp>

@@ -7,6 +7,7 @@
 #define MORULA_MECHANICS_PROLIFERATION_HPP
 
 #include <morula/core/Box.hpp>
+#include <morula/core/Driver.hpp>
 #include <morula/core/KokkosCompat.hpp>
 #include <morula/mechanics/GrowthDivision.hpp>
 #include <morula/mechanics/SphereAgents.hpp>
@@ -14,28 +15,28 @@
 
 #include <Kokkos_Core.hpp>
 
-#include <chrono>
+#include <cstdint>
 #include <optional>
 #include <utility>
 
 namespace morula::mechanics
 {
 
-//! Seconds spent per operation, summed over steps (filled only when steps are timed).
-struct OperationTimes
+//! The phases of Proliferation::step(), in the order of the names in its times().
+struct ProliferationPhase
 {
-    double division = 0;     //!< growth and division
-    double grid_build = 0;   //!< binning the agents
-    double sort = 0;         //!< permuting every agent field into Z-order
-    double forces = 0;       //!< the mechanical operation: forces and displacements
-    double displacement = 0; //!< moving the agents
-    long long steps = 0;
-
-    double total() const { return division + grid_build + sort + forces + displacement; }
+    enum : int
+    {
+        division,    //!< growth and division
+        grid_build,  //!< binning the agents
+        sort,        //!< permuting every agent field into Z-order
+        forces,      //!< the mechanical operation: forces and displacements
+        displacement //!< moving the agents
+    };
 };
 
 //! What one step did.
-struct StepReport
+struct ProliferationReport : core::StepReport
 {
     int divisions = 0;
     bool sorted = false;
@@ -47,8 +48,8 @@ struct StepReport
 
   A step is: growth and division (if enabled), grid build, the Z-order sort when due, the mechanical
   operation, and the displacement, as in BioDynaMo's scheduler for the cell-division benchmark. With
-  timing on, each operation is fenced and timed separately (the fences cost a few microseconds per
-  operation; leave timing off for production runs).
+  timing on, each phase is fenced and timed separately (core::PhaseTimer: the fences cost a few
+  microseconds per phase; leave timing off for production runs).
 */
 template <class Scalar, class MemorySpace>
 class Proliferation
@@ -66,50 +67,45 @@ class Proliferation
             m_growth.emplace( *growth );
     }
 
+    //! One step; with `timed` each phase is fenced and timed into times().
     template <class ExecutionSpace>
-    StepReport step( const ExecutionSpace& exec, bool time_operations = false,
-                     bool count_interactions = false )
+    ProliferationReport step( const ExecutionSpace& exec, bool timed = false, bool count_interactions = false )
     {
-        StepReport report;
-        auto timed = [&]( double& slot, auto&& op ) {
-            if ( !time_operations )
-                return op();
-            exec.fence();
-            const auto t0 = std::chrono::steady_clock::now();
-            op();
-            exec.fence();
-            slot += std::chrono::duration<double>( std::chrono::steady_clock::now() - t0 ).count();
-        };
+        using Phase = ProliferationPhase;
+        ProliferationReport report;
+        report.step = m_step;
         if ( m_growth )
-            timed( m_times.division, [&] {
-                report.divisions = m_growth->step( exec, m_agents, static_cast<std::uint32_t>( m_step ) );
+            report.divisions = m_times.run( timed, Phase::division, exec, [&] {
+                return m_growth->step( exec, m_agents, static_cast<std::uint32_t>( m_step ) );
             } );
         report.sorted = m_mechanics.sort_due();
-        timed( m_times.grid_build, [&] { m_mechanics.build_grid( exec, m_agents ); } );
+        m_times.run( timed, Phase::grid_build, exec, [&] { m_mechanics.build_grid( exec, m_agents ); } );
         if ( report.sorted )
-            timed( m_times.sort, [&] { m_mechanics.sort_agents( exec, m_agents ); } );
-        timed( m_times.forces, [&] {
-            report.interactions = m_mechanics.compute_displacements( exec, m_agents, count_interactions );
+            m_times.run( timed, Phase::sort, exec, [&] { m_mechanics.sort_agents( exec, m_agents ); } );
+        report.interactions = m_times.run( timed, Phase::forces, exec, [&] {
+            return m_mechanics.compute_displacements( exec, m_agents, count_interactions );
         } );
-        timed( m_times.displacement, [&] { m_mechanics.apply_displacements( exec, m_agents ); } );
+        m_times.run( timed, Phase::displacement, exec, [&] { m_mechanics.apply_displacements( exec, m_agents ); } );
         ++m_step;
-        if ( time_operations )
-            ++m_times.steps;
+        if ( timed )
+            m_times.count_step();
         return report;
     }
 
     const agents_type& agents() const { return m_agents; }
     agents_type& agents() { return m_agents; }
     const SphereMechanics<Scalar, MemorySpace>& mechanics() const { return m_mechanics; }
-    const OperationTimes& times() const { return m_times; }
-    void reset_times() { m_times = {}; }
-    long long step_index() const { return m_step; }
+    //! Seconds per ProliferationPhase, summed over the timed steps.
+    const core::PhaseTimer& times() const { return m_times; }
+    void reset_times() { m_times.reset(); }
+    long long steps_done() const { return m_step; }
 
   private:
     agents_type m_agents;
     SphereMechanics<Scalar, MemorySpace> m_mechanics;
     std::optional<GrowthDivision<Scalar, MemorySpace>> m_growth;
-    OperationTimes m_times;
+    core::PhaseTimer m_times{ "morula::mechanics::Proliferation",
+                              { "division", "grid_build", "sort", "forces", "displacement" } };
     long long m_step = 0;
 };
 

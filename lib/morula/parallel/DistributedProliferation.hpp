@@ -17,10 +17,10 @@
 #include <mpi.h>
 
 #include <algorithm>
-#include <chrono>
 #include <climits>
 #include <cstdint>
 #include <optional>
+#include <utility>
 #include <vector>
 
 namespace morula::parallel
@@ -38,19 +38,24 @@ namespace morula::parallel
   exactly; positions agree to round-off (see DistributedSphereMechanics). With growth the halo is
   rebuilt every step (new agents need ghosts).
 
-  Before the first step, `agents` holds this rank's agents, anywhere in the box (e.g. all of them on
-  rank 0 and none elsewhere), and every rank the same next_id() (the largest over the ranks is taken).
+  The driver owns this rank's agents: before the first step they may be anywhere in the box (e.g. all
+  of them on rank 0 and none elsewhere; the first step sends each to its owner), and the largest
+  next_id() over the ranks is taken. After a step, agents() holds the owned agents first
+  (num_owned() of them), then the ghosts.
 */
 template <class Scalar, class MemorySpace>
 class DistributedProliferation
 {
   public:
     using agents_type = mechanics::SphereAgents<Scalar, MemorySpace>;
+    //! Its phases: those of the mechanics, and DistributedMechanicsPhase::division.
+    using Phase = DistributedMechanicsPhase;
 
-    DistributedProliferation( const CartesianDecomposition<Scalar>& decomposition,
+    DistributedProliferation( const CartesianDecomposition<Scalar>& decomposition, agents_type agents,
                               const mechanics::MechanicsParameters<Scalar>& mechanics,
                               const std::optional<mechanics::GrowthParameters<Scalar>>& growth )
-        : m_mechanics( decomposition, mechanics, 1 )
+        : m_agents( std::move( agents ) )
+        , m_mechanics( decomposition, mechanics, 1 )
     {
         if ( growth )
             m_growth.emplace( *growth );
@@ -58,37 +63,38 @@ class DistributedProliferation
 
     /*!
       \brief One step (collective). The report's divisions are this rank's; all_divisions() and
-      all_agents() give the totals over the ranks. With time_operations each phase is fenced and timed
-      (division into times().division, the rest into mechanics().times()).
+      all_agents() give the totals over the ranks. With `timed` each phase is fenced and timed, between
+      barriers over the ranks, into times().
     */
     template <class ExecutionSpace>
-    mechanics::StepReport step( const ExecutionSpace& exec, agents_type& agents, bool time_operations = false )
+    mechanics::ProliferationReport step( const ExecutionSpace& exec, bool timed = false )
     {
         compat::ScopedRegion region( "morula::parallel::DistributedProliferation::step" );
-        mechanics::StepReport report;
+        mechanics::ProliferationReport report;
+        report.step = m_step;
         if ( m_step == 0 )
-            agree_on_next_id( agents );
+            agree_on_next_id();
         if ( m_growth )
         {
             if ( m_step > 0 )
-                agents.resize( m_mechanics.num_owned() ); // the ghosts must neither grow nor divide
-            if ( time_operations )
-                exec.fence();
-            const auto t0 = std::chrono::steady_clock::now();
-            report.divisions = m_growth->step( exec, agents, static_cast<std::uint32_t>( m_step ),
-                                               [&]( const auto& mine ) { return all_mothers( exec, mine ); } );
-            if ( time_operations )
-            {
-                exec.fence();
-                m_division_seconds += std::chrono::duration<double>( std::chrono::steady_clock::now() - t0 ).count();
-            }
+                m_agents.resize( m_mechanics.num_owned() ); // the ghosts must neither grow nor divide
+            report.divisions = m_mechanics.times().run_synced(
+                timed, Phase::division,
+                [&] {
+                    exec.fence();
+                    MPI_Barrier( m_mechanics.decomposition().comm() );
+                },
+                [&] { return divide( exec ); } );
             m_mechanics.owned_agents_changed();
         }
-        m_mechanics.step( exec, agents, time_operations );
+        m_mechanics.step( exec, m_agents, timed );
         ++m_step;
         return report;
     }
 
+    //! This rank's agents: the owned ones first (num_owned()), then the ghosts of the last step.
+    const agents_type& agents() const { return m_agents; }
+    agents_type& agents() { return m_agents; }
     //! Agents over all ranks after the last step (collective).
     long long all_agents() const
     {
@@ -99,14 +105,19 @@ class DistributedProliferation
     //! Divisions over all ranks in the last step.
     long long all_divisions() const { return m_last_all_divisions; }
     std::size_t num_owned() const { return m_mechanics.num_owned(); }
-    long long step_index() const { return m_step; }
-    //! Seconds of growth and division (timed steps), the rest being in mechanics().times().
-    double division_seconds() const { return m_division_seconds; }
+    long long steps_done() const { return m_step; }
+    //! Seconds per DistributedMechanicsPhase (division included) and the counts of the timed steps.
+    const core::PhaseTimer& times() const { return m_mechanics.times(); }
+    void reset_times() { m_mechanics.reset_times(); }
     const DistributedSphereMechanics<Scalar, MemorySpace>& mechanics() const { return m_mechanics; }
-    void reset_times()
+
+    //! Growth and division of the owned agents; returns this rank's divisions. Public for nvcc, which
+    //! rejects extended lambdas in private member functions (and their callees).
+    template <class ExecutionSpace>
+    int divide( const ExecutionSpace& exec )
     {
-        m_division_seconds = 0;
-        m_mechanics.reset_times();
+        return m_growth->step( exec, m_agents, static_cast<std::uint32_t>( m_step ),
+                               [&]( const auto& mine ) { return all_mothers( exec, mine ); } );
     }
 
     // Public because nvcc rejects extended lambdas in private member functions.
@@ -147,18 +158,18 @@ class DistributedProliferation
     }
 
   private:
-    void agree_on_next_id( agents_type& agents ) const
+    void agree_on_next_id()
     {
-        long long mine = static_cast<long long>( agents.next_id() ), all = 0;
+        long long mine = static_cast<long long>( m_agents.next_id() ), all = 0;
         MPI_Allreduce( &mine, &all, 1, MPI_LONG_LONG, MPI_MAX, m_mechanics.decomposition().comm() );
-        agents.set_next_id( static_cast<std::int64_t>( all ) );
+        m_agents.set_next_id( static_cast<std::int64_t>( all ) );
     }
 
+    agents_type m_agents;
     DistributedSphereMechanics<Scalar, MemorySpace> m_mechanics;
     std::optional<mechanics::GrowthDivision<Scalar, MemorySpace>> m_growth;
     long long m_step = 0;
     long long m_last_all_divisions = 0;
-    double m_division_seconds = 0;
     Kokkos::View<std::int64_t*, MemorySpace> m_all_mothers; // the sorted mothers of all ranks
 };
 

@@ -15,8 +15,10 @@
 #include <morula/mechanics/SphereMechanics.hpp>
 #include <morula/mechanics/detail/MechanicsKernels.hpp>
 #include <morula/parallel/CartesianDecomposition.hpp>
+#include <morula/parallel/DistributedMechanicsOptions.hpp>
 #include <morula/parallel/Halo.hpp>
 #include <morula/parallel/Migration.hpp>
+#include <morula/parallel/detail/LocalBoxes.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -24,7 +26,6 @@
 
 #include <algorithm>
 #include <any>
-#include <chrono>
 #include <memory>
 #include <typeinfo>
 #include <limits>
@@ -33,60 +34,6 @@
 
 namespace morula::parallel
 {
-
-/*!
-  \brief Seconds per phase of DistributedSphereMechanics::step(), summed over the timed steps, and
-  what the communication phases moved (filled only when steps are timed).
-
-  Each phase is fenced and timed between barriers over the ranks: the ranks run it together, and its
-  time is the slowest rank's, without waits for ranks still in an earlier phase (and, with ranks
-  sharing a GPU, with all their work on it).
-*/
-struct DistributedStepTimes
-{
-    double migration = 0;   //!< migrate(): owners, sort by destination, counts, fields
-    double sort = 0;        //!< cell-order sort of the owned agents (every sort_every steps, see step())
-    double halo_build = 0;  //!< halo-width check (MPI_Allreduce) and new Halo: plan, counts, all fields
-    double halo_update = 0; //!< Halo::update() of the ghost positions between rebuilds
-    double grid = 0;        //!< local grids of the owned agents and of the ghosts
-    double forces = 0;      //!< forces and displacements of the owned agents (owned, then ghost neighbours)
-    double move = 0;        //!< moving the owned agents
-    long long steps = 0;
-    long long rebuilds = 0;
-    long long updates = 0;
-    long long migrated_sent = 0;      //!< agents this rank sent in migrate()
-    long long migrated_received = 0;  //!< agents this rank received in migrate()
-    long long halo_build_rows = 0;    //!< rows sent by Halo construction (all fields each)
-    long long halo_update_rows = 0;   //!< rows sent by Halo::update() (positions only)
-    long long ghosts = 0;             //!< ghosts received, summed over the timed steps
-
-    //! Halo exchange and migration.
-    double communication() const { return migration + halo_build + halo_update; }
-    //! Grid, sort, forces and move.
-    double compute() const { return sort + grid + forces + move; }
-    double total() const { return communication() + compute(); }
-};
-
-/*!
-  \brief The order in which a step of DistributedSphereMechanics starts the ghost exchange and the
-  owned agents' forces. Results are the same either way.
-
-  Building a halo holds the host: it reads back the export counts and exchanges them with the
-  neighbours, waiting for the slowest of them. Started first, the GPU idles meanwhile (0.67 ms of a
-  6.9 ms step on two H100s). With forces_first the halo's export lists are found on the main stream
-  (two scans over the positions, 0.1 ms), the forces are launched, and the count exchange, the pack
-  and the messages follow beside them on the high-priority stream: the wait hides under the forces.
-  Between rebuilds the host's part (the pack's and NCCL's launches) then also runs while the forces do.
-  With ranks sharing a GPU (MPS) that order was measured slower: the other rank's work fills the GPU
-  anyway.
-*/
-enum class OverlapOrder : int
-{
-    automatic,      //!< forces_first where the exchange travels on the GPU's stream between ranks that
-                    //!< each drive a GPU of their own (NCCL/RCCL), else exchange_first
-    exchange_first, //!< plan and start the exchange, then launch the owned agents' grid and forces
-    forces_first    //!< launch the owned agents' grid and forces, then plan and start the exchange
-};
 
 /*!
   \brief One SphereMechanics step per call on the agents of this rank's subdomain.
@@ -139,6 +86,7 @@ template <class Scalar, class MemorySpace>
 class DistributedSphereMechanics
 {
   public:
+    using Phase = DistributedMechanicsPhase;
     using scalar_type = Scalar;
     using memory_space = MemorySpace;
     using agents_type = mechanics::SphereAgents<Scalar, MemorySpace>;
@@ -165,9 +113,9 @@ class DistributedSphereMechanics
         : m_decomposition( decomposition )
         , m_images( images )
         , m_order( order )
-        , m_local( local_box( decomposition, images ), validated( params, rebuild_every ) )
+        , m_local( detail::local_box( decomposition, images ), validated( params, rebuild_every ) )
         , m_rebuild_every( rebuild_every )
-        , m_move_box( move_box( decomposition, images ) )
+        , m_move_box( detail::move_box( decomposition, images ) )
     {
     }
 
@@ -248,14 +196,14 @@ class DistributedSphereMechanics
             // renumbered. Forces over agents in cell order read them directly, not through the grid's
             // permutation (fenced forces 4.54 against 4.84 ms per step, 4M agents per H200, every 4 steps).
             sort_owned_agents_keeping_ghosts( exec, agents, time_phases, sort_due() );
-        double& halo_time = rebuild_due ? m_times.halo_build : m_times.halo_update;
+        const int halo_phase = rebuild_due ? Phase::halo_build : Phase::halo_update;
         const bool forces_first = overlap_order() == OverlapOrder::forces_first;
         // 1. The ghost exchange starts on its own instance (a high-priority stream on a GPU), after
         //    exec's last writes of the positions (moves, migration, sort): at a rebuild a new halo (plan,
         //    counts, every field), in between the ghost positions only. Its messages travel while ...
         exec.fence();
         const auto start_exchange = [&] {
-            timed( exec, comm, time_phases, halo_time, [&] {
+            timed( exec, comm, time_phases, halo_phase, [&] {
                 if ( rebuild_due )
                     // The forces may be running on exec and read the owned rows: wait for them only if
                     // the ghosts need a larger SoA.
@@ -268,22 +216,22 @@ class DistributedSphereMechanics
             // The halo's scans over every position run here, before the forces, not beside them
             // (beside them they slowed the forces by 0.3 ms on two H200s); the count exchange, the
             // pack and the messages follow the forces' launch.
-            timed( exec, comm, time_phases, halo_time,
+            timed( exec, comm, time_phases, halo_phase,
                    [&] { halo_for_build().find_exports( exec, agents, m_n_owned ); } );
         else if ( !forces_first )
             start_exchange();
         // 2. ... the owned agents' grid (unless the sort left it current) and the forces among them run on
         //    exec: final for every agent farther than the halo width from a ghost.
-        timed( exec, comm, time_phases, m_times.grid, [&] {
+        timed( exec, comm, time_phases, Phase::grid, [&] {
             if ( !m_grid_current )
                 m_local.build_grid( exec, agents, m_n_owned );
         } );
         m_grid_current = false;
-        timed( exec, comm, time_phases, m_times.forces,
+        timed( exec, comm, time_phases, Phase::forces,
                [&] { m_local.compute_owned_displacements( exec, agents, m_n_owned ); } );
         if ( forces_first )
             start_exchange();
-        timed( exec, comm, time_phases, halo_time, [&] {
+        timed( exec, comm, time_phases, halo_phase, [&] {
             if ( rebuild_due )
                 m_halo->finish_build( comm, agents );
             else
@@ -296,11 +244,11 @@ class DistributedSphereMechanics
         //    and each launch through it waits for the last kernel that used it, on any stream).
         const bool ghost_forces = m_halo->num_ghosts() > 0 && m_halo->num_boundary() > 0;
         comm.fence(); // the ghosts have arrived
-        timed( exec, comm, time_phases, m_times.grid, [&] {
+        timed( exec, comm, time_phases, Phase::grid, [&] {
             if ( ghost_forces )
                 build_ghost_grid( exec, agents );
         } );
-        timed( exec, comm, time_phases, m_times.forces, [&] {
+        timed( exec, comm, time_phases, Phase::forces, [&] {
             if ( !ghost_forces )
                 return;
             const auto ghost_x = Kokkos::subview(
@@ -311,30 +259,28 @@ class DistributedSphereMechanics
         } );
         ++m_since_rebuild;
         ++m_since_sort;
-        timed( exec, comm, time_phases, m_times.move, [&] {
+        timed( exec, comm, time_phases, Phase::move, [&] {
             mechanics::detail::apply_displacements( exec, agents.positions(), m_local.displacements(),
                                                     static_cast<int>( m_n_owned ), m_move_box );
         } );
         if ( time_phases )
         {
-            ++m_times.steps;
-            m_times.ghosts += static_cast<long long>( m_halo->num_ghosts() );
-            if ( rebuild_due )
-            {
-                ++m_times.rebuilds;
-                m_times.halo_build_rows += static_cast<long long>( m_halo->num_exports() );
-            }
-            else
-            {
-                ++m_times.updates;
-                m_times.halo_update_rows += static_cast<long long>( m_halo->num_exports() );
-            }
+            using Count = DistributedMechanicsCount;
+            m_times.count_step();
+            m_times.add( Count::ghosts, static_cast<long long>( m_halo->num_ghosts() ) );
+            m_times.add( rebuild_due ? Count::rebuilds : Count::updates, 1 );
+            m_times.add( rebuild_due ? Count::halo_build_rows : Count::halo_update_rows,
+                         static_cast<long long>( m_halo->num_exports() ) );
         }
     }
 
-    //! Phase times of the timed steps since construction or reset_times().
-    const DistributedStepTimes& times() const { return m_times; }
-    void reset_times() { m_times = {}; }
+    //! Seconds per DistributedMechanicsPhase and DistributedMechanicsCount of the timed steps since
+    //! construction or reset_times().
+    const core::PhaseTimer& times() const { return m_times; }
+    void reset_times() { m_times.reset(); }
+    //! The timer, for a driver that runs a phase of its own in the same step (DistributedProliferation's
+    //! division).
+    core::PhaseTimer& times() { return m_times; }
 
     // Public because nvcc rejects extended lambdas in private member functions (and their callees).
     //! Bins the ghosts of the last halo in a grid of their own, over the owned agents' grid's box.
@@ -384,7 +330,7 @@ class DistributedSphereMechanics
         // One rank whose periodic axes all wrap in its own grid (and in move()) owns every agent where
         // it is: after the first migration, which wraps the initial positions, there is nothing to move.
         const bool alone = m_decomposition.size() == 1 && m_images == PeriodicImages::minimum_image;
-        timed( exec, exec, time_phases, m_times.migration, [&] {
+        timed( exec, exec, time_phases, Phase::migration, [&] {
             if ( alone && m_migrated_once )
             {
                 agents.resize( n ); // drops the ghosts (there are none with one rank and minimum images)
@@ -395,13 +341,14 @@ class DistributedSphereMechanics
             m_n_owned = moved.num_owned;
             if ( time_phases )
             {
-                m_times.migrated_sent += static_cast<long long>( moved.num_sent );
-                m_times.migrated_received += static_cast<long long>( moved.num_received );
+                m_times.add( DistributedMechanicsCount::migrated_sent, static_cast<long long>( moved.num_sent ) );
+                m_times.add( DistributedMechanicsCount::migrated_received,
+                             static_cast<long long>( moved.num_received ) );
             }
         } );
         m_migrated_once = true;
         // Before the sort: a bad diameter or density must throw on every rank alike.
-        timed( exec, exec, time_phases, m_times.halo_build, [&] { check_halo_width( exec, agents ); } );
+        timed( exec, exec, time_phases, Phase::halo_build, [&] { check_halo_width( exec, agents ); } );
         m_grid_current = false;
         sort_owned_agents( exec, agents, time_phases, sort_due() );
         m_rebuild_extent.reset();
@@ -421,7 +368,7 @@ class DistributedSphereMechanics
     template <class ExecutionSpace>
     void sort_owned_agents( const ExecutionSpace& exec, agents_type& agents, bool time_phases, bool sort )
     {
-        timed( exec, exec, time_phases, m_times.sort, [&] {
+        timed( exec, exec, time_phases, Phase::sort, [&] {
             if ( !sort )
                 return;
             // The halo-width check of this rebuild reduced over the same agents already.
@@ -446,7 +393,7 @@ class DistributedSphereMechanics
     {
         // timed() whether due or not, as sort_owned_agents(): with time_phases every rank must reach
         // the same barriers, and a rank without ghosts takes the other function.
-        timed( exec, exec, time_phases, m_times.sort, [&] {
+        timed( exec, exec, time_phases, Phase::sort, [&] {
             if ( !sort )
                 return;
             m_local.build_grid( exec, agents, m_n_owned );
@@ -486,22 +433,15 @@ class DistributedSphereMechanics
     // earlier phase (with ranks sharing a GPU, the phase's time is that of all ranks' work on it).
     // Else just op (host-side lambdas only: no kernels here).
     template <class ExecutionSpace, class Op>
-    void timed( const ExecutionSpace& exec, const ExecutionSpace& comm, bool on, double& slot, Op&& op ) const
+    void timed( const ExecutionSpace& exec, const ExecutionSpace& comm, bool on, int phase, Op&& op )
     {
-        if ( !on )
-        {
-            op();
-            return;
-        }
-        exec.fence();
-        comm.fence();
-        MPI_Barrier( m_decomposition.comm() );
-        const auto t0 = std::chrono::steady_clock::now();
-        op();
-        exec.fence();
-        comm.fence();
-        MPI_Barrier( m_decomposition.comm() );
-        slot += std::chrono::duration<double>( std::chrono::steady_clock::now() - t0 ).count();
+        m_times.run_synced( on, phase,
+                            [&] {
+                                exec.fence();
+                                comm.fence();
+                                MPI_Barrier( m_decomposition.comm() );
+                            },
+                            std::forward<Op>( op ) );
     }
 
     // Before the local SphereMechanics validates them, so that errors name this class.
@@ -557,36 +497,6 @@ class DistributedSphereMechanics
                 ") + 2 x (rebuild_every - 1) x max_displacement = ", drift ) );
     }
 
-    // The subdomain grown by the halo width, open: the ghosts stand for the periodic images and the
-    // walls, so the local grid needs neither (and follows agents that drift out). Axes whose images
-    // are the rank's own (PeriodicImages::minimum_image, one rank along a periodic axis) stay the
-    // whole periodic axis: the grid's minimum image replaces the ghosts.
-    static core::Box<Scalar> local_box( const CartesianDecomposition<Scalar>& dec, PeriodicImages images )
-    {
-        core::Box<Scalar> box = dec.box();
-        for ( int a = 0; a < 3; ++a )
-        {
-            if ( images == PeriodicImages::minimum_image && dec.periodic_within_rank( a ) )
-                continue;
-            box.lo[a] = dec.lo()[a] - dec.halo_width();
-            box.hi[a] = dec.hi()[a] + dec.halo_width();
-            box.boundary[a] = core::Boundary::open;
-        }
-        return box;
-    }
-
-    // The box for moving owned agents: closed walls stay; periodic axes are left unwrapped (see the
-    // class comment), except those the local grid wraps itself, where no ghost depends on it.
-    static core::Box<Scalar> move_box( const CartesianDecomposition<Scalar>& dec, PeriodicImages images )
-    {
-        core::Box<Scalar> box = dec.box();
-        for ( int a = 0; a < 3; ++a )
-            if ( box.boundary[a] == core::Boundary::periodic &&
-                 !( images == PeriodicImages::minimum_image && dec.periodic_within_rank( a ) ) )
-                box.boundary[a] = core::Boundary::open;
-        return box;
-    }
-
     CartesianDecomposition<Scalar> m_decomposition;
     PeriodicImages m_images = PeriodicImages::minimum_image;
     OverlapOrder m_order = OverlapOrder::automatic;
@@ -609,7 +519,10 @@ class DistributedSphereMechanics
     Scalar m_interaction_distance = 0;
     // The owned agents' extent found by the halo-width check of the rebuild under way (for its sort).
     std::optional<mechanics::detail::AgentExtent<Scalar>> m_rebuild_extent;
-    DistributedStepTimes m_times;
+    core::PhaseTimer m_times{ "morula::parallel::DistributedSphereMechanics",
+                              { "migration", "sort", "halo_build", "halo_update", "grid", "forces", "move", "division" },
+                              { "rebuilds", "updates", "migrated_sent", "migrated_received", "halo_build_rows",
+                                "halo_update_rows", "ghosts" } };
 };
 
 } // namespace morula::parallel

@@ -7,6 +7,7 @@
 #define MORULA_SEM_EPIDERMIS_HPP
 
 #include <morula/core/Box.hpp>
+#include <morula/core/Driver.hpp>
 #include <morula/core/Error.hpp>
 #include <morula/core/KokkosCompat.hpp>
 #include <morula/core/LaunchPolicy.hpp>
@@ -18,7 +19,6 @@
 
 #include <Kokkos_Core.hpp>
 
-#include <chrono>
 #include <string>
 #include <utility>
 
@@ -54,14 +54,23 @@ struct EpidermisParameters
     }
 };
 
-//! Seconds per operation, summed over timed steps.
-struct EpidermisTimes
+//! The phases of Epidermis::step(), in the order of the names in its times().
+struct EpidermisPhase
 {
-    double geometry = 0;  //!< cell centres and adhesion
-    double mechanics = 0; //!< list upkeep and the Runge-Kutta stages of the elements
-    double genes = 0;     //!< neighbour inputs and the gene network stages
-    double growth = 0;    //!< growth and division events
-    double total() const { return geometry + mechanics + genes + growth; }
+    enum : int
+    {
+        geometry,  //!< cell centres and adhesion
+        mechanics, //!< list upkeep and the Runge-Kutta stages of the elements
+        genes,     //!< neighbour inputs and the gene network stages
+        growth     //!< growth and division events
+    };
+};
+
+//! What one step did: the growth event's counts (zero on steps without one).
+struct EpidermisReport : core::StepReport
+{
+    int grown = 0;     //!< cells that gained an element
+    int divisions = 0; //!< cells that divided (= cells added)
 };
 
 /*!
@@ -91,47 +100,47 @@ class Epidermis
     const SemMechanics<Scalar, MemorySpace>& mechanics() const { return m_mechanics; }
     SemMechanics<Scalar, MemorySpace>& mechanics() { return m_mechanics; }
     const GeneCoupling<Scalar, MemorySpace>& genes() const { return m_genes; }
-    long long step_index() const { return m_step; }
+    long long steps_done() const { return m_step; }
     double time() const { return m_step * m_params.mechanics.time_step; }
-    const EpidermisTimes& times() const { return m_times; }
+    //! Seconds per EpidermisPhase, summed over the timed steps.
+    const core::PhaseTimer& times() const { return m_times; }
+    void reset_times() { m_times.reset(); }
     long long divisions() const { return m_divisions; }
     bool gene_network() const { return m_params.model != EpidermisModel::movement; }
 
-    //! One step; with `timed`, each operation is fenced and timed (a few microseconds each).
+    //! One step; with `timed`, each phase is fenced and timed (a few microseconds each).
     template <class ExecutionSpace>
-    GrowthReport step( const ExecutionSpace& exec, bool timed = false )
+    EpidermisReport step( const ExecutionSpace& exec, bool timed = false )
     {
-        auto run = [&]( double& slot, auto&& op ) {
-            if ( !timed )
-                return op();
-            exec.fence();
-            const auto t0 = std::chrono::steady_clock::now();
-            op();
-            exec.fence();
-            slot += std::chrono::duration<double>( std::chrono::steady_clock::now() - t0 ).count();
-        };
+        using Phase = EpidermisPhase;
+        EpidermisReport report;
+        report.step = m_step;
         const bool genes = gene_network();
-        run( m_times.geometry, [&] {
+        m_times.run( timed, Phase::geometry, exec, [&] {
             m_mechanics.compute_cell_geometry( exec, m_tissue );
             m_mechanics.prepare( exec, m_tissue );
         } );
         if ( genes )
-            run( m_times.genes, [&] { m_genes.compute_inputs( exec, m_tissue, m_mechanics.grid_box() ); } );
-        run( m_times.mechanics, [&] { m_mechanics.step( exec, m_tissue ); } );
+            m_times.run( timed, Phase::genes, exec,
+                         [&] { m_genes.compute_inputs( exec, m_tissue, m_mechanics.grid_box() ); } );
+        m_times.run( timed, Phase::mechanics, exec, [&] { m_mechanics.step( exec, m_tissue ); } );
         if ( genes )
-            run( m_times.genes, [&] {
+            m_times.run( timed, Phase::genes, exec, [&] {
                 m_genes.step( exec, m_tissue, m_params.mechanics.time_step, m_params.mechanics.integrator );
             } );
         ++m_step;
-        GrowthReport report;
         if ( m_params.model == EpidermisModel::full && m_growth.due( m_step ) )
-            run( m_times.growth, [&] {
+            m_times.run( timed, Phase::growth, exec, [&] {
                 m_mechanics.compute_cell_geometry( exec, m_tissue );
-                report = m_growth.apply( exec, m_tissue, genes );
-                if ( report.grown > 0 || report.divisions > 0 )
+                const GrowthReport grew = m_growth.apply( exec, m_tissue, genes );
+                if ( grew.grown > 0 || grew.divisions > 0 )
                     m_mechanics.invalidate_list();
-                m_divisions += report.divisions;
+                report.grown = grew.grown;
+                report.divisions = grew.divisions;
+                m_divisions += grew.divisions;
             } );
+        if ( timed )
+            m_times.count_step();
         return report;
     }
 
@@ -162,7 +171,7 @@ class Epidermis
     SemMechanics<Scalar, MemorySpace> m_mechanics;
     GeneCoupling<Scalar, MemorySpace> m_genes;
     TissueGrowth<Scalar, MemorySpace> m_growth;
-    EpidermisTimes m_times;
+    core::PhaseTimer m_times{ "morula::sem::Epidermis", { "geometry", "mechanics", "genes", "growth" } };
     long long m_step = 0;
     long long m_divisions = 0;
 };

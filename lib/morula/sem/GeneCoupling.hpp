@@ -174,7 +174,7 @@ class GeneCoupling
 
     //! One time step of every cell's network with the current inputs (RK2 midpoint or Euler).
     template <class ExecutionSpace>
-    void step( const ExecutionSpace& exec, tissue_type& t, double dt, Integrator integrator )
+    void step( const ExecutionSpace& exec, tissue_type& t, double dt, TimeScheme integrator )
     {
         const int m = t.num_cells();
         if ( static_cast<int>( m_half.extent( 0 ) ) < t.cell_capacity() )
@@ -183,7 +183,7 @@ class GeneCoupling
                                    t.cell_capacity() );
         auto species = t.species();
         detail::GeneStageFunctor<MemorySpace> stage{ m_model, species, species, species, m_inputs, dt };
-        if ( integrator == Integrator::runge_kutta2 )
+        if ( integrator == TimeScheme::runge_kutta2 )
         {
             stage.out = m_half;
             stage.coeff = dt / 2;

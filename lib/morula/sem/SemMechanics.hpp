@@ -110,7 +110,7 @@ class SemMechanics
         auto x = t.positions();
         detail::StageFunctor<Scalar, MemorySpace> stage{ evaluator( t, x, false ), x, m_half,
                                                          m_reference, dt };
-        if ( m_params.integrator == Integrator::runge_kutta2 )
+        if ( m_params.integrator == TimeScheme::runge_kutta2 )
         {
             stage.coeff = dt / 2;
             Kokkos::parallel_for( "morula::sem::rk2_half_step",

@@ -93,13 +93,13 @@ struct MorsePotential
 };
 
 //! Time stepping of the equations of motion (and of the gene network).
-enum class Integrator : int
+enum class TimeScheme : int
 {
     runge_kutta2, //!< the paper's 2nd-order Runge-Kutta (midpoint): X + dt f(X + dt/2 f(X))
     euler         //!< forward Euler, as Newman (2005)
 };
 
-inline const char* to_string( Integrator i ) { return i == Integrator::euler ? "euler" : "rk2"; }
+inline const char* to_string( TimeScheme i ) { return i == TimeScheme::euler ? "euler" : "rk2"; }
 
 /*!
   \brief Mechanics of the subcellular element method, with Table 1 of seed 000 as defaults.
@@ -120,7 +120,7 @@ struct SemParameters
     //! which PV_inter vanishes anyway (0.0579 for Table 1), so the default changes no force.
     double inter_cutoff = 0;
     double time_step = 0.01; //!< see docs/models/epidermis.md for its stability
-    Integrator integrator = Integrator::runge_kutta2;
+    TimeScheme integrator = TimeScheme::runge_kutta2;
     //! Verlet skin of the inter-cell neighbour list, as a multiple of the inter-cell cutoff.
     double skin_factor = 1.0;
 

@@ -106,6 +106,9 @@ class TissueGrowth
   private:
     TissueGrowthParameters m_params;
     Kokkos::View<int*, MemorySpace> m_flags, m_daughter, m_new_count, m_new_offset;
+    // The element arrays a growth event writes into, then swaps with the tissue's (of its capacity).
+    typename tissue_type::position_view m_spare_x;
+    typename tissue_type::int_view m_spare_cell, m_spare_type;
 };
 
 template <class Scalar, class MemorySpace>
@@ -185,17 +188,24 @@ GrowthReport TissueGrowth<Scalar, MemorySpace>::apply( const ExecutionSpace& exe
             before += new_count( c );
         },
         total_elements );
-    // 3. Scatter every element (and the new ones) into regrouped arrays of the tissue's capacity.
+    // 3. Scatter every element (and the new ones) into regrouped arrays of the tissue's capacity: spare
+    //    arrays kept between events, swapped with the tissue's (so each event reuses the last one's
+    //    arrays, and only a larger capacity allocates).
     const int capacity = t.element_capacity();
-    typename tissue_type::position_view nx(
-        Kokkos::view_alloc( Kokkos::WithoutInitializing, std::string( "morula::sem::element_positions" ) ),
-        capacity );
-    typename tissue_type::int_view ncell(
-        Kokkos::view_alloc( Kokkos::WithoutInitializing, std::string( "morula::sem::element_cell" ) ),
-        capacity );
-    typename tissue_type::int_view ntype(
-        Kokkos::view_alloc( Kokkos::WithoutInitializing, std::string( "morula::sem::element_type" ) ),
-        capacity );
+    if ( static_cast<int>( m_spare_x.extent( 0 ) ) != capacity )
+    {
+        using Kokkos::view_alloc;
+        using Kokkos::WithoutInitializing;
+        m_spare_x = typename tissue_type::position_view(
+            view_alloc( WithoutInitializing, std::string( "morula::sem::element_positions" ) ), capacity );
+        m_spare_cell = typename tissue_type::int_view(
+            view_alloc( WithoutInitializing, std::string( "morula::sem::element_cell" ) ), capacity );
+        m_spare_type = typename tissue_type::int_view(
+            view_alloc( WithoutInitializing, std::string( "morula::sem::element_type" ) ), capacity );
+    }
+    auto nx = m_spare_x;
+    auto ncell = m_spare_cell;
+    auto ntype = m_spare_type;
     auto x = t.positions();
     auto type = t.element_type();
     auto offset = t.cell_offset();
@@ -254,7 +264,7 @@ GrowthReport TissueGrowth<Scalar, MemorySpace>::apply( const ExecutionSpace& exe
             offset( c ) = new_offset( c );
             count( c ) = new_count( c );
         } );
-    t.swap_elements( nx, ncell, ntype );
+    t.swap_elements( m_spare_x, m_spare_cell, m_spare_type );
     t.set_counts( total_elements, m_new );
     exec.fence();
     return { grown_cells, divisions };
