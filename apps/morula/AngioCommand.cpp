@@ -1,6 +1,7 @@
 #include "AngioCommand.hpp"
 #include "AngioPicture.hpp"
 #include "Config.hpp"
+#include "Progress.hpp"
 
 #include <morula/Morula.hpp>
 #include <morula/io/AngioSnapshots.hpp>
@@ -269,7 +270,7 @@ int run_angiogenesis( const AngioSettings& s )
     io::AngioFrame last = make_frame( model );
     record( last );
     const auto t0 = std::chrono::steady_clock::now();
-    int last_percent = -1;
+    Progress progress( s.steps, s.progress );
     bool switched = p.vessels.sprouting;
     for ( long i = 0; i < s.steps; ++i )
     {
@@ -284,20 +285,10 @@ int run_angiogenesis( const AngioSettings& s )
             last = make_frame( model );
             record( last );
         }
-        const int percent = static_cast<int>( 100 * ( i + 1 ) / s.steps );
-        if ( s.progress && percent != last_percent )
-        {
-            last_percent = percent;
-            const double elapsed = std::chrono::duration<double>( std::chrono::steady_clock::now() - t0 ).count();
-            const int bar = percent / 5;
-            std::fprintf( stderr, "\r[%.*s%*s] %3d%%  step %ld/%ld  %d cells  %d tubes  %.1f s", bar,
-                          "####################", 20 - bar, "", percent, i + 1, s.steps, model.num_cells(),
-                          model.num_tubes(), elapsed );
-            std::fflush( stderr );
-        }
+        progress.update( i + 1, [&] {
+            return core::detail::concat( model.num_cells(), " cells  ", model.num_tubes(), " tubes" );
+        } );
     }
-    if ( s.progress && s.steps > 0 )
-        std::fprintf( stderr, "\n" );
     const double seconds = std::chrono::duration<double>( std::chrono::steady_clock::now() - t0 ).count();
     AngioView view;
     for ( int d = 0; d < 3; ++d )

@@ -1,5 +1,6 @@
 #include "EpidermisCommand.hpp"
 #include "Config.hpp"
+#include "Progress.hpp"
 #include "TissuePicture.hpp"
 
 #include <morula/Morula.hpp>
@@ -234,7 +235,7 @@ int run_epidermis( const EpidermisSettings& s )
     if ( writer )
         writer->write( last );
     const auto t0 = std::chrono::steady_clock::now();
-    int last_percent = -1;
+    Progress progress( s.steps, s.progress );
     for ( long i = 0; i < s.steps; ++i )
     {
         model.step( space );
@@ -245,19 +246,8 @@ int run_epidermis( const EpidermisSettings& s )
             if ( writer )
                 writer->write( last );
         }
-        const int percent = static_cast<int>( 100 * ( i + 1 ) / s.steps );
-        if ( s.progress && percent != last_percent )
-        {
-            last_percent = percent;
-            const double elapsed = std::chrono::duration<double>( std::chrono::steady_clock::now() - t0 ).count();
-            const int bar = percent / 5;
-            std::fprintf( stderr, "\r[%.*s%*s] %3d%%  step %ld/%ld  %d cells  %.1f s", bar, "####################",
-                          20 - bar, "", percent, i + 1, s.steps, model.tissue().num_cells(), elapsed );
-            std::fflush( stderr );
-        }
+        progress.update( i + 1, [&] { return core::detail::concat( model.tissue().num_cells(), " cells" ); } );
     }
-    if ( s.progress && s.steps > 0 )
-        std::fprintf( stderr, "\n" );
     const double seconds = std::chrono::duration<double>( std::chrono::steady_clock::now() - t0 ).count();
     TissueView view;
     view.box_x = layer.box.length( 0 );

@@ -2,6 +2,7 @@
 #include "Config.hpp"
 #include "MpiSession.hpp"
 #include "MsdPlot.hpp"
+#include "Progress.hpp"
 
 #include <morula/Morula.hpp>
 
@@ -15,8 +16,6 @@
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <unistd.h>
 
 namespace morula::app
 {
@@ -160,37 +159,6 @@ void read_config( const std::string& path, LatticeSettings& s )
                                       " classes; at most 15 (site types 1..15)" ) );
     }
 }
-
-// A text progress bar on stderr: redrawn in place on a terminal, a line per 10% otherwise.
-class Progress
-{
-  public:
-    Progress( long total, bool on )
-        : m_total( total )
-        , m_on( on && total > 0 )
-        , m_tty( isatty( 2 ) )
-    {
-    }
-    void update( long done )
-    {
-        if ( !m_on )
-            return;
-        const int percent = int( 100 * done / m_total );
-        if ( percent == m_last || ( !m_tty && percent / 10 == m_last / 10 && done != m_total ) )
-            return;
-        m_last = percent;
-        const int filled = percent / 4;
-        std::fprintf( stderr, "%s[%-25s] %3d%%  step %ld/%ld%s", m_tty ? "\r" : "",
-                      std::string( std::size_t( filled ), '#' ).c_str(), percent, done, m_total,
-                      m_tty && done != m_total ? "" : "\n" );
-        std::fflush( stderr );
-    }
-
-  private:
-    long m_total;
-    bool m_on, m_tty;
-    int m_last = -1;
-};
 
 /*
   The model on one rank (LatticeDiffusion) or, under an MPI launcher with several ranks, cut into z

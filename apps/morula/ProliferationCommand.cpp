@@ -1,6 +1,7 @@
 #include "ProliferationCommand.hpp"
 #include "Config.hpp"
 #include "MpiSession.hpp"
+#include "Progress.hpp"
 
 #include <morula/Morula.hpp>
 
@@ -47,6 +48,7 @@ struct ProliferationSettings
     std::string output;          // JSON with counts and timings
     std::string snapshots;       // HDF5 + XDMF prefix
     long snapshot_every = 0;     // 0: first and last step only
+    bool progress = true;        // a progress bar on stderr
 };
 
 void read_config( const std::string& path, ProliferationSettings& s )
@@ -55,7 +57,7 @@ void read_config( const std::string& path, ProliferationSettings& s )
         path, { "scenario", "precision", "cells_per_axis", "spacing", "agents", "neighbors",
                 "diameter", "adherence", "mass", "division_diameter", "growth_rate", "time_step",
                 "max_displacement", "repulsion", "attraction", "radius_extension", "sort_every",
-                "ordering", "steps", "seed", "output", "snapshots", "snapshot_every" } );
+                "ordering", "steps", "seed", "output", "snapshots", "snapshot_every", "progress" } );
     const double big = 1e300;
     if ( c.has( "scenario" ) ) s.scenario = c.choice( "scenario", { "division", "static" } );
     if ( c.has( "precision" ) ) s.precision = c.choice( "precision", { "float", "double" } );
@@ -80,6 +82,7 @@ void read_config( const std::string& path, ProliferationSettings& s )
     if ( c.has( "output" ) ) s.output = c.text( "output" );
     if ( c.has( "snapshots" ) ) s.snapshots = c.text( "snapshots" );
     if ( c.has( "snapshot_every" ) ) s.snapshot_every = c.integer( "snapshot_every", 0, 100000000 );
+    if ( c.has( "progress" ) ) s.progress = c.flag( "progress" );
 }
 
 // The key 'output': the run's counts and timings as JSON.
@@ -185,6 +188,9 @@ int run_proliferation( const ProliferationSettings& s )
 
     nlohmann::json steps = nlohmann::json::array();
     long long divisions = 0, interactions = 0;
+    // A line per step, printed after the run: while it runs, the progress bar shows the step.
+    std::string step_lines;
+    Progress progress( s.steps, s.progress );
     for ( long step = 0; step < s.steps; ++step )
     {
         // Seconds per phase in this step: the timer's sums after it less those before it.
@@ -197,13 +203,15 @@ int run_proliferation( const ProliferationSettings& s )
         const auto in_step = [&]( int p ) { return t.seconds( p ) - before[p]; };
         divisions += r.divisions;
         interactions = r.interactions;
-        std::printf( "step %4ld: %9zu agents, %7d divisions, %.2f neighbours/agent | ms: division "
-                     "%.3f, grid %.3f, sort %.3f, forces %.3f, move %.3f\n",
-                     step, model.agents().size(), r.divisions,
-                     double( r.interactions ) / double( model.agents().size() ),
-                     1e3 * in_step( Phase::division ), 1e3 * in_step( Phase::grid_build ),
-                     1e3 * in_step( Phase::sort ), 1e3 * in_step( Phase::forces ),
-                     1e3 * in_step( Phase::displacement ) );
+        const double neighbours = double( r.interactions ) / double( model.agents().size() );
+        char line[256];
+        std::snprintf( line, sizeof line,
+                       "step %4ld: %9zu agents, %7d divisions, %.2f neighbours/agent | ms: division "
+                       "%.3f, grid %.3f, sort %.3f, forces %.3f, move %.3f\n",
+                       step, model.agents().size(), r.divisions, neighbours, 1e3 * in_step( Phase::division ),
+                       1e3 * in_step( Phase::grid_build ), 1e3 * in_step( Phase::sort ),
+                       1e3 * in_step( Phase::forces ), 1e3 * in_step( Phase::displacement ) );
+        step_lines += line;
         steps.push_back( { { "step", step },
                            { "agents", model.agents().size() },
                            { "divisions", r.divisions },
@@ -217,7 +225,13 @@ int run_proliferation( const ProliferationSettings& s )
         if ( writer && ( ( s.snapshot_every > 0 && ( step + 1 ) % s.snapshot_every == 0 ) ||
                          step + 1 == s.steps ) )
             snapshot( step + 1 );
+        progress.update( step + 1, [&] {
+            std::snprintf( line, sizeof line, "%zu agents  %lld divisions  %.2f neighbours/agent",
+                           model.agents().size(), divisions, neighbours );
+            return std::string( line );
+        } );
     }
+    std::fputs( step_lines.c_str(), stdout );
     using Phase = mechanics::ProliferationPhase;
     const auto& t = model.times();
     const auto per_step = [&]( double seconds ) { return s.steps ? 1e3 * seconds / double( s.steps ) : 0.0; };
@@ -278,6 +292,9 @@ int run_distributed( const ProliferationSettings& s )
     using Phase = parallel::DistributedMechanicsPhase;
     const auto& t = model.times();
     double last_total = 0;
+    // A line per step, printed after the run: while it runs, rank 0's progress bar shows the step.
+    std::string step_lines;
+    Progress progress( s.steps, s.progress && MpiSession::rank() == 0 );
     for ( long step = 0; step < s.steps; ++step )
     {
         model.step( space, true );
@@ -287,12 +304,19 @@ int run_distributed( const ProliferationSettings& s )
         const double mine = t.total();
         double slowest = 0;
         MPI_Allreduce( &mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, MpiSession::comm() );
-        std::printf( "step %4ld: %9lld agents, %7lld divisions | %.3f ms (slowest rank)\n", step, all,
-                     model.all_divisions(), 1e3 * ( slowest - last_total ) );
+        char line[160];
+        std::snprintf( line, sizeof line, "step %4ld: %9lld agents, %7lld divisions | %.3f ms (slowest rank)\n", step,
+                       all, model.all_divisions(), 1e3 * ( slowest - last_total ) );
+        step_lines += line;
         steps.push_back( { { "step", step }, { "agents", all }, { "divisions", model.all_divisions() },
                            { "slowest_rank_s", slowest - last_total } } );
         last_total = slowest;
+        progress.update( step + 1, [&] {
+            std::snprintf( line, sizeof line, "%lld agents  %lld divisions", all, divisions );
+            return std::string( line );
+        } );
     }
+    std::fputs( step_lines.c_str(), stdout );
     const long long all = model.all_agents();
     const auto per_step = [&]( double seconds ) { return s.steps ? 1e3 * seconds / double( s.steps ) : 0.0; };
     std::printf( "total: %lld agents (%lld divisions), %.3f ms per step on the slowest rank; rank 0: division %.3f, "
@@ -332,6 +356,7 @@ void add_proliferation_command( CLI::App& app )
         ->check( CLI::IsMember( { "float", "double" } ) );
     cmd->add_option( "--steps", overrides->steps, "Number of steps" )->check( CLI::Range( 0L, 100000000L ) );
     cmd->add_option( "--output", overrides->output, "JSON file for counts and timings" );
+    cmd->add_flag( "--no-progress", "No progress bar (the lines per step are printed after the run either way)" );
     cmd->callback( [config, overrides, cmd] {
         ProliferationSettings s;
         if ( !config->empty() )
@@ -341,6 +366,7 @@ void add_proliferation_command( CLI::App& app )
         if ( cmd->count( "--precision" ) ) s.precision = overrides->precision;
         if ( cmd->count( "--steps" ) ) s.steps = overrides->steps;
         if ( cmd->count( "--output" ) ) s.output = overrides->output;
+        if ( cmd->count( "--no-progress" ) ) s.progress = false;
         if ( s.precision == "float" )
             run_proliferation<float>( s );
         else

@@ -25,6 +25,8 @@
 #include <morula/io/AgentSnapshots.hpp>
 #include <morula/io/AngioSnapshots.hpp>
 #include <morula/io/LatticeSnapshots.hpp>
+#include <morula/io/SnapshotFrame.hpp>
+#include <morula/io/SnapshotSeries.hpp>
 #include <morula/io/TissueSnapshots.hpp>
 
 #include <morula/lattice/CodeMap.hpp>

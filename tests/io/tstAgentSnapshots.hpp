@@ -8,36 +8,14 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
-#if MORULA_HAVE_HDF5
-#include <hdf5.h>
-#endif
+#include "SnapshotTestUtils.hpp"
 
 namespace morula_test_io
 {
-
-#if MORULA_HAVE_HDF5
-template <class T>
-std::vector<T> read_dataset( const std::string& path, const char* name, hid_t type, std::size_t count )
-{
-    std::vector<T> v( count );
-    const hid_t file = H5Fopen( path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT );
-    EXPECT_GE( file, 0 ) << path;
-    const hid_t set = H5Dopen2( file, name, H5P_DEFAULT );
-    EXPECT_GE( set, 0 ) << name;
-    const hid_t space = H5Dget_space( set );
-    EXPECT_EQ( H5Sget_simple_extent_npoints( space ), static_cast<hssize_t>( count ) ) << name;
-    EXPECT_GE( H5Dread( set, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data() ), 0 ) << name;
-    H5Sclose( space );
-    H5Dclose( set );
-    H5Fclose( file );
-    return v;
-}
-#endif
+using namespace morula_test_snapshots;
 
 // A lattice of agents written from device Views reads back exactly, and the XDMF index names every
 // snapshot with its time and size.
@@ -55,22 +33,29 @@ TEST( TEST_CATEGORY, snapshots_round_trip )
     morula::io::AgentSnapshotWriter writer( prefix );
     writer.write_views( 0, 0.0, agents.positions(), agents.diameters(), agents.ids(), agents.size() );
     writer.write_views( 7, 0.07, agents.positions(), agents.diameters(), agents.ids(), 5 );
-    const auto xyz = read_dataset<double>( prefix + "_000000.h5", "positions", H5T_NATIVE_DOUBLE, 27 * 3 );
-    const auto d = read_dataset<double>( prefix + "_000000.h5", "diameter", H5T_NATIVE_DOUBLE, 27 );
-    const auto id = read_dataset<long long>( prefix + "_000000.h5", "id", H5T_NATIVE_LLONG, 27 );
-    for ( int i = 0; i < 27; ++i )
     {
-        EXPECT_EQ( xyz[3 * i + 0], 2.5 * ( i % 3 ) );
-        EXPECT_EQ( xyz[3 * i + 1], 2.5 * ( i / 3 % 3 ) );
-        EXPECT_EQ( xyz[3 * i + 2], 2.5 * ( i / 9 ) );
-        EXPECT_EQ( d[i], 30.0 );
-        EXPECT_EQ( id[i], i );
+        // Each dataset's shape and stored type are checked too.
+        H5 first{ open_read_only( prefix + "_000000.h5" ), H5Fclose };
+        const auto xyz = read_doubles( first.id, "positions", { 27, 3 } );
+        const auto d = read_doubles( first.id, "diameter", { 27 } );
+        const auto id = read_int64( first.id, "id", { 27 } );
+        ASSERT_EQ( xyz.size(), 27u * 3 );
+        ASSERT_EQ( d.size(), 27u );
+        ASSERT_EQ( id.size(), 27u );
+        for ( int i = 0; i < 27; ++i )
+        {
+            EXPECT_EQ( xyz[3 * i + 0], 2.5 * ( i % 3 ) );
+            EXPECT_EQ( xyz[3 * i + 1], 2.5 * ( i / 3 % 3 ) );
+            EXPECT_EQ( xyz[3 * i + 2], 2.5 * ( i / 9 ) );
+            EXPECT_EQ( d[i], 30.0 );
+            EXPECT_EQ( id[i], i );
+        }
     }
-    read_dataset<double>( prefix + "_000007.h5", "diameter", H5T_NATIVE_DOUBLE, 5 );
-    std::ifstream in( writer.xdmf_path() );
-    std::stringstream text;
-    text << in.rdbuf();
-    const std::string x = text.str();
+    {
+        H5 second{ open_read_only( prefix + "_000007.h5" ), H5Fclose };
+        read_doubles( second.id, "diameter", { 5 } );
+    }
+    const std::string x = read_text( writer.xdmf_path() );
     EXPECT_NE( x.find( "NumberOfElements=\"27\"" ), std::string::npos );
     EXPECT_NE( x.find( "NumberOfElements=\"5\"" ), std::string::npos );
     EXPECT_NE( x.find( "<Time Value=\"0.07\"/>" ), std::string::npos );

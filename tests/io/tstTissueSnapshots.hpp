@@ -8,17 +8,14 @@
 
 #include <cstdint>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
-#if MORULA_HAVE_HDF5
-#include <hdf5.h>
-#endif
+#include "SnapshotTestUtils.hpp"
 
 namespace morula_test_io_tissue
 {
+using namespace morula_test_snapshots;
 
 // Three cells of 3, 2 and 2 elements with two species, and a step with no cells at all.
 morula::io::TissueFrame frame_with_species()
@@ -48,93 +45,7 @@ morula::io::TissueFrame empty_frame()
     return f;
 }
 
-std::string read_text( const std::string& path )
-{
-    std::ifstream in( path );
-    std::stringstream text;
-    text << in.rdbuf();
-    return text.str();
-}
-
 #if MORULA_HAVE_HDF5
-struct H5
-{
-    hid_t id;
-    herr_t ( *close )( hid_t );
-    H5( hid_t i, herr_t ( *c )( hid_t ) )
-        : id( i )
-        , close( c )
-    {
-    }
-    H5( const H5& ) = delete;
-    ~H5()
-    {
-        if ( id >= 0 )
-            close( id );
-    }
-};
-
-// Reads a dataset after checking its shape and its stored type (class and size).
-template <class T>
-std::vector<T> read_dataset( hid_t group, const std::string& name, const std::vector<hsize_t>& dims,
-                             H5T_class_t type_class, hid_t memory_type )
-{
-    H5 set{ H5Dopen2( group, name.c_str(), H5P_DEFAULT ), H5Dclose };
-    EXPECT_GE( set.id, 0 ) << name;
-    if ( set.id < 0 )
-        return {};
-    H5 type{ H5Dget_type( set.id ), H5Tclose };
-    EXPECT_EQ( H5Tget_class( type.id ), type_class ) << name;
-    EXPECT_EQ( H5Tget_size( type.id ), sizeof( T ) ) << name;
-    H5 space{ H5Dget_space( set.id ), H5Sclose };
-    EXPECT_EQ( H5Sget_simple_extent_ndims( space.id ), int( dims.size() ) ) << name;
-    std::vector<hsize_t> found( dims.size(), 999 );
-    H5Sget_simple_extent_dims( space.id, found.data(), nullptr );
-    EXPECT_EQ( found, dims ) << name;
-    std::size_t count = 1;
-    for ( const auto d : dims )
-        count *= d;
-    std::vector<T> v( count );
-    EXPECT_GE( H5Dread( set.id, memory_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data() ), 0 ) << name;
-    return v;
-}
-
-template <class T>
-T read_scalar_attribute( hid_t object, const char* name, H5T_class_t type_class, hid_t memory_type )
-{
-    T value{};
-    H5 attr{ H5Aopen( object, name, H5P_DEFAULT ), H5Aclose };
-    EXPECT_GE( attr.id, 0 ) << name;
-    if ( attr.id < 0 )
-        return value;
-    H5 type{ H5Aget_type( attr.id ), H5Tclose };
-    EXPECT_EQ( H5Tget_class( type.id ), type_class ) << name;
-    EXPECT_EQ( H5Tget_size( type.id ), sizeof( T ) ) << name;
-    EXPECT_GE( H5Aread( attr.id, memory_type, &value ), 0 ) << name;
-    return value;
-}
-
-std::vector<std::string> read_names( hid_t object )
-{
-    H5 attr{ H5Aopen( object, "names", H5P_DEFAULT ), H5Aclose };
-    EXPECT_GE( attr.id, 0 );
-    if ( attr.id < 0 )
-        return {};
-    H5 space{ H5Aget_space( attr.id ), H5Sclose };
-    std::vector<char*> raw( std::size_t( H5Sget_simple_extent_npoints( space.id ) ), nullptr );
-    H5 type{ H5Tcopy( H5T_C_S1 ), H5Tclose };
-    H5Tset_size( type.id, H5T_VARIABLE );
-    H5Tset_cset( type.id, H5T_CSET_UTF8 );
-    EXPECT_GE( H5Aread( attr.id, type.id, raw.data() ), 0 );
-    std::vector<std::string> names;
-    for ( char* s : raw )
-    {
-        names.emplace_back( s ? s : "<null>" );
-        H5free_memory( s );
-    }
-    return names;
-}
-
 // Every dataset and attribute of group /step_<step> equals the frame's arrays exactly.
 void expect_group_equals( const std::string& path, const morula::io::TissueFrame& f, const std::string& group_name )
 {

@@ -5,6 +5,8 @@
 #ifndef MORULA_IO_AGENTSNAPSHOTS_HPP
 #define MORULA_IO_AGENTSNAPSHOTS_HPP
 
+#include <morula/io/SnapshotSeries.hpp>
+
 #include <Kokkos_Core.hpp>
 
 #include <cstdint>
@@ -13,9 +15,6 @@
 
 namespace morula::io
 {
-
-//! Whether this Morula was built with HDF5 (snapshots need it).
-bool hdf5_available();
 
 /*!
   \brief Writes one HDF5 file per snapshot (`<prefix>_<step>.h5`: /positions n x 3, /diameter, /id,
@@ -54,20 +53,10 @@ class AgentSnapshotWriter
         write( step, time, xyz, dia, id );
     }
 
-    const std::string& xdmf_path() const { return m_xdmf; }
+    const std::string& xdmf_path() const { return m_series.xdmf_path(); }
 
   private:
-    struct Entry
-    {
-        std::string file;
-        double time;
-        std::size_t n;
-    };
-    void write_xdmf() const;
-
-    std::string m_prefix;
-    std::string m_xdmf;
-    std::vector<Entry> m_entries;
+    SnapshotSeries m_series;
 };
 
 } // namespace morula::io

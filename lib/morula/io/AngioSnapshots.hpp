@@ -6,6 +6,8 @@
 #ifndef MORULA_IO_ANGIOSNAPSHOTS_HPP
 #define MORULA_IO_ANGIOSNAPSHOTS_HPP
 
+#include <morula/io/SnapshotSeries.hpp>
+
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -103,22 +105,11 @@ class AngioSnapshotWriter
     //! Adds one output step.
     void write( const AngioFrame& frame );
 
-    const std::string& hdf5_path() const { return m_hdf5; }
-    const std::string& xdmf_path() const { return m_xdmf; }
+    const std::string& hdf5_path() const { return m_series.layout().hdf5; }
+    const std::string& xdmf_path() const { return m_series.xdmf_path(); }
 
   private:
-    struct Entry
-    {
-        std::string group;
-        double time;
-        std::size_t cells, tubes;
-    };
-    void write_xdmf() const;
-
-    std::string m_hdf5;
-    std::string m_xdmf;
-    std::string m_hdf5_name; // as the XDMF file refers to it: relative to the XDMF file's folder
-    std::vector<Entry> m_entries;
+    SnapshotSeries m_series;
 };
 
 } // namespace morula::io

@@ -5,6 +5,8 @@
 #ifndef MORULA_IO_LATTICESNAPSHOTS_HPP
 #define MORULA_IO_LATTICESNAPSHOTS_HPP
 
+#include <morula/io/SnapshotSeries.hpp>
+
 #include <Kokkos_Core.hpp>
 
 #include <cstdint>
@@ -39,10 +41,10 @@ class LatticeSnapshotWriter
         write( step, time_s, std::vector<std::uint32_t>( h.data(), h.data() + h.extent( 0 ) ) );
     }
 
-    const std::string& path() const { return m_path; }
+    const std::string& path() const { return m_series.layout().hdf5; }
 
   private:
-    std::string m_path;
+    SnapshotSeries m_series;
     int m_n[3];
     double m_spacing;
     int m_slots;

@@ -1,14 +1,9 @@
-#include <morula/Config.hpp>
 #include <morula/core/Error.hpp>
 #include <morula/io/TissueSnapshots.hpp>
+#include <morula/io/detail/XdmfText.hpp>
 
-#include <cstdio>
-#include <cstdlib>
-#include <fstream>
 #include <limits>
 #include <numeric>
-
-#include <morula/io/detail/Hdf5Handle.hpp>
 
 namespace morula::io
 {
@@ -21,17 +16,6 @@ void expect_size( const std::string& where, const char* field, std::size_t found
     if ( found != expected )
         throw core::InputError( core::detail::concat( where, ": tissue frame field '", field, "' has ", found,
                                                       " values, expected ", expected, " (", rule, ")" ) );
-}
-
-// The shortest of 15 or 17 significant digits that reads back as the same double, so the XDMF times
-// are exact without printing 0.1 as 0.10000000000000001.
-std::string exact( double v )
-{
-    char text[32];
-    std::snprintf( text, sizeof text, "%.15g", v );
-    if ( std::strtod( text, nullptr ) != v )
-        std::snprintf( text, sizeof text, "%.17g", v );
-    return text;
 }
 } // namespace
 
@@ -60,149 +44,81 @@ void TissueFrame::validate( const std::string& where ) const
                                                           " is not a cell index in [0, ", m, ")" ) );
 }
 
-bool tissue_snapshots_available() { return MORULA_HAVE_HDF5 != 0; }
+bool tissue_snapshots_available() { return hdf5_available(); }
 
-#if MORULA_HAVE_HDF5
-using detail::Handle;
 namespace
 {
-void write_dataset( hid_t parent, const char* name, hid_t type, std::size_t rows, std::size_t columns,
-                    const void* data, const std::string& path )
-{
-    const hsize_t dims[2] = { rows, columns };
-    Handle set( detail::write_dataset( parent, name, type, columns == 0 ? 1 : 2, dims, data, path ), H5Dclose );
-}
-
-template <class T>
-void write_scalar_attribute( hid_t object, const char* name, hid_t type, T value, const std::string& path )
-{
-    Handle space( H5Screate( H5S_SCALAR ), H5Sclose );
-    Handle attr( H5Acreate2( object, name, type, space.id, H5P_DEFAULT, H5P_DEFAULT ), H5Aclose );
-    if ( attr.id < 0 || H5Awrite( attr.id, type, &value ) < 0 )
-        throw core::IoError( "cannot write attribute '" + std::string( name ) + "' to " + path );
-}
-
-// A one-dimensional attribute of variable-length UTF-8 strings: h5py reads it as a list of str.
-void write_names_attribute( hid_t object, const char* name, const std::vector<std::string>& names,
-                            const std::string& path )
-{
-    std::vector<const char*> pointers;
-    for ( const auto& s : names )
-        pointers.push_back( s.c_str() );
-    const hsize_t dims[1] = { names.size() };
-    Handle type( H5Tcopy( H5T_C_S1 ), H5Tclose );
-    Handle space( H5Screate_simple( 1, dims, nullptr ), H5Sclose );
-    if ( type.id < 0 || H5Tset_size( type.id, H5T_VARIABLE ) < 0 || H5Tset_cset( type.id, H5T_CSET_UTF8 ) < 0 ||
-         space.id < 0 )
-        throw core::IoError( "cannot write attribute '" + std::string( name ) + "' to " + path );
-    Handle attr( H5Acreate2( object, name, type.id, space.id, H5P_DEFAULT, H5P_DEFAULT ), H5Aclose );
-    if ( attr.id < 0 || H5Awrite( attr.id, type.id, pointers.data() ) < 0 )
-        throw core::IoError( "cannot write attribute '" + std::string( name ) + "' to " + path );
-}
-} // namespace
-#endif
-
-TissueSnapshotWriter::TissueSnapshotWriter( std::string prefix )
-    : m_hdf5( prefix + ".h5" )
-    , m_xdmf( prefix + ".xmf" )
+SnapshotLayout tissue_layout( const std::string& prefix )
 {
     if ( !tissue_snapshots_available() )
         throw core::InputError( "tissue snapshots were requested (prefix '" + prefix +
                                 "') but this Morula was built without HDF5; rebuild with "
                                 "-DMorula_ENABLE_HDF5=ON or leave snapshots off" );
-    // The XDMF index refers to the HDF5 file by name, relative to its own folder (the same one).
-    const auto slash = m_hdf5.find_last_of( '/' );
-    m_hdf5_name = slash == std::string::npos ? m_hdf5 : m_hdf5.substr( slash + 1 );
-#if MORULA_HAVE_HDF5
-    Handle file( detail::create_file( m_hdf5 ), H5Fclose );
-    if ( file.id < 0 )
-        throw core::IoError( "cannot create the tissue snapshot file '" + m_hdf5 + "'" );
-#endif
-    write_xdmf();
+    SnapshotLayout layout;
+    layout.hdf5 = prefix + ".h5";
+    layout.xdmf = prefix + ".xmf";
+    layout.collection = "tissue";
+    layout.description = "tissue snapshot file";
+    return layout;
+}
+
+SnapshotFrame frame_of( const TissueFrame& f, const std::vector<std::int32_t>& element_index )
+{
+    const std::size_t n = f.elements(), m = f.cells();
+    SnapshotFrame s;
+    s.attribute( "", "step", std::int64_t( f.step ) );
+    s.attribute( "", "time", f.time );
+    s.dataset( "positions", f.positions.data(), { n, 3 } );
+    s.dataset( "cell", f.cell.data(), { n } );
+    s.dataset( "type", f.type.data(), { n } );
+    s.dataset( "state", f.state.data(), { n } );
+    s.dataset( "element_index", element_index.data(), { n } );
+    s.dataset( "cell_centres", f.cell_centres.data(), { m, 3 } );
+    s.dataset( "cell_elements", f.cell_elements.data(), { m } );
+    s.dataset( "cell_state", f.cell_state.data(), { m } );
+    if ( f.species_count > 0 )
+    {
+        s.dataset( "species", f.species.data(), { m, std::size_t( f.species_count ) } );
+        if ( !f.species_names.empty() )
+            s.names( "species", "names", f.species_names );
+    }
+    return s;
+}
+
+// A point cloud of the elements; `step` is the frame's reference in the index.
+std::string xdmf_grid( const TissueFrame& f, const std::string& group, const std::string& step )
+{
+    const std::string h5 = step + "/", n = std::to_string( f.elements() );
+    std::string x = "   <Grid Name=\"" + group + "\" GridType=\"Uniform\">\n" + "    <Time Value=\"" +
+                    detail::exact_decimal( f.time ) + "\"/>\n" + "    <Topology TopologyType=\"Polyvertex\" " +
+                    "NumberOfElements=\"" + n + "\" NodesPerElement=\"1\">\n" +
+                    detail::xdmf_data_item( 5, n, "Int", 4, h5 + "element_index" ) + "    </Topology>\n" +
+                    "    <Geometry GeometryType=\"XYZ\">\n" +
+                    detail::xdmf_data_item( 5, n + " 3", "Float", 8, h5 + "positions" ) + "    </Geometry>\n";
+    for ( const char* name : { "cell", "type", "state" } )
+        x += detail::xdmf_attribute( 4, name, "Node", n, "Int", 4, h5 + name );
+    return x + "   </Grid>\n";
+}
+} // namespace
+
+TissueSnapshotWriter::TissueSnapshotWriter( std::string prefix )
+    : m_series( tissue_layout( prefix ) )
+{
 }
 
 void TissueSnapshotWriter::write( const TissueFrame& frame )
 {
-    frame.validate( "TissueSnapshotWriter::write ('" + m_hdf5 + "', step " + std::to_string( frame.step ) + ")" );
+    frame.validate( "TissueSnapshotWriter::write ('" + hdf5_path() + "', step " + std::to_string( frame.step ) + ")" );
     if ( frame.elements() > std::size_t( std::numeric_limits<std::int32_t>::max() ) )
         throw core::InputError( core::detail::concat( "TissueSnapshotWriter::write: ", frame.elements(),
                                                       " elements cannot be indexed with 32-bit integers" ) );
-    char group_name[48];
-    std::snprintf( group_name, sizeof group_name, "step_%010lld", frame.step );
-    const std::size_t n = frame.elements();
-#if MORULA_HAVE_HDF5
-    {
-        const std::size_t m = frame.cells();
-        Handle file( detail::open_file_rw( m_hdf5 ), H5Fclose );
-        if ( file.id < 0 )
-            throw core::IoError( "cannot reopen the tissue snapshot file '" + m_hdf5 + "'" );
-        if ( H5Lexists( file.id, group_name, H5P_DEFAULT ) > 0 )
-            throw core::InputError( core::detail::concat( "TissueSnapshotWriter::write: step ", frame.step,
-                                                          " is already in '", m_hdf5, "' (group /", group_name,
-                                                          ")" ) );
-        Handle group( H5Gcreate2( file.id, group_name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT ), H5Gclose );
-        if ( group.id < 0 )
-            throw core::IoError( "cannot create group /" + std::string( group_name ) + " in '" + m_hdf5 + "'" );
-        const std::int64_t step = frame.step;
-        write_scalar_attribute( group.id, "step", H5T_NATIVE_INT64, step, m_hdf5 );
-        write_scalar_attribute( group.id, "time", H5T_NATIVE_DOUBLE, frame.time, m_hdf5 );
-        write_dataset( group.id, "positions", H5T_NATIVE_DOUBLE, n, 3, frame.positions.data(), m_hdf5 );
-        write_dataset( group.id, "cell", H5T_NATIVE_INT32, n, 0, frame.cell.data(), m_hdf5 );
-        write_dataset( group.id, "type", H5T_NATIVE_INT32, n, 0, frame.type.data(), m_hdf5 );
-        write_dataset( group.id, "state", H5T_NATIVE_INT32, n, 0, frame.state.data(), m_hdf5 );
-        // The Xdmf3 readers make no cells of a Polyvertex topology without a connectivity array, and
-        // ParaView then shows nothing; XDMF has no implicit 0..n-1, so it is stored.
-        std::vector<std::int32_t> index( n );
-        std::iota( index.begin(), index.end(), 0 );
-        write_dataset( group.id, "element_index", H5T_NATIVE_INT32, n, 0, index.data(), m_hdf5 );
-        write_dataset( group.id, "cell_centres", H5T_NATIVE_DOUBLE, m, 3, frame.cell_centres.data(), m_hdf5 );
-        write_dataset( group.id, "cell_elements", H5T_NATIVE_INT32, m, 0, frame.cell_elements.data(), m_hdf5 );
-        write_dataset( group.id, "cell_state", H5T_NATIVE_INT32, m, 0, frame.cell_state.data(), m_hdf5 );
-        if ( frame.species_count > 0 )
-        {
-            const hsize_t dims[2] = { m, hsize_t( frame.species_count ) };
-            Handle set( detail::write_dataset( group.id, "species", H5T_NATIVE_DOUBLE, 2, dims, frame.species.data(),
-                                               m_hdf5 ),
-                        H5Dclose );
-            if ( !frame.species_names.empty() )
-                write_names_attribute( set.id, "names", frame.species_names, m_hdf5 );
-        }
-    }
-#endif
-    m_entries.push_back( { group_name, frame.time, n } );
-    write_xdmf();
-}
-
-void TissueSnapshotWriter::write_xdmf() const
-{
-    std::ofstream out( m_xdmf, std::ios::trunc );
-    if ( !out )
-        throw core::IoError( "cannot write the XDMF index '" + m_xdmf + "'" );
-    out << "<?xml version=\"1.0\" ?>\n<!DOCTYPE Xdmf SYSTEM \"Xdmf.dtd\" []>\n<Xdmf Version=\"3.0\">\n <Domain>\n"
-        << "  <Grid Name=\"tissue\" GridType=\"Collection\" CollectionType=\"Temporal\">\n";
-    for ( const auto& e : m_entries )
-    {
-        const std::string h5 = m_hdf5_name + ":/" + e.group + "/";
-        out << "   <Grid Name=\"" << e.group << "\" GridType=\"Uniform\">\n"
-            << "    <Time Value=\"" << exact( e.time ) << "\"/>\n"
-            << "    <Topology TopologyType=\"Polyvertex\" NumberOfElements=\"" << e.n << "\" NodesPerElement=\"1\">\n"
-            << "     <DataItem Dimensions=\"" << e.n << "\" NumberType=\"Int\" Precision=\"4\" Format=\"HDF\">" << h5
-            << "element_index</DataItem>\n"
-            << "    </Topology>\n"
-            << "    <Geometry GeometryType=\"XYZ\">\n"
-            << "     <DataItem Dimensions=\"" << e.n << " 3\" NumberType=\"Float\" Precision=\"8\" Format=\"HDF\">"
-            << h5 << "positions</DataItem>\n"
-            << "    </Geometry>\n";
-        for ( const char* name : { "cell", "type", "state" } )
-            out << "    <Attribute Name=\"" << name << "\" AttributeType=\"Scalar\" Center=\"Node\">\n"
-                << "     <DataItem Dimensions=\"" << e.n << "\" NumberType=\"Int\" Precision=\"4\" Format=\"HDF\">"
-                << h5 << name << "</DataItem>\n"
-                << "    </Attribute>\n";
-        out << "   </Grid>\n";
-    }
-    out << "  </Grid>\n </Domain>\n</Xdmf>\n";
-    if ( !out.flush() )
-        throw core::IoError( "cannot write the XDMF index '" + m_xdmf + "'" );
+    // The Xdmf3 readers make no cells of a Polyvertex topology without a connectivity array, and
+    // ParaView then shows nothing; XDMF has no implicit 0..n-1, so it is stored.
+    std::vector<std::int32_t> element_index( frame.elements() );
+    std::iota( element_index.begin(), element_index.end(), 0 );
+    const std::string group = m_series.frame_path( frame.step ).substr( 1 ); // "step_<10 digits>"
+    m_series.append( frame.step, frame_of( frame, element_index ),
+                     xdmf_grid( frame, group, m_series.xdmf_reference( frame.step ) ) );
 }
 
 } // namespace morula::io

@@ -6,6 +6,8 @@
 #ifndef MORULA_IO_TISSUESNAPSHOTS_HPP
 #define MORULA_IO_TISSUESNAPSHOTS_HPP
 
+#include <morula/io/SnapshotSeries.hpp>
+
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -75,22 +77,11 @@ class TissueSnapshotWriter
     //! Adds one output step.
     void write( const TissueFrame& frame );
 
-    const std::string& hdf5_path() const { return m_hdf5; }
-    const std::string& xdmf_path() const { return m_xdmf; }
+    const std::string& hdf5_path() const { return m_series.layout().hdf5; }
+    const std::string& xdmf_path() const { return m_series.xdmf_path(); }
 
   private:
-    struct Entry
-    {
-        std::string group;
-        double time;
-        std::size_t n;
-    };
-    void write_xdmf() const;
-
-    std::string m_hdf5;
-    std::string m_xdmf;
-    std::string m_hdf5_name; // as the XDMF file refers to it: relative to the XDMF file's folder
-    std::vector<Entry> m_entries;
+    SnapshotSeries m_series;
 };
 
 } // namespace morula::io
