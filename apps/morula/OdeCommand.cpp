@@ -294,30 +294,21 @@ Spread spread( std::vector<long> v )
     return s;
 }
 
-int run_ode( const RunArgs& a, const CLI::App& cmd )
+using exec_space = Kokkos::DefaultExecutionSpace;
+using mem_space = exec_space::memory_space;
+using Matrix = Kokkos::View<double**, Kokkos::LayoutLeft, mem_space>;
+
+bool given( const CLI::App& cmd, const char* name ) { return cmd.count( name ) > 0; }
+
+// --t-start to --t-end in --samples evenly spaced times, else the model's own sample times.
+std::vector<double> sample_times( const RunArgs& a, const CLI::App& cmd, const ode::ReactionNetwork& net )
 {
-    using exec_space = Kokkos::DefaultExecutionSpace;
-    using mem = exec_space::memory_space;
-    using matrix = Kokkos::View<double**, Kokkos::LayoutLeft, mem>;
-    auto given = [&]( const char* name ) { return cmd.count( name ) > 0; };
-
-    // Everything is checked before the integration starts: model, times, species, options, outputs.
-    const ode::ReactionNetwork net = ode::read_model( a.model );
-    const int n = net.species_count(), m = net.reaction_count();
-    require( a.batch >= 1, "--batch", double( a.batch ), "a number of systems >= 1" );
-    const long systems = a.batch;
-    const bool batch_output = given( "--batch" );
-    if ( given( "--vary" ) )
-        require( std::isfinite( a.vary ) && a.vary >= 0 && a.vary <= 1, "--vary", a.vary,
-                 "a fraction in [0, 1] (factors uniform in [1-F, 1+F])" );
-    require( std::isfinite( a.t_start ), "--t-start", a.t_start, "a finite time" );
-
     std::vector<double> times;
-    if ( given( "--t-end" ) || given( "--samples" ) )
+    if ( given( cmd, "--t-end" ) || given( cmd, "--samples" ) )
     {
-        if ( !given( "--t-end" ) )
+        if ( !given( cmd, "--t-end" ) )
             throw InputError( "--samples needs --t-end (the last sample time)" );
-        if ( !given( "--samples" ) )
+        if ( !given( cmd, "--samples" ) )
             throw InputError( "--t-end needs --samples (the number of sample times, >= 2)" );
         if ( a.samples < 2 )
             throw InputError( concat( "--samples ", a.samples, ": expected at least 2 (evenly spaced times from "
@@ -336,257 +327,349 @@ int run_ode( const RunArgs& a, const CLI::App& cmd )
     }
     else
         throw InputError( concat( "model '", net.source, "' has no sample times; give --t-end T and --samples S" ) );
-    const std::size_t nsamples = times.size();
+    return times;
+}
 
+// --save's species, else the model's saved species, else all of them.
+std::vector<int> saved_species( const RunArgs& a, const CLI::App& cmd, const ode::ReactionNetwork& net )
+{
     std::vector<int> saved;
-    if ( given( "--save" ) )
+    if ( given( cmd, "--save" ) )
         saved = parse_saved_species( a.save, net );
     else if ( !net.settings.saved_species.empty() )
         saved = net.settings.saved_species;
     else
-        for ( int i = 0; i < n; ++i )
+        for ( int i = 0; i < net.species_count(); ++i )
             saved.push_back( i );
-    const std::size_t nsaved = saved.size();
+    return saved;
+}
 
-    // What the run keeps on the host and on the device at least (the samples of every system, twice: the
-    // solver's and the CSV's; states, rate constants, statistics) against the host's memory: a batch far
-    // beyond it is refused here with the figures, not by an allocation failing inside Kokkos.
+// What the run keeps on the host and on the device at least (the samples of every system, twice: the
+// solver's and the CSV's; states, rate constants, statistics) against the host's memory: a batch far
+// beyond it is refused here with the figures, not by an allocation failing inside Kokkos.
+void refuse_batch_beyond_memory( long systems, std::size_t nsamples, std::size_t nsaved, int n, int m )
+{
+    const double per_system = 8.0 * ( 2.0 * double( nsamples ) * double( nsaved ) + 2.0 * n + m + ode::stat_count );
+    const double need = per_system * double( systems );
+    const double host = double( sysconf( _SC_PHYS_PAGES ) ) * double( sysconf( _SC_PAGE_SIZE ) );
+    if ( host > 0 && need > host )
     {
-        const double per_system = 8.0 * ( 2.0 * double( nsamples ) * double( nsaved ) + 2.0 * n + m + ode::stat_count );
-        const double need = per_system * double( systems );
-        const double host = double( sysconf( _SC_PHYS_PAGES ) ) * double( sysconf( _SC_PAGE_SIZE ) );
-        if ( host > 0 && need > host )
-        {
-            char figures[160];
-            std::snprintf( figures, sizeof( figures ), "at least %.3g GB (%.0f bytes per system", need / 1e9, per_system );
-            char memory[64];
-            std::snprintf( memory, sizeof( memory ), "%.3g GB", host / 1e9 );
-            throw InputError( concat( "--batch ", systems, ": the run needs ", figures, ": ", nsamples, " samples of ",
-                                      nsaved, " species, twice, with states and rate constants), more than this "
-                                      "machine's ", memory, " of memory" ) );
-        }
+        char figures[160];
+        std::snprintf( figures, sizeof( figures ), "at least %.3g GB (%.0f bytes per system", need / 1e9, per_system );
+        char memory[64];
+        std::snprintf( memory, sizeof( memory ), "%.3g GB", host / 1e9 );
+        throw InputError( concat( "--batch ", systems, ": the run needs ", figures, ": ", nsamples, " samples of ",
+                                  nsaved, " species, twice, with states and rate constants), more than this "
+                                  "machine's ", memory, " of memory" ) );
     }
+}
 
-    const ode::SolverOptions options = solver_options( a, cmd, net, systems );
-
+std::ofstream open_csv( const std::string& path )
+{
     std::ofstream csv;
-    if ( !a.out.empty() )
+    if ( !path.empty() )
     {
-        csv.open( a.out );
+        csv.open( path );
         if ( !csv )
-            throw core::IoError( "--out: cannot write '" + a.out + "'" );
+            throw core::IoError( "--out: cannot write '" + path + "'" );
     }
+    return csv;
+}
 
-    // One solver call, whatever is displayed: splitting the run to show progress restarted the
-    // integrator (losing its step size and BDF history) and changed the samples (1.9e-6 relative on a
-    // 30-species network). The display says when the call starts and when it ends.
-    const bool progress = !a.no_progress && ( a.progress || isatty( 2 ) );
-
-    exec_space exec;
-    ode::MassActionSystem<mem> system( net );
-    ode::OdeSolver<exec_space> solver( system, options );
-
-    matrix x0( "morula::app::ode::x0", systems, n );
+// Every system starts from the model's initial state.
+Matrix initial_states( const ode::ReactionNetwork& net, long systems )
+{
+    const int n = net.species_count();
+    Matrix x0( "morula::app::ode::x0", systems, n );
     auto x0_host = Kokkos::create_mirror_view( x0 );
     for ( long s = 0; s < systems; ++s )
         for ( int i = 0; i < n; ++i )
             x0_host( s, i ) = net.initial_state[std::size_t( i )];
     Kokkos::deep_copy( x0, x0_host );
-    matrix k; // empty: the model's rate constants
-    if ( given( "--vary" ) )
-    {
-        k = matrix( "morula::app::ode::k", systems, m );
-        auto k_host = Kokkos::create_mirror_view( k );
-        // Factors 1 - F + 2F u, u = the top 53 bits of mt19937_64 / 2^53, drawn system by system and
-        // reaction by reaction: the same seed gives the same constants with every standard library.
-        std::mt19937_64 rng( a.seed );
-        for ( long s = 0; s < systems; ++s )
-            for ( int r = 0; r < m; ++r )
-            {
-                const double factor = 1 - a.vary + 2 * a.vary * double( rng() >> 11 ) * 0x1.0p-53;
-                k_host( s, r ) = net.reactions[std::size_t( r )].rate_constant * factor;
-            }
-        Kokkos::deep_copy( k, k_host );
-    }
+    return x0;
+}
 
-    const double nan = std::numeric_limits<double>::quiet_NaN();
-    std::vector<double> samples( std::size_t( systems ) * nsamples * nsaved, nan ); // (system, sample, saved)
-    auto sample_at = [&]( long s, std::size_t t, std::size_t j ) -> double& {
-        return samples[( std::size_t( s ) * nsamples + t ) * nsaved + j];
-    };
-    std::vector<long> stats( std::size_t( systems ) * ode::stat_count, 0 );
-    std::vector<bool> failed( std::size_t( systems ), false );
-    std::vector<double> reached( std::size_t( systems ), a.t_start ); // last sample time recorded
-    std::vector<bool> reached_any( std::size_t( systems ), false );
+// With --vary, each system's rate constants times random factors; else empty (the model's constants).
+Matrix rate_constants( const RunArgs& a, const CLI::App& cmd, const ode::ReactionNetwork& net, long systems )
+{
+    Matrix k;
+    if ( !given( cmd, "--vary" ) )
+        return k;
+    const int m = net.reaction_count();
+    k = Matrix( "morula::app::ode::k", systems, m );
+    auto k_host = Kokkos::create_mirror_view( k );
+    // Factors 1 - F + 2F u, u = the top 53 bits of mt19937_64 / 2^53, drawn system by system and
+    // reaction by reaction: the same seed gives the same constants with every standard library.
+    std::mt19937_64 rng( a.seed );
+    for ( long s = 0; s < systems; ++s )
+        for ( int r = 0; r < m; ++r )
+        {
+            const double factor = 1 - a.vary + 2 * a.vary * double( rng() >> 11 ) * 0x1.0p-53;
+            k_host( s, r ) = net.reactions[std::size_t( r )].rate_constant * factor;
+        }
+    Kokkos::deep_copy( k, k_host );
+    return k;
+}
+
+// What the solver call leaves on the host: the samples, the statistics, and per system whether it failed
+// and the last sample time it reached.
+struct RunOutput
+{
+    long systems = 0;
+    std::size_t nsamples = 0, nsaved = 0;
+    std::vector<double> samples;  // (system, sample, saved); NaN where not reached
+    std::vector<long> stats;      // (system, ode::StatisticsColumn)
+    std::vector<bool> failed;
+    std::vector<double> reached;  // last sample time recorded
+    std::vector<bool> reached_any;
     long failures = 0;
+    double seconds = 0;
+
+    RunOutput( long systems_, std::size_t nsamples_, std::size_t nsaved_, double t_start )
+        : systems( systems_ )
+        , nsamples( nsamples_ )
+        , nsaved( nsaved_ )
+        , samples( std::size_t( systems_ ) * nsamples_ * nsaved_, std::numeric_limits<double>::quiet_NaN() )
+        , stats( std::size_t( systems_ ) * ode::stat_count, 0 )
+        , failed( std::size_t( systems_ ), false )
+        , reached( std::size_t( systems_ ), t_start )
+        , reached_any( std::size_t( systems_ ), false )
+    {
+    }
+    double& sample_at( long s, std::size_t t, std::size_t j ) { return samples[( std::size_t( s ) * nsamples + t ) * nsaved + j]; }
+    double sample_at( long s, std::size_t t, std::size_t j ) const
+    {
+        return samples[( std::size_t( s ) * nsamples + t ) * nsaved + j];
+    }
+    long stat( long s, int col ) const { return stats[std::size_t( s ) * ode::stat_count + col]; }
+    std::vector<long> column( int col ) const
+    {
+        std::vector<long> v( static_cast<std::size_t>( systems ) );
+        for ( long s = 0; s < systems; ++s )
+            v[std::size_t( s )] = stat( s, col );
+        return v;
+    }
+    const char* status_name( long s ) const { return ode::to_string( ode::SolverStatus( stat( s, ode::stat_status ) ) ); }
+};
+
+// Copies the solver's samples and statistics to the host and notes which systems failed, and where.
+void collect( const ode::OdeResult<mem_space>& result, const std::vector<double>& times, RunOutput& out )
+{
+    auto r_samples = Kokkos::create_mirror_view( result.samples );
+    auto r_stats = Kokkos::create_mirror_view( result.statistics );
+    Kokkos::deep_copy( r_samples, result.samples );
+    Kokkos::deep_copy( r_stats, result.statistics );
+    for ( long s = 0; s < out.systems; ++s )
+    {
+        for ( std::size_t t = 0; t < out.nsamples; ++t )
+        {
+            bool any = false;
+            for ( std::size_t j = 0; j < out.nsaved; ++j )
+            {
+                const double v = r_samples( s, t, j );
+                out.sample_at( s, t, j ) = v;
+                any = any || !std::isnan( v );
+            }
+            if ( any )
+                out.reached[std::size_t( s )] = times[t], out.reached_any[std::size_t( s )] = true;
+        }
+        for ( int col = 0; col < ode::stat_count; ++col )
+            out.stats[std::size_t( s ) * ode::stat_count + col] = r_stats( s, col );
+        if ( r_stats( s, ode::stat_status ) != long( ode::SolverStatus::success ) )
+        {
+            out.failed[std::size_t( s )] = true;
+            ++out.failures;
+        }
+    }
+}
+
+// One solver call, whatever is displayed: splitting the run to show progress restarted the integrator
+// (losing its step size and BDF history) and changed the samples (1.9e-6 relative on a 30-species
+// network). The display says when the call starts; the summary says when it ended.
+RunOutput integrate( const RunArgs& a, const CLI::App& cmd, const ode::ReactionNetwork& net,
+                     const ode::SolverOptions& options, const std::vector<double>& times, const std::vector<int>& saved,
+                     bool progress )
+{
+    const long systems = a.batch;
+    exec_space exec;
+    ode::MassActionSystem<mem_space> system( net );
+    ode::OdeSolver<exec_space> solver( system, options );
+    const Matrix x0 = initial_states( net, systems );
+    const Matrix k = rate_constants( a, cmd, net, systems );
+    RunOutput out( systems, times.size(), saved.size(), a.t_start );
 
     if ( progress )
     {
         std::fprintf( stderr, "ode: integrating %ld system%s of %d species from t = %g to %g (one solver call)\n",
-                      systems, systems == 1 ? "" : "s", n, a.t_start, times.back() );
+                      systems, systems == 1 ? "" : "s", net.species_count(), a.t_start, times.back() );
         std::fflush( stderr );
     }
     const auto start = std::chrono::steady_clock::now();
     {
         auto result = solver.solve( exec, x0, k, times, saved, a.t_start );
         exec.fence();
-        auto r_samples = Kokkos::create_mirror_view( result.samples );
-        auto r_stats = Kokkos::create_mirror_view( result.statistics );
-        Kokkos::deep_copy( r_samples, result.samples );
-        Kokkos::deep_copy( r_stats, result.statistics );
-        for ( long s = 0; s < systems; ++s )
+        collect( result, times, out );
+    }
+    out.seconds = std::chrono::duration<double>( std::chrono::steady_clock::now() - start ).count();
+    return out;
+}
+
+// time, then one column per saved species; with --batch a first column 'system'. Closes the file.
+void write_csv( std::ofstream& csv, const std::string& path, bool batch_output, const ode::ReactionNetwork& net,
+                const std::vector<double>& times, const std::vector<int>& saved, const RunOutput& out )
+{
+    csv.precision( 17 );
+    if ( batch_output )
+        csv << "system,";
+    csv << "time";
+    for ( int j : saved )
+        csv << ',' << net.species_names[std::size_t( j )];
+    csv << '\n';
+    for ( long s = 0; s < out.systems; ++s )
+        for ( std::size_t t = 0; t < out.nsamples; ++t )
         {
-            for ( std::size_t t = 0; t < nsamples; ++t )
-            {
-                bool any = false;
-                for ( std::size_t j = 0; j < nsaved; ++j )
-                {
-                    const double v = r_samples( s, t, j );
-                    sample_at( s, t, j ) = v;
-                    any = any || !std::isnan( v );
-                }
-                if ( any )
-                    reached[std::size_t( s )] = times[t], reached_any[std::size_t( s )] = true;
-            }
-            for ( int col = 0; col < ode::stat_count; ++col )
-                stats[std::size_t( s ) * ode::stat_count + col] = r_stats( s, col );
-            if ( r_stats( s, ode::stat_status ) != long( ode::SolverStatus::success ) )
-            {
-                failed[std::size_t( s )] = true;
-                ++failures;
-            }
+            if ( batch_output )
+                csv << s << ',';
+            csv << times[t];
+            for ( std::size_t j = 0; j < out.nsaved; ++j )
+                csv << ',' << out.sample_at( s, t, j );
+            csv << '\n';
         }
-    }
-    const double seconds = std::chrono::duration<double>( std::chrono::steady_clock::now() - start ).count();
+    csv.close();
+    if ( !csv )
+        throw core::IoError( "--out: writing '" + path + "' failed" );
+}
 
-    if ( csv.is_open() )
+// One line: status, time span, steps and switches (min / median / max over a batch), wall time.
+void print_summary( const RunArgs& a, const std::vector<double>& times, const RunOutput& out )
+{
+    if ( out.systems == 1 )
     {
-        csv.precision( 17 );
-        if ( batch_output )
-            csv << "system,";
-        csv << "time";
-        for ( int j : saved )
-            csv << ',' << net.species_names[std::size_t( j )];
-        csv << '\n';
-        for ( long s = 0; s < systems; ++s )
-            for ( std::size_t t = 0; t < nsamples; ++t )
-            {
-                if ( batch_output )
-                    csv << s << ',';
-                csv << times[t];
-                for ( std::size_t j = 0; j < nsaved; ++j )
-                    csv << ',' << sample_at( s, t, j );
-                csv << '\n';
-            }
-        csv.close();
-        if ( !csv )
-            throw core::IoError( "--out: writing '" + a.out + "' failed" );
-    }
-
-    auto column = [&]( int col ) {
-        std::vector<long> v( static_cast<std::size_t>( systems ) );
-        for ( long s = 0; s < systems; ++s )
-            v[std::size_t( s )] = stats[std::size_t( s ) * ode::stat_count + col];
-        return v;
-    };
-    auto status_name = [&]( long s ) {
-        return ode::to_string( ode::SolverStatus( stats[std::size_t( s ) * ode::stat_count + ode::stat_status] ) );
-    };
-    if ( systems == 1 )
-    {
-        const auto stat = [&]( int col ) { return stats[std::size_t( col )]; };
+        const auto stat = [&]( int col ) { return out.stat( 0, col ); };
         std::printf( "ode: %s, t = %g to %g, %zu samples, %ld steps (%ld rejected), switches %ld to BDF / %ld to "
                      "RKF45, %.4g s\n",
-                     status_name( 0 ), a.t_start, times.back(), nsamples, stat( ode::stat_steps ),
+                     out.status_name( 0 ), a.t_start, times.back(), out.nsamples, stat( ode::stat_steps ),
                      stat( ode::stat_rejected ), stat( ode::stat_switches_to_bdf ), stat( ode::stat_switches_to_rkf ),
-                     seconds );
+                     out.seconds );
+        return;
     }
+    const Spread steps = spread( out.column( ode::stat_steps ) );
+    long to_bdf = 0, to_rkf = 0;
+    for ( long v : out.column( ode::stat_switches_to_bdf ) )
+        to_bdf += v;
+    for ( long v : out.column( ode::stat_switches_to_rkf ) )
+        to_rkf += v;
+    std::printf( "ode: %ld systems: %ld success, %ld failed, t = %g to %g, %zu samples, steps min %ld / median "
+                 "%g / max %ld, switches %ld to BDF / %ld to RKF45 in all, %.4g s\n",
+                 out.systems, out.systems - out.failures, out.failures, a.t_start, times.back(), out.nsamples,
+                 steps.min, steps.median, steps.max, to_bdf, to_rkf, out.seconds );
+}
+
+// --stats: every counter of one system, or statuses and min / median / max of each counter over a batch.
+void print_statistics( const RunOutput& out )
+{
+    if ( out.systems == 1 )
+    {
+        std::printf( "statistics:\n  %-20s %s\n", statistic_names[0], out.status_name( 0 ) );
+        for ( int col = 1; col < ode::stat_count; ++col )
+            std::printf( "  %-20s %ld\n", statistic_names[col], out.stat( 0, col ) );
+        return;
+    }
+    std::vector<long> by_status( 6, 0 );
+    for ( long s = 0; s < out.systems; ++s )
+        ++by_status[std::size_t( std::clamp( out.stat( s, 0 ), 0L, 5L ) )];
+    std::printf( "statistics over %ld systems:\n  %-20s", out.systems, "status" );
+    for ( int st = 0; st < 6; ++st )
+        if ( by_status[std::size_t( st )] )
+            std::printf( " %s %ld", ode::to_string( ode::SolverStatus( st ) ), by_status[std::size_t( st )] );
+    std::printf( "\n  %-20s %12s %12s %12s\n", "", "min", "median", "max" );
+    for ( int col = 1; col < ode::stat_count; ++col )
+    {
+        const Spread sp = spread( out.column( col ) );
+        std::printf( "  %-20s %12ld %12g %12ld\n", statistic_names[col], sp.min, sp.median, sp.max );
+    }
+}
+
+// --plot: the saved species of system 0 against time.
+void write_plot( const RunArgs& a, const ode::ReactionNetwork& net, const std::vector<double>& times,
+                 const std::vector<int>& saved, const RunOutput& out )
+{
+    std::vector<PlotSeries> series( out.nsaved );
+    for ( std::size_t j = 0; j < out.nsaved; ++j )
+    {
+        series[j].name = net.species_names[std::size_t( saved[j] )];
+        for ( std::size_t t = 0; t < out.nsamples; ++t )
+            series[j].points.emplace_back( times[t], out.sample_at( 0, t, j ) );
+    }
+    PlotAxes axes;
+    axes.title = concat( std::filesystem::path( a.model ).filename().string(), ": ", net.species_count(), " species, ",
+                         net.reaction_count(), " reactions",
+                         out.systems > 1 ? concat( ", system 0 of ", out.systems ) : std::string() );
+    axes.x_label = "time";
+    axes.y_label = "concentration";
+    if ( write_line_plot( a.plot, axes, series ) )
+        std::printf( "plot: %s\n", a.plot.c_str() );
     else
-    {
-        const Spread steps = spread( column( ode::stat_steps ) );
-        long to_bdf = 0, to_rkf = 0;
-        for ( long v : column( ode::stat_switches_to_bdf ) )
-            to_bdf += v;
-        for ( long v : column( ode::stat_switches_to_rkf ) )
-            to_rkf += v;
-        std::printf( "ode: %ld systems: %ld success, %ld failed, t = %g to %g, %zu samples, steps min %ld / median "
-                     "%g / max %ld, switches %ld to BDF / %ld to RKF45 in all, %.4g s\n",
-                     systems, systems - failures, failures, a.t_start, times.back(), nsamples, steps.min, steps.median,
-                     steps.max, to_bdf, to_rkf, seconds );
-    }
+        std::printf( "plot skipped: this morula was built without cairo (the CSV has the data)\n" );
+}
+
+// Lists up to 10 failed systems of a batch on stderr and throws with the first failure's status and the
+// last sample it reached.
+void report_failures( const std::vector<double>& times, const RunOutput& out )
+{
+    long first = -1;
+    int listed = 0;
+    for ( long s = 0; s < out.systems; ++s )
+        if ( out.failed[std::size_t( s )] )
+        {
+            if ( first < 0 )
+                first = s;
+            if ( out.systems > 1 && listed++ < 10 )
+                std::fprintf( stderr, "morula: system %ld: %s; last sample reached: %s\n", s, out.status_name( s ),
+                              out.reached_any[std::size_t( s )] ? concat( "t = ", out.reached[std::size_t( s )] ).c_str()
+                                                                : "none" );
+        }
+    const std::string reach = out.reached_any[std::size_t( first )]
+                                  ? concat( "t = ", out.reached[std::size_t( first )] )
+                                  : std::string( "no sample" );
+    if ( out.systems == 1 )
+        throw std::runtime_error( concat( "integration failed: status ", out.status_name( 0 ), " after reaching ",
+                                          reach, " of ", times.back(), "; the later samples are NaN" ) );
+    throw std::runtime_error( concat( "integration failed for ", out.failures, " of ", out.systems,
+                                      " systems (first: system ", first, ", status ", out.status_name( first ),
+                                      " after reaching ", reach, " of ", times.back(),
+                                      "); their later samples are NaN" ) );
+}
+
+int run_ode( const RunArgs& a, const CLI::App& cmd )
+{
+    // Everything is checked before the integration starts: model, times, species, options, outputs.
+    const ode::ReactionNetwork net = ode::read_model( a.model );
+    require( a.batch >= 1, "--batch", double( a.batch ), "a number of systems >= 1" );
+    if ( given( cmd, "--vary" ) )
+        require( std::isfinite( a.vary ) && a.vary >= 0 && a.vary <= 1, "--vary", a.vary,
+                 "a fraction in [0, 1] (factors uniform in [1-F, 1+F])" );
+    require( std::isfinite( a.t_start ), "--t-start", a.t_start, "a finite time" );
+    const std::vector<double> times = sample_times( a, cmd, net );
+    const std::vector<int> saved = saved_species( a, cmd, net );
+    refuse_batch_beyond_memory( a.batch, times.size(), saved.size(), net.species_count(), net.reaction_count() );
+    const ode::SolverOptions options = solver_options( a, cmd, net, a.batch );
+    std::ofstream csv = open_csv( a.out );
+    const bool progress = !a.no_progress && ( a.progress || isatty( 2 ) );
+
+    const RunOutput out = integrate( a, cmd, net, options, times, saved, progress );
+
+    if ( csv.is_open() )
+        write_csv( csv, a.out, given( cmd, "--batch" ), net, times, saved, out );
+    print_summary( a, times, out );
     if ( a.stats )
-    {
-        if ( systems == 1 )
-        {
-            std::printf( "statistics:\n  %-20s %s\n", statistic_names[0], status_name( 0 ) );
-            for ( int col = 1; col < ode::stat_count; ++col )
-                std::printf( "  %-20s %ld\n", statistic_names[col], stats[std::size_t( col )] );
-        }
-        else
-        {
-            std::vector<long> by_status( 6, 0 );
-            for ( long s = 0; s < systems; ++s )
-                ++by_status[std::size_t( std::clamp( stats[std::size_t( s ) * ode::stat_count], 0L, 5L ) )];
-            std::printf( "statistics over %ld systems:\n  %-20s", systems, "status" );
-            for ( int st = 0; st < 6; ++st )
-                if ( by_status[std::size_t( st )] )
-                    std::printf( " %s %ld", ode::to_string( ode::SolverStatus( st ) ), by_status[std::size_t( st )] );
-            std::printf( "\n  %-20s %12s %12s %12s\n", "", "min", "median", "max" );
-            for ( int col = 1; col < ode::stat_count; ++col )
-            {
-                const Spread sp = spread( column( col ) );
-                std::printf( "  %-20s %12ld %12g %12ld\n", statistic_names[col], sp.min, sp.median, sp.max );
-            }
-        }
-    }
+        print_statistics( out );
     if ( csv.is_open() || !a.out.empty() )
         std::printf( "samples: %s\n", a.out.c_str() );
-
     if ( !a.plot.empty() )
-    {
-        std::vector<PlotSeries> series( nsaved );
-        for ( std::size_t j = 0; j < nsaved; ++j )
-        {
-            series[j].name = net.species_names[std::size_t( saved[j] )];
-            for ( std::size_t t = 0; t < nsamples; ++t )
-                series[j].points.emplace_back( times[t], sample_at( 0, t, j ) );
-        }
-        PlotAxes axes;
-        axes.title = concat( std::filesystem::path( a.model ).filename().string(), ": ", n, " species, ", m,
-                             " reactions", systems > 1 ? concat( ", system 0 of ", systems ) : std::string() );
-        axes.x_label = "time";
-        axes.y_label = "concentration";
-        if ( write_line_plot( a.plot, axes, series ) )
-            std::printf( "plot: %s\n", a.plot.c_str() );
-        else
-            std::printf( "plot skipped: this morula was built without cairo (the CSV has the data)\n" );
-    }
-
-    if ( failures > 0 )
-    {
-        long first = -1;
-        int listed = 0;
-        for ( long s = 0; s < systems; ++s )
-            if ( failed[std::size_t( s )] )
-            {
-                if ( first < 0 )
-                    first = s;
-                if ( systems > 1 && listed++ < 10 )
-                    std::fprintf( stderr, "morula: system %ld: %s; last sample reached: %s\n", s, status_name( s ),
-                                  reached_any[std::size_t( s )] ? concat( "t = ", reached[std::size_t( s )] ).c_str()
-                                                                : "none" );
-            }
-        const std::string reach = reached_any[std::size_t( first )]
-                                      ? concat( "t = ", reached[std::size_t( first )] )
-                                      : std::string( "no sample" );
-        if ( systems == 1 )
-            throw std::runtime_error( concat( "integration failed: status ", status_name( 0 ), " after reaching ",
-                                              reach, " of ", times.back(), "; the later samples are NaN" ) );
-        throw std::runtime_error( concat( "integration failed for ", failures, " of ", systems,
-                                          " systems (first: system ", first, ", status ", status_name( first ),
-                                          " after reaching ", reach, " of ", times.back(),
-                                          "); their later samples are NaN" ) );
-    }
+        write_plot( a, net, times, saved, out );
+    if ( out.failures > 0 )
+        report_failures( times, out );
     return 0;
 }
 

@@ -67,7 +67,7 @@ struct TeamIntegrate
 
 /*!
   `Model` is a MassActionSystem (the default) or any type with the interface described in
-  detail/Integrator.hpp (e.g. EpidermisGeneNetwork); the device-wide mode is for mass-action systems.
+  detail/ModelInterface.hpp (e.g. EpidermisGeneNetwork); the device-wide mode is for mass-action systems.
 */
 template <class ExecutionSpace, class MemorySpace = typename ExecutionSpace::memory_space,
           class Model = MassActionSystem<MemorySpace>>
