@@ -9,7 +9,11 @@
 #include <morula/angio/AngioParameters.hpp>
 #include <morula/angio/TumourCells.hpp>
 #include <morula/angio/VesselTubes.hpp>
-#include <morula/angio/detail/AngioKernels.hpp>
+#include <morula/angio/detail/CellCellKernels.hpp>
+#include <morula/angio/detail/ExchangeKernels.hpp>
+#include <morula/angio/detail/KernelData.hpp>
+#include <morula/angio/detail/TubeKernels.hpp>
+#include <morula/angio/detail/UpdateKernels.hpp>
 #include <morula/core/Box.hpp>
 #include <morula/core/Error.hpp>
 #include <morula/core/KokkosCompat.hpp>
