@@ -163,7 +163,7 @@ angio::AngioParameters random_input_parameters( const Settings& s )
 template <class Scalar>
 void check_counters( const exec_space& exec, Model<Scalar>& m )
 {
-    angio::AngioStepReport report;
+    angio::TumourAngiogenesisReport report;
     m.finish_step( exec, report );
     m.prepare_step( exec );
 }
@@ -1137,10 +1137,10 @@ void whole( const exec_space& exec, const Settings& s, const char* precision, nl
     const WholeInput in = whole_input( s );
     const int n0 = static_cast<int>( in.cells.size() ), m0 = static_cast<int>( in.tubes.size() );
     const auto box = core::Box<Scalar>::cube( static_cast<Scalar>( s.edge ), core::Boundary::closed );
-    const char* names[] = { "removal",  "grid",   "cell_cell",   "blood_flow", "tube_tube", "tube_cell",
-                            "exchange", "motion", "tube_growth", "life_cycle", "counters",  "total" };
-    constexpr int num_phases = 12;
-    Stats per_phase[num_phases], wall;
+    // The model's phases in its order, then their sum.
+    std::vector<std::string> names;
+    std::vector<Stats> per_phase;
+    Stats wall;
     std::vector<int> final_cells, final_tubes;
     long long divisions = 0, sprouts = 0, anastomoses = 0;
     nlohmann::json final_state; // of the last run: what the model was doing, for reading the timings
@@ -1157,10 +1157,16 @@ void whole( const exec_space& exec, const Settings& s, const char* precision, nl
         exec.fence();
         const double seconds = std::chrono::duration<double>( std::chrono::steady_clock::now() - t0 ).count();
         const auto& t = m.times();
-        const double v[num_phases] = { t.removal,  t.grid,   t.cell_cell,   t.blood_flow, t.tube_tube, t.tube_cell,
-                                       t.exchange, t.motion, t.tube_growth, t.life_cycle, t.counters,  t.total() };
-        for ( int p = 0; p < num_phases; ++p )
-            per_phase[p].samples.push_back( v[p] / s.steps );
+        if ( names.empty() )
+        {
+            for ( int p = 0; p < t.num_phases(); ++p )
+                names.push_back( t.phase_name( p ) );
+            names.push_back( "total" );
+            per_phase.resize( names.size() );
+        }
+        for ( int p = 0; p < t.num_phases(); ++p )
+            per_phase[p].samples.push_back( t.seconds( p ) / s.steps );
+        per_phase.back().samples.push_back( t.total() / s.steps );
         wall.samples.push_back( seconds / s.steps );
         final_cells.push_back( m.num_cells() );
         final_tubes.push_back( m.num_tubes() );
@@ -1188,8 +1194,8 @@ void whole( const exec_space& exec, const Settings& s, const char* precision, nl
         r["final_counts_equal_across_runs"] = same;
         r["final_state_last_run"] = final_state;
     };
-    const double total = per_phase[num_phases - 1].median();
-    for ( int p = 0; p < num_phases; ++p )
+    const double total = per_phase.back().median();
+    for ( std::size_t p = 0; p < names.size(); ++p )
     {
         nlohmann::json r = record( which, precision, n0, m0, names[p], per_phase[p] );
         extra( r );
