@@ -139,6 +139,8 @@ class TumourAngiogenesis
     const grid_type& grid() const { return *m_grid; }
     //! Largest centre distance of two interacting cells (the grid's cutoff).
     Scalar cell_reach() const { return m_constants.cell_reach; }
+    //! Largest midpoint distance of two touching tubes (the tube grid's cutoff).
+    Scalar tube_reach() const { return m_tube_reach; }
     //! Exchange contacts of the last cell-cell phase (neighbour, conductance sqrt(2) rho w, count).
     const detail::Workspace<Scalar, MemorySpace>& workspace() const { return m_work; }
 

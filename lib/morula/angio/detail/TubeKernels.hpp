@@ -10,6 +10,7 @@
 #include <morula/angio/detail/KernelData.hpp>
 #include <morula/core/KokkosCompat.hpp>
 #include <morula/core/LaunchPolicy.hpp>
+#include <morula/grid/GridGeometry.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -168,6 +169,28 @@ KOKKOS_INLINE_FUNCTION TubeContact<Scalar> tube_contact( const TubeViews<Scalar,
 }
 
 /*!
+  \brief The block of grid cells tube i visits in Algorithm 5: the cells its bounding box covers, widened by
+  the largest reach of a cell-tube contact, (1 + range)(division radius + the tube's larger radius), so
+  that no cell it may touch is missed. lo and hi are inclusive cell coordinates per axis. The one
+  definition, used by tube_cell() and by the benchmark's census of what tube_cell() reads.
+*/
+template <class Scalar, class MemorySpace>
+KOKKOS_INLINE_FUNCTION void tube_cell_stencil( const grid::GridGeometry<Scalar>& geom,
+                                               const TubeViews<Scalar, MemorySpace>& t, int i, const Constants<Scalar>& c,
+                                               int lo[3], int hi[3] )
+{
+    Scalar a[3], b[3];
+    t.ends( i, a, b );
+    const Scalar rmax = t.ra( i ) > t.rb( i ) ? t.ra( i ) : t.rb( i );
+    const Scalar reach = ( Scalar( 1 ) + c.range ) * ( c.division_radius + rmax );
+    for ( int d = 0; d < 3; ++d )
+    {
+        lo[d] = geom.cell_coordinate( d, ( a[d] < b[d] ? a[d] : b[d] ) - reach );
+        hi[d] = geom.cell_coordinate( d, ( a[d] > b[d] ? a[d] : b[d] ) + reach );
+    }
+}
+
+/*!
   \brief Tube-cell interactions (the paper's Algorithm 5): each tube visits the grid cells its bounding box,
   widened by the interaction reach, covers; for every cell it touches it appends itself to the cell's tube
   list (atomic counter), and sums, for itself only, the reaction force, the TAF it senses (largest
@@ -184,16 +207,8 @@ void tube_cell( const ExecutionSpace& exec, const Query& query, const CellViews<
     const auto offsets = query.cell_offsets();
     Kokkos::parallel_for(
         "morula::angio::tube_cell", core::LaunchRange<ExecutionSpace>( exec, 0, m ), KOKKOS_LAMBDA( const int i ) {
-            Scalar a[3], b[3];
-            t.ends( i, a, b );
-            const Scalar rmax = t.ra( i ) > t.rb( i ) ? t.ra( i ) : t.rb( i );
-            const Scalar reach = ( Scalar( 1 ) + c.range ) * ( c.division_radius + rmax );
             int lo[3], hi[3];
-            for ( int d = 0; d < 3; ++d )
-            {
-                lo[d] = geom.cell_coordinate( d, ( a[d] < b[d] ? a[d] : b[d] ) - reach );
-                hi[d] = geom.cell_coordinate( d, ( a[d] > b[d] ? a[d] : b[d] ) + reach );
-            }
+            tube_cell_stencil( geom, t, i, c, lo, hi );
             const Scalar perf = perfusion( t.flow( i ), c.perfusion_half );
             const Scalar blood = t.blood( i );
             Scalar F[3] = { 0, 0, 0 }, grad[3] = { 0, 0, 0 };
