@@ -156,7 +156,7 @@ io::AngioFrame make_frame( const Model& m )
     const auto c = m.cells().to_host();
     const auto t = m.tubes().to_host();
     io::AngioFrame f;
-    f.step = m.step_index();
+    f.step = m.steps_done();
     f.time = m.time();
     f.cell_positions = c.position;
     f.cell_radius = c.radius;

@@ -1,10 +1,14 @@
 #include "AngioTestUtils.hpp"
 
+#include <morula/core/Driver.hpp>
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <map>
+#include <string>
 #include <vector>
 
 namespace morula_test_angio
@@ -186,6 +190,75 @@ TEST( TEST_CATEGORY, angio_division_and_lysis )
         sep2 += ( a.position[3 * mo + d] - a.position[3 * da + d] ) * ( a.position[3 * mo + d] - a.position[3 * da + d] );
     EXPECT_NEAR( std::sqrt( sep2 ), a.radius[mo], 1e-9 ); // placed a daughter radius apart
     EXPECT_EQ( m.divisions(), 1 );
+}
+
+// The driver shape every model shares (core/Driver.hpp), in both precisions.
+static_assert( morula::core::is_driver_v<morula::angio::TumourAngiogenesis<double, TEST_MEMSPACE>, TEST_EXECSPACE> );
+static_assert( morula::core::is_driver_v<morula::angio::TumourAngiogenesis<float, TEST_MEMSPACE>, TEST_EXECSPACE> );
+
+// times() names every phase in TumourAngiogenesisPhase's order; a timed step gives each of them its
+// seconds (every phase is fenced and timed even where it has nothing to do) and counts one step, an
+// untimed one adds nothing; timing changes no result. steps_done() and the reports count every step.
+TEST( TEST_CATEGORY, angio_timed_step_fills_every_phase_and_counts_one_step )
+{
+    using Phase = morula::angio::TumourAngiogenesisPhase;
+    const double edge = 150;
+    HostTubes t;
+    t.add_vessel( { 75, 0, 45, 75, 150, 45 }, 5, 20, "test" );
+    AngioParameters p;
+    p.exchange.sweeps = 8;
+    Model timed = make_model( centred_cluster( edge, 20 ), t, edge, p );
+    Model plain = make_model( centred_cluster( edge, 20 ), t, edge, p );
+    TEST_EXECSPACE exec;
+    const auto& times = timed.times();
+    const std::vector<std::string> names = { "removal", "grid",   "cell_cell",   "blood_flow", "tube_tube", "tube_cell",
+                                             "exchange", "motion", "tube_growth", "life_cycle", "counters" };
+    ASSERT_EQ( times.num_phases(), static_cast<int>( names.size() ) );
+    for ( int k = 0; k < times.num_phases(); ++k )
+        EXPECT_EQ( times.phase_name( k ), names[k] );
+    EXPECT_EQ( times.phase_name( Phase::removal ), "removal" );
+    EXPECT_EQ( times.phase_name( Phase::counters ), "counters" );
+
+    const auto r0 = timed.step( exec );
+    plain.step( exec );
+    EXPECT_EQ( r0.step, 0 );
+    EXPECT_EQ( timed.steps_done(), 1 );
+    EXPECT_EQ( times.steps(), 0 );
+    EXPECT_EQ( times.total(), 0.0 );
+
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto r1 = timed.step( exec, true );
+    const double wall = std::chrono::duration<double>( std::chrono::steady_clock::now() - t0 ).count();
+    plain.step( exec );
+    EXPECT_EQ( r1.step, 1 );
+    EXPECT_EQ( timed.steps_done(), 2 );
+    EXPECT_EQ( times.steps(), 1 );
+    std::vector<double> seconds;
+    for ( const auto& name : names )
+    {
+        seconds.push_back( times.seconds( name ) );
+        EXPECT_GT( seconds.back(), 0.0 ) << name;
+    }
+    EXPECT_LE( times.total(), wall ); // disjoint parts of the step
+
+    const auto r2 = timed.step( exec ); // untimed again: nothing added
+    plain.step( exec );
+    EXPECT_EQ( r2.step, 2 );
+    EXPECT_EQ( timed.steps_done(), 3 );
+    EXPECT_EQ( times.steps(), 1 );
+    for ( int k = 0; k < times.num_phases(); ++k )
+        EXPECT_EQ( times.seconds( k ), seconds[k] ) << names[k];
+
+    const auto a = timed.cells().to_host(), b = plain.cells().to_host();
+    ASSERT_EQ( a.size(), b.size() );
+    EXPECT_EQ( a.position, b.position );
+    EXPECT_EQ( a.oxygen, b.oxygen );
+    EXPECT_EQ( a.taf, b.taf );
+
+    timed.reset_times();
+    EXPECT_EQ( times.steps(), 0 );
+    EXPECT_EQ( times.total(), 0.0 );
+    EXPECT_EQ( times.num_phases(), static_cast<int>( names.size() ) ); // the names stay
 }
 
 } // namespace morula_test_angio

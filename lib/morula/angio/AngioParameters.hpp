@@ -23,7 +23,7 @@ namespace morula::angio
 {
 
 //! Mechanics of cells and tubes: semi-harmonic contact forces and overdamped motion.
-struct MechanicsParameters
+struct CellMechanicsParameters
 {
     double repulsion = 10;       //!< nN/μm: force per μm of overlap of two cells (or a cell and a tube/wall)
     double adhesion = 1;         //!< nN/μm: slope of the attractive branch between touching cells
@@ -98,7 +98,7 @@ struct VesselParameters
 struct AngioParameters
 {
     double time_step = 0.1; //!< h
-    MechanicsParameters mechanics;
+    CellMechanicsParameters mechanics;
     ExchangeParameters exchange;
     LifeCycleParameters life;
     VesselParameters vessels;

@@ -9,15 +9,20 @@
 #include <morula/angio/AngioParameters.hpp>
 #include <morula/angio/TumourCells.hpp>
 #include <morula/angio/VesselTubes.hpp>
-#include <morula/angio/detail/AngioKernels.hpp>
+#include <morula/angio/detail/CellCellKernels.hpp>
+#include <morula/angio/detail/ExchangeKernels.hpp>
+#include <morula/angio/detail/KernelData.hpp>
+#include <morula/angio/detail/TubeKernels.hpp>
+#include <morula/angio/detail/UpdateKernels.hpp>
 #include <morula/core/Box.hpp>
+#include <morula/core/Driver.hpp>
 #include <morula/core/Error.hpp>
 #include <morula/core/KokkosCompat.hpp>
+#include <morula/core/PhaseTimer.hpp>
 #include <morula/grid/UniformGrid.hpp>
 
 #include <Kokkos_Core.hpp>
 
-#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <stdexcept>
@@ -26,31 +31,41 @@
 namespace morula::angio
 {
 
-//! Seconds per phase, summed over timed steps (seed 001, section 2.1).
-struct AngioPhaseTimes
+/*!
+  \brief The phases of a step (seed 001, section 2.1), indices into TumourAngiogenesis::times(), in the
+  order of their names there:
+  - removal: removing lysed cells (stable compaction)
+  - grid: binning cells, and every sort_every steps rearranging them in grid order
+  - cell_cell: forces, pressure and exchange contacts
+  - blood_flow: Murray split and blood oxygen along the vessels
+  - tube_tube: tube grid, tube contacts, anastomosis
+  - tube_cell: Algorithm 5 (per tube) and Algorithm 6 (per cell)
+  - exchange: oxygen and TAF sweeps
+  - motion: barrier forces and overdamped motion
+  - tube_growth: tip growth and sprouting
+  - life_cycle: states, growth, division, lysis
+  - counters: the one read of the step's counters
+*/
+struct TumourAngiogenesisPhase
 {
-    double removal = 0;     //!< removing lysed cells (stable compaction)
-    double grid = 0;        //!< binning cells, and every sort_every steps rearranging them in grid order
-    double cell_cell = 0;   //!< forces, pressure and exchange contacts
-    double blood_flow = 0;  //!< Murray split and blood oxygen along the vessels
-    double tube_tube = 0;   //!< tube grid, tube contacts, anastomosis
-    double tube_cell = 0;   //!< Algorithm 5 (per tube) and Algorithm 6 (per cell)
-    double exchange = 0;    //!< oxygen and TAF sweeps
-    double motion = 0;      //!< barrier forces and overdamped motion
-    double tube_growth = 0; //!< tip growth and sprouting
-    double life_cycle = 0;  //!< states, growth, division, lysis
-    double counters = 0;    //!< the one read of the step's counters
-    long long steps = 0;
-
-    double total() const
+    enum : int
     {
-        return removal + grid + cell_cell + blood_flow + tube_tube + tube_cell + exchange + motion + tube_growth +
-               life_cycle + counters;
-    }
+        removal,
+        grid,
+        cell_cell,
+        blood_flow,
+        tube_tube,
+        tube_cell,
+        exchange,
+        motion,
+        tube_growth,
+        life_cycle,
+        counters
+    };
 };
 
 //! What one step did.
-struct AngioStepReport
+struct TumourAngiogenesisReport : core::StepReport
 {
     int divisions = 0;   //!< cells added by division
     int removed = 0;     //!< dead cells that shrank away (lysed) and were removed this step
@@ -116,44 +131,40 @@ class TumourAngiogenesis
     int num_cells() const { return static_cast<int>( m_cells.size() ); }
     int num_tubes() const { return static_cast<int>( m_tubes.size() ); }
     double time() const { return m_time; }
-    long long step_index() const { return m_step; }
-    const AngioPhaseTimes& times() const { return m_times; }
-    void reset_times() { m_times = {}; }
+    //! Steps taken since construction.
+    long long steps_done() const { return m_step; }
+    //! Seconds per phase (TumourAngiogenesisPhase) over the timed steps, and their number.
+    const core::PhaseTimer& times() const { return m_times; }
+    void reset_times() { m_times.reset(); }
     const grid_type& grid() const { return *m_grid; }
     //! Largest centre distance of two interacting cells (the grid's cutoff).
     Scalar cell_reach() const { return m_constants.cell_reach; }
+    //! Largest midpoint distance of two touching tubes (the tube grid's cutoff).
+    Scalar tube_reach() const { return m_tube_reach; }
     //! Exchange contacts of the last cell-cell phase (neighbour, conductance sqrt(2) rho w, count).
     const detail::Workspace<Scalar, MemorySpace>& workspace() const { return m_work; }
 
     //! One step (see the class description); with `timed`, every phase is fenced and timed.
     template <class ExecutionSpace>
-    AngioStepReport step( const ExecutionSpace& exec, bool timed = false )
+    TumourAngiogenesisReport step( const ExecutionSpace& exec, bool timed = false )
     {
+        using Phase = TumourAngiogenesisPhase;
         compat::ScopedRegion region( "morula::angio::TumourAngiogenesis::step" );
-        AngioStepReport report;
-        auto phase = [&]( double& slot, auto&& op ) {
-            if ( !timed )
-                return op();
-            exec.fence();
-            const auto t0 = std::chrono::steady_clock::now();
-            op();
-            exec.fence();
-            slot += std::chrono::duration<double>( std::chrono::steady_clock::now() - t0 ).count();
-        };
+        TumourAngiogenesisReport report;
         prepare_step( exec );
-        phase( m_times.grid, [&] { report.sorted = build_grid( exec ); } );
-        phase( m_times.cell_cell, [&] { interact_cells( exec ); } );
-        phase( m_times.blood_flow, [&] { update_blood_flow( exec ); } );
-        phase( m_times.tube_tube, [&] { interact_tubes( exec ); } );
-        phase( m_times.tube_cell, [&] { interact_tubes_and_cells( exec ); } );
-        phase( m_times.exchange, [&] { exchange( exec ); } );
-        phase( m_times.motion, [&] { move( exec ); } );
-        phase( m_times.tube_growth, [&] { grow_vessels( exec ); } );
-        phase( m_times.life_cycle, [&] { advance_life_cycle( exec ); } );
-        phase( m_times.counters, [&] { finish_step( exec, report ); } );
-        phase( m_times.removal, [&] { report.removed = remove_lysed( exec ); } );
+        report.sorted = m_times.run( timed, Phase::grid, exec, [&] { return build_grid( exec ); } );
+        m_times.run( timed, Phase::cell_cell, exec, [&] { interact_cells( exec ); } );
+        m_times.run( timed, Phase::blood_flow, exec, [&] { update_blood_flow( exec ); } );
+        m_times.run( timed, Phase::tube_tube, exec, [&] { interact_tubes( exec ); } );
+        m_times.run( timed, Phase::tube_cell, exec, [&] { interact_tubes_and_cells( exec ); } );
+        m_times.run( timed, Phase::exchange, exec, [&] { exchange( exec ); } );
+        m_times.run( timed, Phase::motion, exec, [&] { move( exec ); } );
+        m_times.run( timed, Phase::tube_growth, exec, [&] { grow_vessels( exec ); } );
+        m_times.run( timed, Phase::life_cycle, exec, [&] { advance_life_cycle( exec ); } );
+        m_times.run( timed, Phase::counters, exec, [&] { finish_step( exec, report ); } );
+        report.removed = m_times.run( timed, Phase::removal, exec, [&] { return remove_lysed( exec ); } );
         if ( timed )
-            ++m_times.steps;
+            m_times.count_step();
         return report;
     }
 
@@ -323,7 +334,7 @@ class TumourAngiogenesis
       names the parameter to raise); std::runtime_error if a concentration went negative or non-finite
     */
     template <class ExecutionSpace>
-    void finish_step( const ExecutionSpace& exec, AngioStepReport& report )
+    void finish_step( const ExecutionSpace& exec, TumourAngiogenesisReport& report )
     {
         long long host[detail::num_counters];
         Kokkos::View<long long*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> h( host, detail::num_counters );
@@ -356,6 +367,7 @@ class TumourAngiogenesis
         m_sprouts += report.sprouts;
         m_anastomoses += report.anastomoses;
         m_time += m_params.time_step;
+        report.step = m_step;
         ++m_step;
     }
 
@@ -427,7 +439,9 @@ class TumourAngiogenesis
     Kokkos::View<long long*, MemorySpace> m_counters;
     std::unique_ptr<grid_type> m_grid, m_tube_grid;
     Scalar m_tube_reach = 0;
-    AngioPhaseTimes m_times;
+    core::PhaseTimer m_times{ "morula::angio::TumourAngiogenesis",
+                              { "removal", "grid", "cell_cell", "blood_flow", "tube_tube", "tube_cell", "exchange",
+                                "motion", "tube_growth", "life_cycle", "counters" } };
     double m_time = 0;
     long long m_step = 0;
     long long m_builds = 0;

@@ -1,0 +1,190 @@
+/*!
+  \file CellCellKernels.hpp
+  \brief Cell-cell interactions of the tumour/angiogenesis model (seed 001, section 2.1): forces, contact
+  pressure and exchange contacts, from both sides of every pair or once with atomics.
+*/
+#ifndef MORULA_ANGIO_DETAIL_CELLCELLKERNELS_HPP
+#define MORULA_ANGIO_DETAIL_CELLCELLKERNELS_HPP
+
+#include <morula/angio/Interactions.hpp>
+#include <morula/angio/detail/KernelData.hpp>
+#include <morula/core/KokkosCompat.hpp>
+#include <morula/core/LaunchPolicy.hpp>
+#include <morula/mechanics/SphereForce.hpp>
+
+#include <Kokkos_Core.hpp>
+
+namespace morula::angio::detail
+{
+
+/*!
+  \brief What one neighbour j does to cell i: force along x_i - x_j, repulsive part (for the pressure),
+  and the exchange conductance (0 unless both are alive and within range).
+*/
+template <class Scalar>
+struct PairEffect
+{
+    Scalar force[3];
+    Scalar repulsive;
+    Scalar conductance;
+    bool interacts;
+};
+
+template <class Scalar, class Cells>
+KOKKOS_INLINE_FUNCTION PairEffect<Scalar> cell_pair( const Constants<Scalar>& c, const Cells& cells, int i, int j,
+                                                     Scalar dx, Scalar dy, Scalar dz, Scalar r2 )
+{
+    PairEffect<Scalar> e{};
+    const Scalar ri = cells.radius( i ), rj = cells.radius( j );
+    const Scalar sum = ri + rj;
+    const Scalar reach = ( Scalar( 1 ) + c.range ) * sum;
+    if ( !( r2 < reach * reach ) )
+        return e;
+    e.interacts = true;
+    const bool live = is_alive( cells.state( i ) ) && is_alive( cells.state( j ) );
+    const Scalar d = compat::sqrt( r2 );
+    const Scalar f = contact_force( d, sum, c.repulsion, live ? c.adhesion : Scalar( 0 ), c.range );
+    if ( d > Scalar( 0 ) )
+    {
+        const Scalar k = f / d;
+        e.force[0] = k * dx;
+        e.force[1] = k * dy;
+        e.force[2] = k * dz;
+    }
+    else
+    {
+        // Coincident centres (a division at a wall): a direction fixed by the pair of ids.
+        Scalar u[3];
+        mechanics::coincident_direction<Scalar>( cells.id( i ), cells.id( j ), u );
+        for ( int a = 0; a < 3; ++a )
+            e.force[a] = f * u[a];
+    }
+    e.repulsive = f > Scalar( 0 ) ? f : Scalar( 0 );
+    if ( live )
+        e.conductance = contact_conductance( ri, rj, contact_weight( d, sum, c.range ) );
+    return e;
+}
+
+/*!
+  \brief Cell-cell interactions with each pair computed from both sides (the paper's choice, no atomics):
+  every cell sums the forces of its neighbours, its contact pressure, and lists its exchange contacts.
+*/
+template <class ExecutionSpace, class Scalar, class MemorySpace, class Query>
+void cell_cell_both_sides( const ExecutionSpace& exec, const Query& query, const CellViews<Scalar, MemorySpace>& cells,
+                           int n, const Constants<Scalar>& c, const Workspace<Scalar, MemorySpace>& w )
+{
+    const auto contact = w.contact;
+    const auto conductance = w.conductance;
+    const auto count = w.contact_count;
+    const auto counters = w.counters;
+    Kokkos::parallel_for(
+        "morula::angio::cell_cell", core::LaunchRange<ExecutionSpace>( exec, 0, n ),
+        KOKKOS_LAMBDA( const int i ) {
+            Scalar F[3] = { 0, 0, 0 };
+            Scalar repulsive = 0;
+            int k = 0;
+            if ( cells.state( i ) != cell_lysed )
+                query.for_each_neighbor( i, c.cell_reach, [&]( int j, Scalar dx, Scalar dy, Scalar dz, Scalar r2 ) {
+                    if ( cells.state( j ) == cell_lysed )
+                        return;
+                    const PairEffect<Scalar> e = cell_pair( c, cells, i, j, dx, dy, dz, r2 );
+                    if ( !e.interacts )
+                        return;
+                    for ( int a = 0; a < 3; ++a )
+                        F[a] += e.force[a];
+                    repulsive += e.repulsive;
+                    if ( e.conductance > Scalar( 0 ) )
+                    {
+                        if ( k < c.max_contacts )
+                        {
+                            contact( i, k ) = j;
+                            conductance( i, k ) = e.conductance;
+                        }
+                        ++k;
+                    }
+                } );
+            for ( int a = 0; a < 3; ++a )
+                cells.f( i, a ) = F[a];
+            const Scalar ri = cells.radius( i );
+            cells.pressure( i ) = repulsive / ( Scalar( 12.566370614359172954 ) * ri * ri );
+            count( i ) = k;
+            if ( k > c.max_contacts )
+                Kokkos::atomic_fetch_max( &counters( counter_max_contacts ), static_cast<long long>( k ) );
+        } );
+}
+
+/*!
+  \brief Cell-cell interactions with each pair computed once (j > i) and added to both cells with atomics;
+  contacts are appended to both lists through atomic counters (their order, and so the last bits of the
+  exchange, then depend on scheduling).
+*/
+template <class ExecutionSpace, class Scalar, class MemorySpace, class Query>
+void cell_cell_atomic( const ExecutionSpace& exec, const Query& query, const CellViews<Scalar, MemorySpace>& cells,
+                       int n, const Constants<Scalar>& c, const Workspace<Scalar, MemorySpace>& w )
+{
+    const auto contact = w.contact;
+    const auto conductance = w.conductance;
+    const auto count = w.contact_count;
+    const auto counters = w.counters;
+    Kokkos::parallel_for(
+        "morula::angio::cell_cell_atomic_reset", core::LaunchRange<ExecutionSpace>( exec, 0, n ),
+        KOKKOS_LAMBDA( const int i ) {
+            for ( int a = 0; a < 3; ++a )
+                cells.f( i, a ) = 0;
+            cells.pressure( i ) = 0;
+            count( i ) = 0;
+        } );
+    Kokkos::parallel_for(
+        "morula::angio::cell_cell_atomic", core::LaunchRange<ExecutionSpace>( exec, 0, n ),
+        KOKKOS_LAMBDA( const int i ) {
+            if ( cells.state( i ) == cell_lysed )
+                return;
+            Scalar F[3] = { 0, 0, 0 };
+            Scalar repulsive = 0;
+            query.for_each_neighbor( i, c.cell_reach, [&]( int j, Scalar dx, Scalar dy, Scalar dz, Scalar r2 ) {
+                if ( j < i || cells.state( j ) == cell_lysed )
+                    return;
+                const PairEffect<Scalar> e = cell_pair( c, cells, i, j, dx, dy, dz, r2 );
+                if ( !e.interacts )
+                    return;
+                for ( int a = 0; a < 3; ++a )
+                {
+                    F[a] += e.force[a];
+                    Kokkos::atomic_add( &cells.f( j, a ), -e.force[a] );
+                }
+                repulsive += e.repulsive;
+                Kokkos::atomic_add( &cells.pressure( j ), e.repulsive );
+                if ( e.conductance > Scalar( 0 ) )
+                {
+                    const int ki = Kokkos::atomic_fetch_add( &count( i ), 1 );
+                    const int kj = Kokkos::atomic_fetch_add( &count( j ), 1 );
+                    if ( ki < c.max_contacts )
+                    {
+                        contact( i, ki ) = j;
+                        conductance( i, ki ) = e.conductance;
+                    }
+                    if ( kj < c.max_contacts )
+                    {
+                        contact( j, kj ) = i;
+                        conductance( j, kj ) = e.conductance;
+                    }
+                }
+            } );
+            for ( int a = 0; a < 3; ++a )
+                Kokkos::atomic_add( &cells.f( i, a ), F[a] );
+            Kokkos::atomic_add( &cells.pressure( i ), repulsive );
+        } );
+    Kokkos::parallel_for(
+        "morula::angio::cell_cell_atomic_finish", core::LaunchRange<ExecutionSpace>( exec, 0, n ),
+        KOKKOS_LAMBDA( const int i ) {
+            const Scalar ri = cells.radius( i );
+            cells.pressure( i ) /= Scalar( 12.566370614359172954 ) * ri * ri;
+            const int k = count( i );
+            if ( k > c.max_contacts )
+                Kokkos::atomic_fetch_max( &counters( counter_max_contacts ), static_cast<long long>( k ) );
+        } );
+}
+
+} // namespace morula::angio::detail
+
+#endif
