@@ -1,6 +1,6 @@
 #include "AngioCommand.hpp"
 #include "AngioPicture.hpp"
-#include "Config.hpp"
+#include "ConfigFile.hpp"
 #include "Progress.hpp"
 
 #include <morula/Morula.hpp>
@@ -48,7 +48,7 @@ const std::set<std::string> vessel_keys{ "points", "radius" };
 
 void read_config( const std::string& path, AngioSettings& s )
 {
-    const auto c = Config::from_file(
+    const auto c = ConfigFile::from_file(
         path, { "precision", "box", "tumour_centre", "tumour_radius", "cell_radius", "vessels", "steps", "dt",
                 "output_every", "seed", "angiogenic_switch", "output", "progress", "repulsion", "adhesion",
                 "adhesion_range", "friction", "reference_radius", "wall_stiffness", "oxygen_diffusion",
@@ -319,7 +319,7 @@ void add_angiogenesis_command( CLI::App& app )
     auto config = std::make_shared<std::string>();
     auto o = std::make_shared<AngioSettings>();
     CLI::App* cmd = app.add_subcommand(
-        "angiogenesis", "tumour growth and angiogenesis: cells, vessel tubes, oxygen and TAF (seed 001)" );
+        "angiogenesis", "tumour growth and angiogenesis: cells, vessel tubes, oxygen and TAF (Worecki and Wcisło 2012)" );
     cmd->add_option( "--config", *config, "JSON file; keys as in docs/models/angiogenesis.md" );
     cmd->add_option( "--precision", o->precision, "float or double" )->check( CLI::IsMember( { "float", "double" } ) );
     cmd->add_option( "--steps", o->steps, "time steps" )->check( CLI::Range( 0L, 1000000000L ) );

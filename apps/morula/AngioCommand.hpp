@@ -1,4 +1,4 @@
-// `morula angiogenesis`: tumour growth and angiogenesis (seed 001) from a JSON configuration file.
+// `morula angiogenesis`: tumour growth and angiogenesis (Worecki and Wcisło 2012) from a JSON configuration file.
 #ifndef MORULA_APPS_ANGIOCOMMAND_HPP
 #define MORULA_APPS_ANGIOCOMMAND_HPP
 

@@ -1,5 +1,5 @@
 #include "EpidermisCommand.hpp"
-#include "Config.hpp"
+#include "ConfigFile.hpp"
 #include "Progress.hpp"
 #include "TissuePicture.hpp"
 
@@ -61,7 +61,7 @@ struct EpidermisSettings
 
 void read_config( const std::string& path, EpidermisSettings& s )
 {
-    const auto c = Config::from_file(
+    const auto c = ConfigFile::from_file(
         path, { "model", "precision", "cells", "elements_per_cell", "adhesive_elements", "boundary", "box_x",
                 "box_y", "steps", "dt", "integrator", "output_every", "seed", "output", "neighbor_cutoff",
                 "coupling", "tgf_beta", "growth_interval", "division_elements", "growth_rule",
@@ -268,7 +268,7 @@ void add_epidermis_command( CLI::App& app )
     auto config = std::make_shared<std::string>();
     auto o = std::make_shared<EpidermisSettings>();
     CLI::App* cmd = app.add_subcommand(
-        "epidermis", "3D epidermis: subcellular elements, gene network, growth and division (seed 000)" );
+        "epidermis", "3D epidermis: subcellular elements, gene network, growth and division (Christley et al. 2010)" );
     cmd->add_option( "--config", *config, "JSON file; keys as in docs/models/epidermis.md" );
     cmd->add_option( "--model", o->model, "movement, gene_network or full" )
         ->check( CLI::IsMember( { "movement", "gene_network", "full" } ) );

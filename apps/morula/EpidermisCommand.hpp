@@ -1,4 +1,4 @@
-// `morula epidermis`: the 3D epidermis model of seed 000 (subcellular elements, gene network, growth
+// `morula epidermis`: the 3D epidermis model of Christley et al. (2010) (subcellular elements, gene network, growth
 // and division) from a JSON config file or flags.
 #ifndef MORULA_APPS_EPIDERMISCOMMAND_HPP
 #define MORULA_APPS_EPIDERMISCOMMAND_HPP

@@ -1,5 +1,5 @@
 #include "GridCommand.hpp"
-#include "Config.hpp"
+#include "ConfigFile.hpp"
 
 #include <morula/Morula.hpp>
 
@@ -181,7 +181,7 @@ void add_grid_command( CLI::App& app )
         GridSettings s = *settings;
         if ( !s.config.empty() )
         {
-            const auto cfg = Config::from_file(
+            const auto cfg = ConfigFile::from_file(
                 s.config, { "particles", "box", "cutoff", "boundary", "ordering", "precision",
                             "seed", "check" } );
             // The file sets what the command line did not.

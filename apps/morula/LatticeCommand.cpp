@@ -1,5 +1,5 @@
 #include "LatticeCommand.hpp"
-#include "Config.hpp"
+#include "ConfigFile.hpp"
 #include "MpiSession.hpp"
 #include "MsdPlot.hpp"
 #include "Progress.hpp"
@@ -62,7 +62,7 @@ struct LatticeSettings
     bool progress = true;
 };
 
-// (p_-1, p_0, p_+1) of one axis from the config: non-negative (checked by Config) and summing to 1.
+// (p_-1, p_0, p_+1) of one axis from the config: non-negative (checked by ConfigFile) and summing to 1.
 lat::MoveProbabilities probabilities_from( const std::string& where, const std::vector<double>& v )
 {
     const double sum = v[0] + v[1] + v[2];
@@ -78,7 +78,7 @@ lat::MoveProbabilities probabilities_from( const std::string& where, const std::
 
 void read_config( const std::string& path, LatticeSettings& s )
 {
-    const auto c = Config::from_file(
+    const auto c = ConfigFile::from_file(
         path, { "size", "spacing_nm", "time_step_ns", "boundary", "capacity", "scheme", "kernels", "species", "obstacles",
                 "steps", "sample_every", "seed", "tracers", "output", "snapshots", "snapshot_every", "progress" } );
     const double big = 1e300;

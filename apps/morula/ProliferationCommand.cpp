@@ -1,5 +1,5 @@
 #include "ProliferationCommand.hpp"
-#include "Config.hpp"
+#include "ConfigFile.hpp"
 #include "MpiSession.hpp"
 #include "Progress.hpp"
 
@@ -53,7 +53,7 @@ struct ProliferationSettings
 
 void read_config( const std::string& path, ProliferationSettings& s )
 {
-    const auto c = Config::from_file(
+    const auto c = ConfigFile::from_file(
         path, { "scenario", "precision", "cells_per_axis", "spacing", "agents", "neighbors",
                 "diameter", "adherence", "mass", "division_diameter", "growth_rate", "time_step",
                 "max_displacement", "repulsion", "attraction", "radius_extension", "sort_every",
@@ -347,7 +347,7 @@ void add_proliferation_command( CLI::App& app )
     auto overrides = std::make_shared<ProliferationSettings>();
     CLI::App* cmd = app.add_subcommand(
         "proliferation",
-        "Sphere cells that grow, divide and push each other (seed 004's benchmarks A and B); alias: mechanics" );
+        "Sphere cells that grow, divide and push each other (benchmarks A and B of Hesam et al. 2021); alias: mechanics" );
     cmd->alias( "mechanics" );
     cmd->add_option( "--config", *config, "JSON file; keys as in docs/models/proliferation.md" );
     cmd->add_option( "--scenario", overrides->scenario, "division (benchmark A) or static (B)" )

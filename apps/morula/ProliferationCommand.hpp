@@ -1,4 +1,4 @@
-// `morula proliferation`: the cell-division simulation (benchmark A of seed 004) and the static
+// `morula proliferation`: the cell-division simulation (benchmark A of Hesam et al. 2021) and the static
 // mechanics benchmark (benchmark B), from a JSON configuration file.
 #ifndef MORULA_APPS_PROLIFERATIONCOMMAND_HPP
 #define MORULA_APPS_PROLIFERATIONCOMMAND_HPP

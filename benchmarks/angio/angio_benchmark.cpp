@@ -1,4 +1,4 @@
-// The tumour growth and angiogenesis model of seed 001 (Worecki and Wcisło 2012) timed as in its section 4,
+// The tumour growth and angiogenesis model of Worecki and Wcisło (2012) timed as in its section 4,
 // phase by phase, on Kokkos::DefaultExecutionSpace and its memory space.
 //
 //   angio_benchmark --case cellcell [--cells 1e4,1e5,1e6] [--volume-fraction 0.5] [--sweeps 64]
@@ -80,7 +80,7 @@ std::vector<int> parse_sizes( const std::string& list, const char* option )
 int main( int argc, char* argv[] )
 {
     Kokkos::ScopeGuard guard( argc, argv );
-    CLI::App app( "Tumour growth and angiogenesis benchmarks (seed 001, section 4)" );
+    CLI::App app( "Tumour growth and angiogenesis benchmarks (Worecki and Wcisło 2012, section 4)" );
     Settings s;
     std::string cells, tubes;
     app.add_option( "--case", s.which, "cellcell, tubecell, whole or all" )

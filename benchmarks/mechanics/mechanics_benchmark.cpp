@@ -1,4 +1,4 @@
-// Benchmarks A and B of seed 004 (BioDynaMo on GPUs) with Morula's sphere mechanics.
+// Benchmarks A and B of Hesam et al. (2021) (BioDynaMo on GPUs) with Morula's sphere mechanics.
 //
 //   mechanics_benchmark [--space device|host] [--scalar float|double|both] [--runs 10] [--warmup 3]
 //                       [--agents 2000000] [--neighbors 6,27,47] [--cells 64] [--steps 10]
@@ -390,7 +390,7 @@ int main( int argc, char* argv[] )
 {
     Kokkos::ScopeGuard guard( argc, argv );
     mech_bench::Settings set;
-    CLI::App app( "Benchmarks A and B of seed 004 with Morula's sphere mechanics" );
+    CLI::App app( "Benchmarks A and B of Hesam et al. (2021) with Morula's sphere mechanics" );
     app.add_option( "--space", set.space, "device (default execution space) or host" )
         ->check( CLI::IsMember( { "device", "host" } ) );
     app.add_option( "--scalar", set.scalar, "float, double or both" )

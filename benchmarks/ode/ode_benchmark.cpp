@@ -210,7 +210,7 @@ nlohmann::json robertson( const Settings& cfg, const std::vector<long>& system_c
 }
 
 // --- batched epidermis gene network ---------------------------------------------------------------------
-// Copies of seed 000's gene network (6 species, Hill regulation), one per cell, each with its own inputs
+// Copies of the gene network of Christley et al. (2010) (6 species, Hill regulation), one per cell, each with its own inputs
 // (neighbour averages, adhesion uniform in [0, 20), TGF-beta 0.4) and initial state, t = 0 to t_end.
 template <class Exec>
 nlohmann::json gene_network( const Settings& cfg, const std::vector<long>& system_counts, double t_end )

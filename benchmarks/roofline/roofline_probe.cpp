@@ -1,5 +1,5 @@
 // Empirical roofline probe (issue #8), in the manner of the Empirical Roofline Tool (Yang et al. 2018) that
-// seed 004 used, written in Kokkos so that it measures whichever backend Morula was built with:
+// Hesam et al. (2021) used, written in Kokkos so that it measures whichever backend Morula was built with:
 //
 // - memory: STREAM copy (b = a) and triad (a = b + s c) over arrays far larger than any cache, and a
 //   sweep of working-set sizes with ERT's read-modify-write kernel (a = alpha a + ..., repeated over

@@ -1,4 +1,4 @@
-// The epidermis model of seed 000 (Christley et al. 2010) timed as in its Table 3.
+// The epidermis model of Christley et al. (2010) timed as in its Table 3.
 //
 //   epidermis_benchmark --case table3 [--cells 128,250,500,1000,5000] [--iterations 3000]
 //                       [--precision float|double|both] [--boundary periodic|none|both] [--runs 3]
@@ -545,7 +545,7 @@ int run( const Settings& s )
 int main( int argc, char* argv[] )
 {
     Kokkos::ScopeGuard guard( argc, argv );
-    CLI::App app( "Epidermis model benchmarks (seed 000, Table 3) and roofline kernels (issue #8)" );
+    CLI::App app( "Epidermis model benchmarks (Christley et al. 2010, Table 3) and roofline kernels (issue #8)" );
     Settings s;
     std::string cells, space = "device";
     bool suite = false, quick = false;

@@ -28,7 +28,7 @@ using morula::mechanics::SphereMechanics;
 template <class Scalar>
 using Agents = SphereAgents<Scalar, TEST_MEMSPACE>;
 
-// Equation (1) of seed 004 written out again, independently of the library, for the brute force.
+// Equation (1) of Hesam et al. (2021) written out again, independently of the library, for the brute force.
 double paper_force_factor( double distance, double d1, double d2, double extension )
 {
     const double r1 = 0.5 * d1 + extension, r2 = 0.5 * d2 + extension;

@@ -1,4 +1,4 @@
-// The epidermis gene network (seed 000) as a general (non-mass-action) model of OdeSolver.
+// The epidermis gene network (Christley et al. 2010) as a general (non-mass-action) model of OdeSolver.
 #include <morula/core/Error.hpp>
 #include <morula/ode/EpidermisGeneNetwork.hpp>
 #include <morula/ode/OdeSolver.hpp>

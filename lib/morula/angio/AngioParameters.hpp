@@ -1,6 +1,6 @@
 /*!
   \file AngioParameters.hpp
-  \brief Parameters of the tumour growth and angiogenesis model (seed 001, after Wcisło et al. 2009),
+  \brief Parameters of the tumour growth and angiogenesis model (Worecki and Wcisło 2012, after Wcisło et al. 2009),
   with units, defaults and the checks that keep the explicit updates stable.
 
   Units: length in micrometres (μm), time in hours (h) for the cell and vessel life cycle, seconds (s)

@@ -1,6 +1,6 @@
 /*!
   \file Angiogenesis.hpp
-  \brief Everything of the tumour growth and angiogenesis family (lib/morula/angio, seed 001).
+  \brief Everything of the tumour growth and angiogenesis family (lib/morula/angio; Worecki and Wcisło 2012).
 */
 #ifndef MORULA_ANGIO_ANGIOGENESIS_HPP
 #define MORULA_ANGIO_ANGIOGENESIS_HPP

@@ -1,6 +1,6 @@
 /*!
   \file TumourAngiogenesis.hpp
-  \brief The tumour growth and angiogenesis model of seed 001 (complex automata: spherical cells and vessel
+  \brief The tumour growth and angiogenesis model of Worecki and Wcisło 2012 (complex automata: spherical cells and vessel
   tubes driven by particle dynamics), every phase a device kernel.
 */
 #ifndef MORULA_ANGIO_TUMOURANGIOGENESIS_HPP
@@ -32,7 +32,7 @@ namespace morula::angio
 {
 
 /*!
-  \brief The phases of a step (seed 001, section 2.1), indices into TumourAngiogenesis::times(), in the
+  \brief The phases of a step (Worecki and Wcisło 2012, section 2.1), indices into TumourAngiogenesis::times(), in the
   order of their names there:
   - removal: removing lysed cells (stable compaction)
   - grid: binning cells, and every sort_every steps rearranging them in grid order

@@ -19,7 +19,7 @@
 namespace morula::angio
 {
 
-//! Life-cycle state of a cell (seed 001, section 2).
+//! Life-cycle state of a cell (Worecki and Wcisło 2012, section 2).
 enum CellState : std::int32_t
 {
     cell_new = 0,     //!< just divided; grows, cannot divide

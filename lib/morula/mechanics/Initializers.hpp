@@ -127,7 +127,7 @@ SphereAgents<Scalar, MemorySpace> random_agents( const ExecutionSpace& exec, int
 
 /*!
   \brief Edge of the cube in which n agents at uniform density have on average `neighbors` others
-  within `distance` (benchmark B of seed 004 chooses the box this way): n (4/3) pi distance^3 / L^3.
+  within `distance` (benchmark B of Hesam et al. (2021) chooses the box this way): n (4/3) pi distance^3 / L^3.
 */
 inline double box_edge_for_neighbors( long long n, double neighbors, double distance )
 {

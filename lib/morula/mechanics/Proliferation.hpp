@@ -1,6 +1,6 @@
 /*!
   \file Proliferation.hpp
-  \brief The cell-division simulation of seed 004 (benchmark A) and the static mechanics benchmark
+  \brief The cell-division simulation of Hesam et al. 2021 (benchmark A) and the static mechanics benchmark
   (benchmark B) as one driver: growth and division, grid build, Z-order sort, forces, displacement.
 */
 #ifndef MORULA_MECHANICS_PROLIFERATION_HPP

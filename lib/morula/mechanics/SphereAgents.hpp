@@ -17,7 +17,7 @@ namespace morula::mechanics
 {
 
 /*!
-  \brief Spherical agents of the BioDynaMo cell model (seed 004).
+  \brief Spherical agents of the BioDynaMo cell model (Hesam et al. 2021).
 
   Fields, each a LayoutLeft View of capacity() entries: position (x, y, z), diameter, adherence (the
   force a cell resists before it moves), density (mass = density x volume) and id. Ids are unique and

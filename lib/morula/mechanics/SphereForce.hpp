@@ -1,6 +1,6 @@
 /*!
   \file SphereForce.hpp
-  \brief The sphere-sphere collision force of BioDynaMo (seed 004, equation 1).
+  \brief The sphere-sphere collision force of BioDynaMo (Hesam et al. 2021, equation 1).
 */
 #ifndef MORULA_MECHANICS_SPHEREFORCE_HPP
 #define MORULA_MECHANICS_SPHEREFORCE_HPP
@@ -17,7 +17,7 @@ namespace morula::mechanics
 {
 
 /*!
-  \brief Parameters of equation (1) of seed 004, with BioDynaMo's defaults.
+  \brief Parameters of equation (1) of Hesam et al. (2021), with BioDynaMo's defaults.
 
   delta = r1 + r2 - |p1 - p2|, r = r1 r2 / (r1 + r2),
   F = (repulsion delta - attraction sqrt(r delta)) (p1 - p2) / |p1 - p2|, for delta > 0.

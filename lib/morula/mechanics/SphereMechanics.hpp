@@ -36,7 +36,7 @@ struct MechanicsParameters
     //! Re-sort the agents by cell every this many grid updates (0: never; the grid is then read
     //! through its permutation).
     int sort_every = 1;
-    //! Cell order of the grid and therefore of the sorted agents: Z-order by default, as in seed 004.
+    //! Cell order of the grid and therefore of the sorted agents: Z-order by default, as in Hesam et al. (2021).
     grid::CellOrdering ordering = grid::CellOrdering::morton;
 
     //! Throws core::InputError naming the first parameter out of range.

@@ -1,6 +1,6 @@
 /*!
   \file EpidermisGeneNetwork.hpp
-  \brief The intracellular gene network of the 3D epidermis model (seed 000, Christley et al. 2010,
+  \brief The intracellular gene network of the 3D epidermis model (Christley et al. 2010,
          "Intracellular gene network" and Table 2) as an ODE model for OdeSolver.
 
   Six species per cell, in this order: Notch N, Delta D, bound Notch/Delta B, Ovol2 O2, Ovol1 O1, c-Myc M.
@@ -63,7 +63,7 @@ struct HillTerm
     }
 };
 
-//! Table 2 of seed 000 (the defaults); every value can be overridden before building the model.
+//! Table 2 of Christley et al. (2010) (the defaults); every value can be overridden before building the model.
 struct EpidermisGeneParameters
 {
     double ka = 0.0003, kd = 0.12, dB = 0.19, dN = 0.03, dD = 0.006, dO = 1.0, dV = 1.0, dM = 1.0;

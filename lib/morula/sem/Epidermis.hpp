@@ -1,6 +1,6 @@
 /*!
   \file Epidermis.hpp
-  \brief The 3D epidermis model of seed 000 (Christley et al. 2010) as one driver: SEM mechanics, the
+  \brief The 3D epidermis model of Christley et al. (2010) as one driver: SEM mechanics, the
   per-cell gene network coupled through Notch signalling and membrane adhesion, growth and division.
 */
 #ifndef MORULA_SEM_EPIDERMIS_HPP

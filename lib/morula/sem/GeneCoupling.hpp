@@ -35,7 +35,7 @@ enum class NeighborCoupling : int
     distribute //!< <X>_i = sum_{j ~ i} X_j / n_j: cell j hands 1 / n_j of its X to each neighbour
 };
 
-//! Parameters of the coupled gene network; Table 2 of seed 000 as defaults.
+//! Parameters of the coupled gene network; Table 2 of Christley et al. (2010) as defaults.
 struct GeneCouplingParameters
 {
     ode::EpidermisGeneParameters genes;

@@ -1,6 +1,6 @@
 /*!
   \file SemParameters.hpp
-  \brief Parameters of the subcellular element method (SEM) of seed 000 (Christley et al. 2010, Table 1):
+  \brief Parameters of the subcellular element method (SEM) of Christley et al. (2010, Table 1):
   the Morse potentials between elements of one cell, between elements of different cells and between
   adhesive elements and the basement membrane, and the time stepping.
 */
@@ -102,7 +102,7 @@ enum class TimeScheme : int
 inline const char* to_string( TimeScheme i ) { return i == TimeScheme::euler ? "euler" : "rk2"; }
 
 /*!
-  \brief Mechanics of the subcellular element method, with Table 1 of seed 000 as defaults.
+  \brief Mechanics of the subcellular element method, with Table 1 of Christley et al. (2010) as defaults.
 
   The equation of motion of element i of cell a is overdamped:
     dX_i/dt = - grad_i sum_{j in a, j != i} V_intra(|X_i - X_j|)

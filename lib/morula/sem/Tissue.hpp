@@ -27,7 +27,7 @@ enum ElementType : int
     element_membrane = 1
 };
 
-//! Number of gene-network species per cell (seed 000: N, D, B, Ovol2, Ovol1, c-Myc).
+//! Number of gene-network species per cell (Christley et al. 2010: N, D, B, Ovol2, Ovol1, c-Myc).
 inline constexpr int gene_species = ode::gene_species_count;
 
 /*!

@@ -1,6 +1,6 @@
 /*!
   \file CellCellKernels.hpp
-  \brief Cell-cell interactions of the tumour/angiogenesis model (seed 001, section 2.1): forces, contact
+  \brief Cell-cell interactions of the tumour/angiogenesis model (Worecki and Wcisło 2012, section 2.1): forces, contact
   pressure and exchange contacts, from both sides of every pair or once with atomics.
 */
 #ifndef MORULA_ANGIO_DETAIL_CELLCELLKERNELS_HPP

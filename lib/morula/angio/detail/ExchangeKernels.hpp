@@ -1,6 +1,6 @@
 /*!
   \file ExchangeKernels.hpp
-  \brief Exchange of oxygen and TAF between cells in contact and from the tubes (seed 001, section 2.1):
+  \brief Exchange of oxygen and TAF between cells in contact and from the tubes (Worecki and Wcisło 2012, section 2.1):
   the pseudo-time steps and one explicit sweep.
 */
 #ifndef MORULA_ANGIO_DETAIL_EXCHANGEKERNELS_HPP

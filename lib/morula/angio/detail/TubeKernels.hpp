@@ -1,6 +1,6 @@
 /*!
   \file TubeKernels.hpp
-  \brief The vessel tubes' interactions in the tumour/angiogenesis model (seed 001, section 2.1): blood
+  \brief The vessel tubes' interactions in the tumour/angiogenesis model (Worecki and Wcisło 2012, section 2.1): blood
   flow, tube-tube, tube-cell (Algorithm 5) and cell-tube (Algorithm 6).
 */
 #ifndef MORULA_ANGIO_DETAIL_TUBEKERNELS_HPP

@@ -1,6 +1,6 @@
 /*!
   \file UpdateKernels.hpp
-  \brief What a step does with its interactions (seed 001, section 2.1): cell motion, tube growth and
+  \brief What a step does with its interactions (Worecki and Wcisło 2012, section 2.1): cell motion, tube growth and
   sprouting, the cell life cycle, and compaction of the lysed cells. New cells and tubes are appended
   on the device.
 */

@@ -1,7 +1,7 @@
 // Reading a subcommand's JSON configuration file: every key checked against the keys the subcommand
 // knows, every value against its expected type and range, errors naming the file, key and value.
-#ifndef MORULA_APPS_CONFIG_HPP
-#define MORULA_APPS_CONFIG_HPP
+#ifndef MORULA_APPS_CONFIGFILE_HPP
+#define MORULA_APPS_CONFIGFILE_HPP
 
 #include <nlohmann/json.hpp>
 
@@ -12,11 +12,11 @@
 namespace morula::app
 {
 
-class Config
+class ConfigFile
 {
   public:
     //! Parses `path` (a JSON object); throws core::InputError naming the file and the problem.
-    static Config from_file( const std::string& path, const std::set<std::string>& known_keys );
+    static ConfigFile from_file( const std::string& path, const std::set<std::string>& known_keys );
 
     bool has( const std::string& key ) const { return m_json.contains( key ); }
 
@@ -33,7 +33,7 @@ class Config
     std::vector<std::string> choices( const std::string& key, std::size_t count,
                                       const std::set<std::string>& allowed ) const;
     //! An array of objects, each checked against `known_keys`; errors name e.g. 'species[1].count'.
-    std::vector<Config> objects( const std::string& key, const std::set<std::string>& known_keys,
+    std::vector<ConfigFile> objects( const std::string& key, const std::set<std::string>& known_keys,
                                  bool allow_empty = false ) const;
 
   private:

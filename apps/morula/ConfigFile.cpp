@@ -1,4 +1,4 @@
-#include "Config.hpp"
+#include "ConfigFile.hpp"
 
 #include <morula/core/Error.hpp>
 
@@ -12,14 +12,14 @@ namespace morula::app
 using core::InputError;
 using core::detail::concat;
 
-Config Config::from_file( const std::string& path, const std::set<std::string>& known_keys )
+ConfigFile ConfigFile::from_file( const std::string& path, const std::set<std::string>& known_keys )
 {
     std::ifstream in( path );
     if ( !in )
         throw InputError( "config '" + path + "': cannot open the file" );
     std::ostringstream text;
     text << in.rdbuf();
-    Config c;
+    ConfigFile c;
     c.m_path = path;
     // The parser reports a number too large for a double without its place: remember the last key it
     // read, so that the error names it (and its line).
@@ -59,7 +59,7 @@ Config Config::from_file( const std::string& path, const std::set<std::string>& 
     return c;
 }
 
-void Config::check_keys( const nlohmann::json& j, const std::set<std::string>& known_keys, const std::string& path,
+void ConfigFile::check_keys( const nlohmann::json& j, const std::set<std::string>& known_keys, const std::string& path,
                          const std::string& prefix )
 {
     for ( const auto& item : j.items() )
@@ -73,12 +73,12 @@ void Config::check_keys( const nlohmann::json& j, const std::set<std::string>& k
         }
 }
 
-std::string Config::where( const std::string& key ) const
+std::string ConfigFile::where( const std::string& key ) const
 {
     return "config '" + m_path + "': key '" + m_prefix + key + "'";
 }
 
-double Config::number( const std::string& key, double min, double max ) const
+double ConfigFile::number( const std::string& key, double min, double max ) const
 {
     const auto& v = m_json.at( key );
     if ( !v.is_number() )
@@ -89,7 +89,7 @@ double Config::number( const std::string& key, double min, double max ) const
     return x;
 }
 
-long Config::integer( const std::string& key, long min, long max ) const
+long ConfigFile::integer( const std::string& key, long min, long max ) const
 {
     const auto& v = m_json.at( key );
     if ( !v.is_number_integer() )
@@ -100,7 +100,7 @@ long Config::integer( const std::string& key, long min, long max ) const
     return x;
 }
 
-std::string Config::choice( const std::string& key, const std::set<std::string>& allowed ) const
+std::string ConfigFile::choice( const std::string& key, const std::set<std::string>& allowed ) const
 {
     const auto& v = m_json.at( key );
     std::string list;
@@ -111,7 +111,7 @@ std::string Config::choice( const std::string& key, const std::set<std::string>&
     return v.get<std::string>();
 }
 
-std::string Config::text( const std::string& key ) const
+std::string ConfigFile::text( const std::string& key ) const
 {
     const auto& v = m_json.at( key );
     if ( !v.is_string() || v.get<std::string>().empty() )
@@ -119,7 +119,7 @@ std::string Config::text( const std::string& key ) const
     return v.get<std::string>();
 }
 
-bool Config::flag( const std::string& key ) const
+bool ConfigFile::flag( const std::string& key ) const
 {
     const auto& v = m_json.at( key );
     if ( !v.is_boolean() )
@@ -127,7 +127,7 @@ bool Config::flag( const std::string& key ) const
     return v.get<bool>();
 }
 
-std::vector<double> Config::numbers( const std::string& key, std::size_t count, double min, double max ) const
+std::vector<double> ConfigFile::numbers( const std::string& key, std::size_t count, double min, double max ) const
 {
     const auto& v = m_json.at( key );
     if ( !v.is_array() || ( count && v.size() != count ) || v.empty() )
@@ -146,7 +146,7 @@ std::vector<double> Config::numbers( const std::string& key, std::size_t count, 
     return out;
 }
 
-std::vector<long> Config::integers( const std::string& key, std::size_t count, long min, long max ) const
+std::vector<long> ConfigFile::integers( const std::string& key, std::size_t count, long min, long max ) const
 {
     const auto& v = m_json.at( key );
     if ( !v.is_array() || v.size() != count )
@@ -163,7 +163,7 @@ std::vector<long> Config::integers( const std::string& key, std::size_t count, l
     return out;
 }
 
-std::vector<std::string> Config::choices( const std::string& key, std::size_t count,
+std::vector<std::string> ConfigFile::choices( const std::string& key, std::size_t count,
                                           const std::set<std::string>& allowed ) const
 {
     const auto& v = m_json.at( key );
@@ -186,17 +186,17 @@ std::vector<std::string> Config::choices( const std::string& key, std::size_t co
     return out;
 }
 
-std::vector<Config> Config::objects( const std::string& key, const std::set<std::string>& known_keys,
+std::vector<ConfigFile> ConfigFile::objects( const std::string& key, const std::set<std::string>& known_keys,
                                      bool allow_empty ) const
 {
     const auto& v = m_json.at( key );
     if ( !v.is_array() || ( v.empty() && !allow_empty ) )
         throw InputError( where( key ) + " must be a" + ( allow_empty ? "n" : " non-empty" ) +
                           " array of objects, got " + v.dump() );
-    std::vector<Config> out;
+    std::vector<ConfigFile> out;
     for ( std::size_t i = 0; i < v.size(); ++i )
     {
-        Config c;
+        ConfigFile c;
         c.m_path = m_path;
         c.m_prefix = concat( m_prefix, key, "[", i, "]." );
         if ( !v[i].is_object() )
