@@ -189,26 +189,28 @@ int run_epidermis( const EpidermisSettings& s )
         model.update_geometry( space );
         const auto state = model.cell_states( space );
         const auto host = model.tissue().to_host();
-        auto hs = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), state );
-        auto hc = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), model.tissue().centres() );
-        auto ha = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), model.tissue().adhesion() );
+        const int m = static_cast<int>( host.cells() );
+        std::vector<int> hs;
+        std::vector<double> hc, ha; // centres: x, y, z per cell
+        core::copy_to_host( state, m, hs );
+        core::copy_to_host( model.tissue().centres(), m, hc );
+        core::copy_to_host( model.tissue().adhesion(), m, ha );
         io::TissueFrame f;
         f.step = model.steps_done();
         f.time = model.time();
         f.positions = host.positions;
         f.type.assign( host.type.begin(), host.type.end() );
-        const int m = static_cast<int>( host.cells() );
         for ( int c = 0; c < m; ++c )
         {
             for ( int k = 0; k < host.cell_elements[c]; ++k )
             {
                 f.cell.push_back( c );
-                f.state.push_back( hs( c ) );
+                f.state.push_back( hs[c] );
             }
             for ( int d = 0; d < 3; ++d )
-                f.cell_centres.push_back( static_cast<double>( hc( c, d ) ) );
+                f.cell_centres.push_back( hc[3 * c + d] );
             f.cell_elements.push_back( host.cell_elements[c] );
-            f.cell_state.push_back( hs( c ) );
+            f.cell_state.push_back( hs[c] );
         }
         f.species = host.species;
         f.species_count = sem::gene_species;
@@ -218,9 +220,9 @@ int run_epidermis( const EpidermisSettings& s )
         double mean_z = 0, max_z = 0;
         for ( int c = 0; c < m; ++c )
         {
-            basal += hs( c ) == 0;
-            adherent += ha( c ) > 0;
-            const double z = static_cast<double>( hc( c, 2 ) );
+            basal += hs[c] == 0;
+            adherent += ha[c] > 0;
+            const double z = hc[3 * c + 2];
             mean_z += z / m;
             max_z = std::max( max_z, z );
             layers = std::max( layers, 1 + static_cast<int>( std::floor( z / layer.footprint ) ) );

@@ -9,6 +9,7 @@
 #include <common/BenchmarkUtils.hpp>
 
 #include <morula/angio/Angiogenesis.hpp>
+#include <morula/core/HostCopy.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -83,11 +84,8 @@ void make_ready( const exec_space& exec, Model<Scalar>& m )
 template <class View>
 std::vector<long long> first_n_to_host( const View& v, int n )
 {
-    const auto h =
-        Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), Kokkos::subview( v, std::make_pair( 0, n ) ) );
-    std::vector<long long> out( n );
-    for ( int i = 0; i < n; ++i )
-        out[i] = static_cast<long long>( h( i ) );
+    std::vector<long long> out;
+    core::copy_to_host( v, static_cast<std::size_t>( n ), out );
     return out;
 }
 

@@ -12,6 +12,7 @@
 #include <morula/core/Driver.hpp>
 #include <morula/core/Error.hpp>
 #include <morula/core/HashedRng.hpp>
+#include <morula/core/HostCopy.hpp>
 #include <morula/core/KokkosCompat.hpp>
 #include <morula/core/PhaseTimer.hpp>
 #include <morula/core/SoA.hpp>

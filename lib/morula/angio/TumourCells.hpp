@@ -7,6 +7,7 @@
 #define MORULA_ANGIO_TUMOURCELLS_HPP
 
 #include <morula/core/Error.hpp>
+#include <morula/core/HostCopy.hpp>
 #include <morula/core/SoA.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -169,30 +170,17 @@ class TumourCells
     {
         HostCells h;
         const std::size_t n = this->size();
-        auto vec = [&]( const vector_view& v, std::vector<double>& out ) {
-            auto m = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), v );
-            out.resize( 3 * n );
-            for ( std::size_t i = 0; i < n; ++i )
-                for ( int d = 0; d < 3; ++d )
-                    out[3 * i + d] = static_cast<double>( m( i, d ) );
-        };
-        auto sca = [&]( const scalar_view& v, std::vector<double>& out ) {
-            auto m = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), v );
-            out.assign( m.data(), m.data() + n );
-        };
-        vec( this->positions(), h.position );
-        vec( velocities(), h.velocity );
-        vec( forces(), h.force );
-        sca( radii(), h.radius );
-        sca( ages(), h.age );
-        sca( hypoxic_times(), h.hypoxic_time );
-        sca( oxygen(), h.oxygen );
-        sca( taf(), h.taf );
-        sca( pressures(), h.pressure );
-        auto s = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), states() );
-        auto id = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), ids() );
-        h.state.assign( s.data(), s.data() + n );
-        h.id.assign( id.data(), id.data() + n );
+        core::copy_to_host( this->positions(), n, h.position );
+        core::copy_to_host( velocities(), n, h.velocity );
+        core::copy_to_host( forces(), n, h.force );
+        core::copy_to_host( radii(), n, h.radius );
+        core::copy_to_host( ages(), n, h.age );
+        core::copy_to_host( hypoxic_times(), n, h.hypoxic_time );
+        core::copy_to_host( oxygen(), n, h.oxygen );
+        core::copy_to_host( taf(), n, h.taf );
+        core::copy_to_host( pressures(), n, h.pressure );
+        core::copy_to_host( states(), n, h.state );
+        core::copy_to_host( ids(), n, h.id );
         return h;
     }
 
@@ -200,34 +188,18 @@ class TumourCells
     void assign( const HostCells& h )
     {
         const std::size_t n = h.size();
-        auto vec = [&]( const vector_view& v, const std::vector<double>& in ) {
-            auto m = Kokkos::create_mirror_view( v );
-            for ( std::size_t i = 0; i < n; ++i )
-                for ( int d = 0; d < 3; ++d )
-                    m( i, d ) = static_cast<Scalar>( in[3 * i + d] );
-            Kokkos::deep_copy( v, m );
-        };
-        auto sca = [&]( const auto& v, const auto& in ) {
-            auto m = Kokkos::create_mirror_view( v );
-            for ( std::size_t i = 0; i < n; ++i )
-                m( i ) = static_cast<typename std::decay_t<decltype( v )>::non_const_value_type>( in[i] );
-            Kokkos::deep_copy( v, m );
-        };
-        vec( this->positions(), h.position );
-        vec( velocities(), h.velocity );
-        vec( forces(), h.force );
-        sca( radii(), h.radius );
-        sca( ages(), h.age );
-        sca( hypoxic_times(), h.hypoxic_time );
-        sca( oxygen(), h.oxygen );
-        sca( taf(), h.taf );
-        sca( pressures(), h.pressure );
-        sca( states(), h.state );
-        sca( ids(), h.id );
-        std::int64_t next = 0;
-        for ( auto v : h.id )
-            next = v + 1 > next ? v + 1 : next;
-        m_next_id = next;
+        core::copy_from_host( h.position, n, this->positions() );
+        core::copy_from_host( h.velocity, n, velocities() );
+        core::copy_from_host( h.force, n, forces() );
+        core::copy_from_host( h.radius, n, radii() );
+        core::copy_from_host( h.age, n, ages() );
+        core::copy_from_host( h.hypoxic_time, n, hypoxic_times() );
+        core::copy_from_host( h.oxygen, n, oxygen() );
+        core::copy_from_host( h.taf, n, taf() );
+        core::copy_from_host( h.pressure, n, pressures() );
+        core::copy_from_host( h.state, n, states() );
+        core::copy_from_host( h.id, n, ids() );
+        m_next_id = core::next_free_id( h.id );
     }
 
     std::int64_t m_next_id = 0;

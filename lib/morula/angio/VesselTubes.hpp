@@ -7,6 +7,7 @@
 #define MORULA_ANGIO_VESSELTUBES_HPP
 
 #include <morula/core/Error.hpp>
+#include <morula/core/HostCopy.hpp>
 #include <morula/core/SoA.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -206,30 +207,19 @@ class VesselTubes
     {
         HostTubes h;
         const std::size_t m = this->size();
-        auto vec = [&]( const vector_view& v, std::vector<double>& out ) {
-            auto c = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), v );
-            out.resize( 3 * m );
-            for ( std::size_t i = 0; i < m; ++i )
-                for ( int d = 0; d < 3; ++d )
-                    out[3 * i + d] = static_cast<double>( c( i, d ) );
-        };
-        auto sca = [&]( const auto& v, auto& out ) {
-            auto c = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), v );
-            out.assign( c.data(), c.data() + m );
-        };
-        vec( end_a(), h.end_a );
-        vec( end_b(), h.end_b );
-        sca( radius_a(), h.radius_a );
-        sca( radius_b(), h.radius_b );
-        sca( attach(), h.attach );
-        sca( flow(), h.flow );
-        sca( blood_oxygen(), h.blood_oxygen );
-        sca( delivered(), h.delivered );
-        sca( taf(), h.taf );
-        sca( last_sprout(), h.last_sprout );
-        sca( parents(), h.parent );
-        sca( flags(), h.flags );
-        sca( ids(), h.id );
+        core::copy_to_host( end_a(), m, h.end_a );
+        core::copy_to_host( end_b(), m, h.end_b );
+        core::copy_to_host( radius_a(), m, h.radius_a );
+        core::copy_to_host( radius_b(), m, h.radius_b );
+        core::copy_to_host( attach(), m, h.attach );
+        core::copy_to_host( flow(), m, h.flow );
+        core::copy_to_host( blood_oxygen(), m, h.blood_oxygen );
+        core::copy_to_host( delivered(), m, h.delivered );
+        core::copy_to_host( taf(), m, h.taf );
+        core::copy_to_host( last_sprout(), m, h.last_sprout );
+        core::copy_to_host( parents(), m, h.parent );
+        core::copy_to_host( flags(), m, h.flags );
+        core::copy_to_host( ids(), m, h.id );
         return h;
     }
 
@@ -237,36 +227,20 @@ class VesselTubes
     void assign( const HostTubes& h )
     {
         const std::size_t m = h.size();
-        auto vec = [&]( const vector_view& v, const std::vector<double>& in ) {
-            auto c = Kokkos::create_mirror_view( v );
-            for ( std::size_t i = 0; i < m; ++i )
-                for ( int d = 0; d < 3; ++d )
-                    c( i, d ) = static_cast<Scalar>( in[3 * i + d] );
-            Kokkos::deep_copy( v, c );
-        };
-        auto sca = [&]( const auto& v, const auto& in ) {
-            auto c = Kokkos::create_mirror_view( v );
-            for ( std::size_t i = 0; i < m; ++i )
-                c( i ) = static_cast<typename std::decay_t<decltype( v )>::non_const_value_type>( in[i] );
-            Kokkos::deep_copy( v, c );
-        };
-        vec( end_a(), h.end_a );
-        vec( end_b(), h.end_b );
-        sca( radius_a(), h.radius_a );
-        sca( radius_b(), h.radius_b );
-        sca( attach(), h.attach );
-        sca( flow(), h.flow );
-        sca( blood_oxygen(), h.blood_oxygen );
-        sca( delivered(), h.delivered );
-        sca( taf(), h.taf );
-        sca( last_sprout(), h.last_sprout );
-        sca( parents(), h.parent );
-        sca( flags(), h.flags );
-        sca( ids(), h.id );
-        std::int64_t next = 0;
-        for ( auto v : h.id )
-            next = v + 1 > next ? v + 1 : next;
-        m_next_id = next;
+        core::copy_from_host( h.end_a, m, end_a() );
+        core::copy_from_host( h.end_b, m, end_b() );
+        core::copy_from_host( h.radius_a, m, radius_a() );
+        core::copy_from_host( h.radius_b, m, radius_b() );
+        core::copy_from_host( h.attach, m, attach() );
+        core::copy_from_host( h.flow, m, flow() );
+        core::copy_from_host( h.blood_oxygen, m, blood_oxygen() );
+        core::copy_from_host( h.delivered, m, delivered() );
+        core::copy_from_host( h.taf, m, taf() );
+        core::copy_from_host( h.last_sprout, m, last_sprout() );
+        core::copy_from_host( h.parent, m, parents() );
+        core::copy_from_host( h.flags, m, flags() );
+        core::copy_from_host( h.id, m, ids() );
+        m_next_id = core::next_free_id( h.id );
     }
 
     std::int64_t m_next_id = 0;

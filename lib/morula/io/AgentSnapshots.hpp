@@ -5,6 +5,7 @@
 #ifndef MORULA_IO_AGENTSNAPSHOTS_HPP
 #define MORULA_IO_AGENTSNAPSHOTS_HPP
 
+#include <morula/core/HostCopy.hpp>
 #include <morula/io/SnapshotSeries.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -38,18 +39,11 @@ class AgentSnapshotWriter
     void write_views( long long step, double time, const PositionView& x, const ScalarView& d,
                       const IdView& ids, std::size_t n )
     {
-        auto hx = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), x );
-        auto hd = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), d );
-        auto hi = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), ids );
-        std::vector<double> xyz( 3 * n ), dia( n );
-        std::vector<std::int64_t> id( n );
-        for ( std::size_t i = 0; i < n; ++i )
-        {
-            for ( int c = 0; c < 3; ++c )
-                xyz[3 * i + c] = static_cast<double>( hx( i, c ) );
-            dia[i] = static_cast<double>( hd( i ) );
-            id[i] = static_cast<std::int64_t>( hi( i ) );
-        }
+        std::vector<double> xyz, dia;
+        std::vector<std::int64_t> id;
+        core::copy_to_host( x, n, xyz );
+        core::copy_to_host( d, n, dia );
+        core::copy_to_host( ids, n, id );
         write( step, time, xyz, dia, id );
     }
 

@@ -7,11 +7,13 @@
 #define MORULA_SEM_TISSUE_HPP
 
 #include <morula/core/Error.hpp>
+#include <morula/core/HostCopy.hpp>
 #include <morula/core/KokkosCompat.hpp>
 #include <morula/ode/EpidermisGeneNetwork.hpp>
 
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -185,33 +187,23 @@ class Tissue
         if ( m_x.extent( 0 ) == 0 )
             allocate( n > 0 ? n : 1, m > 0 ? m : 1 );
         reserve( n, m );
-        auto hx = Kokkos::create_mirror_view( m_x );
-        auto hc = Kokkos::create_mirror_view( m_cell );
-        auto ht = Kokkos::create_mirror_view( m_type );
-        auto ho = Kokkos::create_mirror_view( m_offset );
-        auto hn = Kokkos::create_mirror_view( m_count );
-        auto hs = Kokkos::create_mirror_view( m_species );
-        int e = 0;
-        for ( int c = 0; c < m; ++c )
+        std::vector<int> cell( n ), offset( m );
+        for ( int c = 0, e = 0; c < m; ++c )
         {
-            ho( c ) = e;
-            hn( c ) = host.cell_elements[c];
+            offset[c] = e;
             for ( int k = 0; k < host.cell_elements[c]; ++k, ++e )
-            {
-                for ( int d = 0; d < 3; ++d )
-                    hx( e, d ) = static_cast<Scalar>( host.positions[3 * e + d] );
-                hc( e ) = c;
-                ht( e ) = host.type[e];
-            }
-            for ( int s = 0; s < gene_species; ++s )
-                hs( c, s ) = host.species.empty() ? 0.0 : host.species[gene_species * c + s];
+                cell[e] = c;
         }
-        Kokkos::deep_copy( m_x, hx );
-        Kokkos::deep_copy( m_cell, hc );
-        Kokkos::deep_copy( m_type, ht );
-        Kokkos::deep_copy( m_offset, ho );
-        Kokkos::deep_copy( m_count, hn );
-        Kokkos::deep_copy( m_species, hs );
+        core::copy_from_host( host.positions, n, m_x );
+        core::copy_from_host( cell, n, m_cell );
+        core::copy_from_host( host.type, n, m_type );
+        core::copy_from_host( offset, m, m_offset );
+        core::copy_from_host( host.cell_elements, m, m_count );
+        if ( host.species.empty() )
+            core::copy_from_host( std::vector<double>( gene_species * static_cast<std::size_t>( m ), 0.0 ), m,
+                                  m_species );
+        else
+            core::copy_from_host( host.species, m, m_species );
         m_num_elements = n;
         m_num_cells = m;
     }
@@ -219,29 +211,29 @@ class Tissue
     //! Copies the tissue to the host (elements grouped by cell, in cell order).
     HostTissue to_host() const
     {
-        auto hx = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), m_x );
-        auto ht = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), m_type );
-        auto ho = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), m_offset );
-        auto hn = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), m_count );
-        auto hs = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), m_species );
         HostTissue h;
-        h.cell_elements.resize( m_num_cells );
-        h.species.resize( gene_species * static_cast<std::size_t>( m_num_cells ) );
+        std::vector<int> offset;
+        core::copy_to_host( m_count, m_num_cells, h.cell_elements );
+        core::copy_to_host( m_offset, m_num_cells, offset );
+        core::copy_to_host( m_species, m_num_cells, h.species );
+        // Each cell's elements are one block at its offset, but the blocks need not follow cell order:
+        // copy every element up to the end of the last block, then gather in cell order.
+        std::size_t end = 0;
+        for ( int c = 0; c < m_num_cells; ++c )
+            end = std::max( end, static_cast<std::size_t>( offset[c] + h.cell_elements[c] ) );
+        std::vector<double> x;
+        std::vector<int> type;
+        core::copy_to_host( m_x, end, x );
+        core::copy_to_host( m_type, end, type );
         h.positions.reserve( 3 * static_cast<std::size_t>( m_num_elements ) );
         h.type.reserve( m_num_elements );
         for ( int c = 0; c < m_num_cells; ++c )
-        {
-            h.cell_elements[c] = hn( c );
-            for ( int k = 0; k < hn( c ); ++k )
+            for ( int k = 0; k < h.cell_elements[c]; ++k )
             {
-                const int e = ho( c ) + k;
-                for ( int d = 0; d < 3; ++d )
-                    h.positions.push_back( static_cast<double>( hx( e, d ) ) );
-                h.type.push_back( ht( e ) );
+                const std::size_t e = offset[c] + k;
+                h.positions.insert( h.positions.end(), x.begin() + 3 * e, x.begin() + 3 * e + 3 );
+                h.type.push_back( type[e] );
             }
-            for ( int s = 0; s < gene_species; ++s )
-                h.species[gene_species * c + s] = hs( c, s );
-        }
         return h;
     }
 
