@@ -199,13 +199,13 @@ class LatticeRun
         m_single.emplace( space, lattice, rules, codes, opt );
     }
 
-    void step( const exec& space, int steps )
+    void advance( const exec& space, int steps )
     {
 #if MORULA_HAVE_MPI
         if ( m_distributed )
-            return m_distributed->step( space, steps );
+            return m_distributed->advance( space, steps );
 #endif
-        m_single->step( space, steps );
+        m_single->advance( space, steps );
     }
     lat::MsdSample msd( int species ) const
     {
@@ -261,7 +261,8 @@ class LatticeRun
     }
 
   private:
-    static const char* kernels( const lat::LatticeDiffusion<Slots, exec>& m )
+    template <class Model>
+    static const char* kernels( const Model& m )
     {
         return lat::to_string( m.options().scheme == lat::PassScheme::split ? m.split_kernels() : m.fused_kernels() );
     }
@@ -427,7 +428,7 @@ int run_lattice( const LatticeSettings& s )
         long chunk = std::min( s.sample_every - done % s.sample_every, s.steps - done );
         if ( !s.snapshots.empty() && s.snapshot_every > 0 )
             chunk = std::min( chunk, s.snapshot_every - done % s.snapshot_every );
-        model.step( space, int( chunk ) );
+        model.advance( space, int( chunk ) );
         done += chunk;
         if ( done % s.sample_every == 0 || done == s.steps || ( s.snapshot_every > 0 && done % s.snapshot_every == 0 ) )
         {

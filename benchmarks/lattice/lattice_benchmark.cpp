@@ -137,18 +137,18 @@ nlohmann::json run_case( const ExecutionSpace& exec, const Settings& set, const 
     const double sites = double( shape.sites() );
 
     // Whole steps, as a simulation runs them: passes plus overflow placement after each.
-    model.step( exec, 1 );
+    model.step( exec );
     exec.fence();
     setup["first_step_s"] = setup_phase( "first step", t0 );
     const unsigned long long overflows_before = model.overflows();
-    const Stats full = time_phase( exec, set.warmup, set.runs, [&] { model.step( exec, set.steps ); } );
+    const Stats full = time_phase( exec, set.warmup, set.runs, [&] { model.advance( exec, set.steps ); } );
     const unsigned long long overflows = model.overflows() - overflows_before;
     // One more step under the profiler when ncu_crosscheck.py asks for it (after the overflow count).
     // Records are named after the kernels that ran: step_split (gather), tiled_step_split, compacted_...
     const lat::PassKernels ran = scheme == lat::PassScheme::split ? model.split_kernels() : model.fused_kernels();
     const std::string prefix = ran == lat::PassKernels::gather ? std::string() : std::string( lat::to_string( ran ) ) + "_";
     morula::bench::profile_once( exec, ( prefix + ( scheme == lat::PassScheme::split ? "step_split" : "step_fused" ) ).c_str(),
-                                 [&] { model.step( exec, set.steps ); } );
+                                 [&] { model.advance( exec, set.steps ); } );
     const double steps_timed = double( set.steps ) * ( set.warmup + set.runs );
 
     // The passes alone (no placement kernels): the cost of overflow handling is the difference.

@@ -70,13 +70,13 @@ nlohmann::json run_case( const ExecutionSpace& exec, const Settings& set, lat::P
         opt.scheme = scheme;
         opt.seed = 17 + std::uint64_t( r );
         lat::LatticeDiffusion<Slots, ExecutionSpace> model( exec, lattice, rules, codes, opt );
-        model.step( exec, set.window_steps ); // leave the placement's initial condition behind
+        model.advance( exec, set.window_steps ); // leave the placement's initial condition behind
         inc.restart();
         inc.sample( model.displacements() );
         const auto t0 = std::chrono::steady_clock::now();
         for ( int w = 0; w < set.windows; ++w )
         {
-            model.step( exec, set.window_steps );
+            model.advance( exec, set.window_steps );
             inc.sample( model.displacements() );
         }
         seconds += std::chrono::duration<double>( std::chrono::steady_clock::now() - t0 ).count();

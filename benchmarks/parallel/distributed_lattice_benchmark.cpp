@@ -111,16 +111,16 @@ RankSample one_run( const ExecutionSpace& exec, const Settings& set, const lat::
     opt.seed = set.seed + std::uint64_t( run );
     parallel::DistributedLatticeDiffusion<Slots, ExecutionSpace> model( exec, MPI_COMM_WORLD, whole, slab, rules, opt );
     particles = model.particles();
-    model.step( exec, set.warmup_steps );
+    model.advance( exec, set.warmup_steps, true );
     model.reset_times();
     const auto t0 = std::chrono::steady_clock::now();
-    model.step( exec, set.steps );
+    model.advance( exec, set.steps, true );
     exec.fence();
     const double wall = std::chrono::duration<double>( std::chrono::steady_clock::now() - t0 ).count();
     if ( run == 0 && !set.timeline.empty() )
     {
         morula::bench::timeline::start( exec );
-        model.step( exec, 1 );
+        model.step( exec, true );
         const auto records = morula::bench::timeline::stop( exec );
         morula::bench::write_json( set.timeline + "_rank" + std::to_string( mpi::rank() ) + ".json",
                                    nlohmann::json{ { "benchmark", "distributed_lattice_benchmark" },
@@ -132,19 +132,21 @@ RankSample one_run( const ExecutionSpace& exec, const Settings& set, const lat::
     const auto counts = model.code_counts( exec );
     if ( counts[1] != particles )
         throw std::runtime_error( "distributed_lattice_benchmark: particles were lost" );
+    using Phase = parallel::DistributedLatticeDiffusionPhase;
+    using Count = parallel::DistributedLatticeDiffusionCount;
     const auto& t = model.times();
-    const double steps = double( t.steps );
+    const double steps = double( t.steps() );
     RankSample r;
-    r.phase["passes"] = t.passes / steps;
-    r.phase["halo"] = t.halo / steps;
-    r.phase["sync"] = t.sync / steps;
-    r.phase["overflow"] = t.overflow / steps;
-    r.phase["communication"] = t.communication() / steps;
+    r.phase["passes"] = t.seconds( Phase::passes ) / steps;
+    r.phase["halo"] = t.seconds( Phase::halo ) / steps;
+    r.phase["sync"] = t.seconds( Phase::sync ) / steps;
+    r.phase["overflow"] = t.seconds( Phase::overflow ) / steps;
+    r.phase["communication"] = t.sum( { Phase::halo, Phase::sync, Phase::overflow } ) / steps;
     r.phase["total"] = t.total() / steps;
     r.phase["wall"] = wall / steps;
-    r.bytes_sent = double( t.halo_bytes ) / steps;
-    r.overflow_events = double( t.overflow_events ) / steps;
-    r.overflow_entries = double( t.overflow_entries ) / steps;
+    r.bytes_sent = double( t.count( Count::halo_bytes ) ) / steps;
+    r.overflow_events = double( t.count( Count::overflow_events ) ) / steps;
+    r.overflow_entries = double( t.count( Count::overflow_entries ) ) / steps;
     transport = parallel::to_string( model.transport() );
     return r;
 }

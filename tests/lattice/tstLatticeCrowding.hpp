@@ -73,7 +73,7 @@ void check_crowded_tracers( const CrowdCase& c )
         inc.sample( model.displacements() );
         for ( int w = 0; w < c.windows; ++w )
         {
-            model.step( TEST_EXECSPACE(), c.window_steps );
+            model.advance( TEST_EXECSPACE(), c.window_steps );
             inc.sample( model.displacements() );
         }
         ASSERT_EQ( model.code_counts( TEST_EXECSPACE() ), before_counts ); // nobody lost, nobody duplicated
@@ -157,16 +157,16 @@ void check_placements_are_symmetric( PassScheme scheme )
     opt.scheme = scheme;
     opt.seed = 11;
     LatticeDiffusion<Slots, TEST_EXECSPACE> model( TEST_EXECSPACE(), lattice, rules, opt );
-    model.record_placements();
+    model.engine().record_placements();
     const int n[3] = { shape.nx, shape.ny, shape.nz };
     // per axis: rejected moves +1 / -1; relocations with offset > 0 / < 0; net displacement sums
     std::array<std::array<double, 2>, 3> rejected{}, relocated{};
     std::array<double, 3> net{}, net2{};
     double entries = 0, returned = 0;
     auto record = [&]( std::size_t count ) {
-        auto keys = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), model.overflow_keys() );
-        auto moves = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), model.overflow_moves() );
-        auto placed = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), model.placed_sites() );
+        auto keys = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), model.engine().overflow_keys() );
+        auto moves = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), model.engine().overflow_moves() );
+        auto placed = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), model.engine().placed_sites() );
         for ( std::size_t i = 0; i < count; ++i )
         {
             const std::uint64_t origin = detail::move_origin( keys( i ) >> 8, moves( i ), n[0], n[1], n[2] );
@@ -199,14 +199,14 @@ void check_placements_are_symmetric( PassScheme scheme )
             for ( int axis = 0; axis < 3; ++axis )
             {
                 model.split_pass( TEST_EXECSPACE(), axis );
-                const std::size_t count = model.pending_overflows( TEST_EXECSPACE() );
+                const std::size_t count = model.engine().pending_overflows( TEST_EXECSPACE() );
                 model.place_overflow( TEST_EXECSPACE() );
                 record( count );
             }
         else
         {
             model.fused_pass( TEST_EXECSPACE() );
-            const std::size_t count = model.pending_overflows( TEST_EXECSPACE() );
+            const std::size_t count = model.engine().pending_overflows( TEST_EXECSPACE() );
             model.place_overflow( TEST_EXECSPACE() );
             record( count );
         }
@@ -274,7 +274,7 @@ TEST( TEST_CATEGORY, lattice_marked_tracers_in_a_crowd )
         const auto counts0 = model.code_counts( TEST_EXECSPACE() );
         EXPECT_EQ( counts0[1], 960u );
         EXPECT_EQ( counts0[2], 770u );
-        model.step( TEST_EXECSPACE(), 30 );
+        model.advance( TEST_EXECSPACE(), 30 );
         EXPECT_GT( model.overflows(), 0u );
         EXPECT_EQ( model.code_counts( TEST_EXECSPACE() ), counts0 );
         const auto p1 =

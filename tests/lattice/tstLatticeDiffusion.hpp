@@ -1,5 +1,6 @@
 #include "LatticeTestUtils.hpp"
 
+#include <morula/core/Driver.hpp>
 #include <morula/core/Error.hpp>
 #include <morula/lattice/Initializers.hpp>
 #include <morula/lattice/LatticeDiffusion.hpp>
@@ -98,7 +99,7 @@ void check_conservation( PassScheme scheme, LatticeBoundary boundary )
     const auto before = model.code_counts( TEST_EXECSPACE() );
     for ( int s = 0; s < species; ++s )
         ASSERT_EQ( before[s + 1], count[s] );
-    model.step( TEST_EXECSPACE(), 25 );
+    model.advance( TEST_EXECSPACE(), 25 );
     // code_counts also re-checks the invariants: no particle on an obstacle, no gaps, valid codes.
     const auto after = model.code_counts( TEST_EXECSPACE() );
     EXPECT_EQ( before, after ) << "particles were lost or created (Slots " << Slots << ", " << to_string( scheme ) << ")";
@@ -135,7 +136,7 @@ void check_tracer_displacements()
     DiffusionOptions opt;
     opt.scheme = Scheme;
     LatticeDiffusion<2, TEST_EXECSPACE> model( TEST_EXECSPACE(), lattice, rules, species, opt );
-    model.step( TEST_EXECSPACE(), 40 );
+    model.advance( TEST_EXECSPACE(), 40 );
     EXPECT_GT( model.overflows(), 0u );
     const auto p1 = tracer_positions<2>( to_host( model.lattice() ), shape, 1, std::uint32_t( n ) );
     auto d = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), model.displacements() );
@@ -181,7 +182,7 @@ std::vector<site_word> reproducibility_run( PassScheme scheme, bool on_host )
         opt.scheme = scheme;
         opt.seed = 2026;
         LatticeDiffusion<Slots, Exec> model( exec, lattice, rules, opt );
-        model.step( exec, 10 );
+        model.advance( exec, 10 );
         EXPECT_GT( model.overflows(), 0u );
         return to_host( model.lattice() );
     };
@@ -257,6 +258,68 @@ TEST( TEST_CATEGORY, lattice_rejects_bad_lattices_and_too_many_particles )
     EXPECT_THROW( ( LatticeDiffusion<2, TEST_EXECSPACE>( TEST_EXECSPACE(), l, rules, std::vector<int>{ 0 } ) ),
                   morula::core::InputError );
     EXPECT_THROW( LatticeShape( 0, 4, 4 ), morula::core::InputError );
+}
+
+// The driver shape (core/Driver.hpp).
+static_assert( morula::core::is_driver_v<LatticeDiffusion<2, TEST_EXECSPACE>, TEST_EXECSPACE> );
+static_assert( morula::core::is_driver_v<LatticeDiffusion<8, TEST_EXECSPACE>, TEST_EXECSPACE> );
+
+// step() takes one step, timed or not (a bool, never a step count), and fills times() only when timed;
+// advance() takes several and gives the same lattice.
+TEST( TEST_CATEGORY, lattice_step_takes_one_step_and_times_it_only_when_asked )
+{
+    TEST_EXECSPACE exec;
+    using Phase = LatticeDiffusionPhase;
+    const LatticeShape shape( 8, 6, 5 );
+    DiffusionRules rules( 1 );
+    rules.set_isotropic( 0, 0.3 );
+    Lattice<4, TEST_MEMSPACE> lattice( shape );
+    place_particles( lattice, { 400 }, rules, 3, ParticleCodes::species ); // 1.7 per site: overflows
+    for ( auto scheme : { PassScheme::split, PassScheme::fused } )
+    {
+        Lattice<4, TEST_MEMSPACE> a( shape ), b( shape );
+        Kokkos::deep_copy( a.sites(), lattice.sites() );
+        Kokkos::deep_copy( b.sites(), lattice.sites() );
+        DiffusionOptions opt;
+        opt.scheme = scheme;
+        LatticeDiffusion<4, TEST_EXECSPACE> model( exec, a, rules, opt );
+        LatticeDiffusion<4, TEST_EXECSPACE> twin( exec, b, rules, opt );
+        const auto& t = model.times();
+        EXPECT_EQ( model.steps_done(), 0 );
+        ASSERT_EQ( t.num_phases(), 2 );
+        EXPECT_EQ( t.phase_name( Phase::passes ), "passes" );
+        EXPECT_EQ( t.phase_name( Phase::overflow ), "overflow" );
+
+        auto report = model.step( exec );
+        EXPECT_EQ( report.step, 0 );
+        EXPECT_EQ( model.steps_done(), 1 );
+        EXPECT_EQ( t.steps(), 0 );
+        EXPECT_EQ( t.total(), 0.0 );
+
+        report = model.step( exec, true );
+        EXPECT_EQ( report.step, 1 );
+        EXPECT_EQ( model.steps_done(), 2 );
+        EXPECT_EQ( t.steps(), 1 );
+        EXPECT_GT( t.seconds( Phase::passes ), 0.0 );
+        EXPECT_GT( t.seconds( "overflow" ), 0.0 );
+        const double timed = t.total();
+
+        report = model.step( exec );
+        EXPECT_EQ( report.step, 2 );
+        EXPECT_EQ( t.steps(), 1 );
+        EXPECT_EQ( t.total(), timed );
+
+        twin.advance( exec, 3 );
+        EXPECT_EQ( twin.steps_done(), 3 );
+        EXPECT_EQ( to_host( twin.lattice() ), to_host( model.lattice() ) ) << to_string( scheme );
+        EXPECT_GT( model.overflows(), 0u );
+        EXPECT_EQ( twin.overflows(), model.overflows() );
+
+        model.reset_times();
+        EXPECT_EQ( t.steps(), 0 );
+        EXPECT_EQ( t.total(), 0.0 );
+        EXPECT_EQ( model.steps_done(), 3 ); // the step number that keys the moves stays
+    }
 }
 
 } // namespace morula_test_lattice

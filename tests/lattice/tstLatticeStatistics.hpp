@@ -51,7 +51,7 @@ void check_free_diffusion( PassScheme scheme )
     int done = 0;
     for ( int t : { 20, 80, 160 } )
     {
-        model.step( TEST_EXECSPACE(), t - done );
+        model.advance( TEST_EXECSPACE(), t - done );
         done = t;
         for ( int s = 0; s < species; ++s )
         {
@@ -93,7 +93,7 @@ TEST( TEST_CATEGORY, lattice_anisotropic_probabilities_give_per_axis_msd )
         DiffusionOptions opt;
         opt.scheme = scheme;
         LatticeDiffusion<2, TEST_EXECSPACE> model( TEST_EXECSPACE(), lattice, rules, tracers, opt );
-        model.step( TEST_EXECSPACE(), 100 );
+        model.advance( TEST_EXECSPACE(), 100 );
         const auto m = model.msd( 0 );
         for ( int a = 0; a < 3; ++a )
         {
@@ -122,7 +122,7 @@ TEST( TEST_CATEGORY, lattice_crowding_slows_long_time_diffusion )
         int done = 0;
         for ( int t : { 2, 250, 300 } )
         {
-            model.step( TEST_EXECSPACE(), t - done );
+            model.advance( TEST_EXECSPACE(), t - done );
             done = t;
             d_ratio.push_back( model.msd( 0 ).total() / ( 6 * q * t ) );
         }

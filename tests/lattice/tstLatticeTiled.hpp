@@ -27,10 +27,10 @@ using TiledModel = LatticeDiffusion<Slots, TEST_EXECSPACE>;
 template <int Slots>
 std::vector<std::tuple<std::uint64_t, std::uint32_t, int>> pending_entries( const TiledModel<Slots>& model )
 {
-    const std::size_t n = model.pending_overflows( TEST_EXECSPACE() );
-    auto keys = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), model.overflow_keys() );
-    auto codes = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), model.placed_codes() );
-    auto moves = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), model.overflow_moves() );
+    const std::size_t n = model.engine().pending_overflows( TEST_EXECSPACE() );
+    auto keys = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), model.engine().overflow_keys() );
+    auto codes = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), model.engine().placed_codes() );
+    auto moves = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), model.engine().overflow_moves() );
     std::vector<std::tuple<std::uint64_t, std::uint32_t, int>> e;
     for ( std::size_t i = 0; i < n; ++i )
         e.emplace_back( keys( i ), codes( i ), int( moves( i ) ) );
@@ -55,15 +55,15 @@ std::vector<int> host_displacements( const TiledModel<Slots>& model )
   a gather model and a tiled model side by side.
 */
 // Runs pass `axis` (3: fused) of `model` over its planes in pieces, interior planes first, as a slab of
-// a distributed lattice does while its ghost planes travel (LatticeDiffusion::pass_planes).
+// a distributed lattice does while its ghost planes travel (detail::SlabDiffusion::pass_planes).
 template <int Slots>
 void pass_in_pieces( TiledModel<Slots>& model, int axis, int nz )
 {
     const int cuts[4] = { 0, std::min( 1, nz ), std::max( std::min( 1, nz ), nz - 1 ), nz };
-    model.pass_planes( TEST_EXECSPACE(), axis, cuts[1], cuts[2] );
-    model.pass_planes( TEST_EXECSPACE(), axis, cuts[0], cuts[1] );
-    model.pass_planes( TEST_EXECSPACE(), axis, cuts[2], cuts[3] );
-    model.end_pass( axis );
+    model.engine().pass_planes( TEST_EXECSPACE(), axis, cuts[1], cuts[2] );
+    model.engine().pass_planes( TEST_EXECSPACE(), axis, cuts[0], cuts[1] );
+    model.engine().pass_planes( TEST_EXECSPACE(), axis, cuts[2], cuts[3] );
+    model.engine().end_pass( axis );
 }
 
 template <int Slots>
@@ -179,7 +179,7 @@ void check_tiled_against_gather( const LatticeShape& shape, double per_site, int
             << to_string( scheme ) << ", Slots " << Slots << ", step() " << s;
         ASSERT_EQ( gather.overflows(), tiled.overflows() ) << to_string( scheme ) << ", Slots " << Slots << ", step() " << s;
     }
-    EXPECT_EQ( tiled.unplaced(), 0u );
+    EXPECT_EQ( tiled.engine().unplaced(), 0u );
 }
 
 template <int Slots>
@@ -253,9 +253,9 @@ TEST( TEST_CATEGORY, lattice_passes_over_plane_ranges_equal_one_launch )
     DiffusionOptions tiled_opt;
     tiled_opt.kernels = PassKernels::tiled;
     TiledModel<2> tiled( TEST_EXECSPACE(), lattice, rules, tiled_opt );
-    EXPECT_THROW( tiled.pass_planes( TEST_EXECSPACE(), 0, 0, 4 ), morula::core::InputError );
-    EXPECT_THROW( tiled.pass_planes( TEST_EXECSPACE(), 0, 0, 9 ), morula::core::InputError );
-    EXPECT_THROW( tiled.pass_planes( TEST_EXECSPACE(), 4, 0, 8 ), morula::core::InputError );
+    EXPECT_THROW( tiled.engine().pass_planes( TEST_EXECSPACE(), 0, 0, 4 ), morula::core::InputError );
+    EXPECT_THROW( tiled.engine().pass_planes( TEST_EXECSPACE(), 0, 0, 9 ), morula::core::InputError );
+    EXPECT_THROW( tiled.engine().pass_planes( TEST_EXECSPACE(), 4, 0, 8 ), morula::core::InputError );
 }
 
 // The code histogram (team-scratch bins, then one atomic per bin and team) against a count on the host,

@@ -1,6 +1,7 @@
 // DistributedLatticeDiffusion: slabs along z give the single-rank lattice bit for bit, through
 // overflows, obstacles, walls, periodic wraps and tracer displacements; bad slab layouts are refused on
 // every rank before anything is communicated.
+#include <morula/core/Driver.hpp>
 #include <morula/core/Error.hpp>
 #include <morula/lattice/Initializers.hpp>
 #include <morula/lattice/LatticeDiffusion.hpp>
@@ -22,6 +23,7 @@ namespace morula_test_distributed_lattice
 using namespace morula::lattice;
 using morula::parallel::DistributedLatticeDiffusion;
 using morula::parallel::slab_of_rank;
+using Count = morula::parallel::DistributedLatticeDiffusionCount;
 
 int world_rank()
 {
@@ -117,7 +119,7 @@ void check_against_single_rank( const Case& c )
     for ( int step = 1; step <= c.steps; ++step )
     {
         single.step( exec );
-        dist.step( exec );
+        dist.step( exec, true );
         const auto expected = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), single.lattice().sites() );
         const auto got = dist.gather( exec );
         std::size_t differ = 0, first = 0;
@@ -148,13 +150,13 @@ void check_against_single_rank( const Case& c )
         EXPECT_EQ( m.total(), m1.total() );
     }
     const auto& t = dist.times();
-    EXPECT_EQ( t.steps, c.steps );
+    EXPECT_EQ( t.steps(), c.steps );
     if ( c.expect_scans && world_size() > 1 )
-        EXPECT_GT( t.overflow_scans, 0 ) << "the case did not exercise the scan over all slabs";
+        EXPECT_GT( t.count( Count::overflow_scans ), 0 ) << "the case did not exercise the scan over all slabs";
     if ( world_size() > 1 )
     {
-        EXPECT_GT( t.halo_bytes, 0 );
-        EXPECT_GT( t.overflow_events, 0 );
+        EXPECT_GT( t.count( Count::halo_bytes ), 0 );
+        EXPECT_GT( t.count( Count::overflow_events ), 0 );
     }
 }
 
@@ -238,8 +240,8 @@ TEST( TEST_CATEGORY, distributed_lattice_on_one_rank )
     Kokkos::deep_copy( copy.sites(), whole.sites() );
     LatticeDiffusion<4, TEST_EXECSPACE> single( exec, copy, rules );
     DistributedLatticeDiffusion<4, TEST_EXECSPACE> dist( exec, MPI_COMM_SELF, shape, whole, rules );
-    single.step( exec, 15 );
-    dist.step( exec, 15 );
+    single.advance( exec, 15 );
+    dist.advance( exec, 15 );
     const auto expected = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), single.lattice().sites() );
     const auto got = dist.gather( exec );
     for ( std::size_t i = 0; i < got.extent( 0 ); ++i )
@@ -293,6 +295,78 @@ TEST( TEST_CATEGORY, distributed_lattice_rejects_bad_slabs )
         EXPECT_NE( p.find( "wrap onto itself" ), std::string::npos ) << p;
         EXPECT_TRUE( message_of( LatticeShape( 8, 8, 8, LatticeBoundary::reflecting ), 4 ).empty() );
     }
+}
+
+// The driver shape (core/Driver.hpp).
+static_assert( morula::core::is_driver_v<DistributedLatticeDiffusion<2, TEST_EXECSPACE>, TEST_EXECSPACE> );
+static_assert( morula::core::is_driver_v<DistributedLatticeDiffusion<8, TEST_EXECSPACE>, TEST_EXECSPACE> );
+
+// step() takes one step, timed or not; a timed step adds its phases and counts to times() (the counts
+// those of its report), an untimed one adds nothing; advance() takes several and gives the same lattice.
+TEST( TEST_CATEGORY, distributed_lattice_step_takes_one_step_and_times_it_only_when_asked )
+{
+    using Phase = morula::parallel::DistributedLatticeDiffusionPhase;
+    TEST_EXECSPACE exec;
+    const int ranks = world_size();
+    const LatticeShape shape( 9, 7, 6 * ranks );
+    DiffusionRules rules( 1 );
+    rules.set_isotropic( 0, 0.4 );
+    Lattice<2, TEST_MEMSPACE> whole( shape );
+    place_particles( whole, { shape.sites() * 3 / 2 }, rules, 9, ParticleCodes::species ); // 75% full: overflows
+    const auto mine = slab_of_rank( shape.nz, world_rank(), ranks );
+    DistributedLatticeDiffusion<2, TEST_EXECSPACE> dist( exec, MPI_COMM_WORLD, shape, slab_of( whole, mine.begin, mine.end ),
+                                                         rules );
+    DistributedLatticeDiffusion<2, TEST_EXECSPACE> twin( exec, MPI_COMM_WORLD, shape, slab_of( whole, mine.begin, mine.end ),
+                                                         rules );
+    const auto& t = dist.times();
+    ASSERT_EQ( t.num_phases(), 4 );
+    EXPECT_EQ( t.phase_name( Phase::passes ), "passes" );
+    EXPECT_EQ( t.phase_name( Phase::overflow ), "overflow" );
+    EXPECT_EQ( t.count_name( Count::overflow_scans ), "overflow_scans" );
+
+    auto report = dist.step( exec );
+    EXPECT_EQ( report.step, 0 );
+    EXPECT_EQ( dist.steps_done(), 1 );
+    EXPECT_EQ( t.steps(), 0 );
+    EXPECT_EQ( t.total(), 0.0 );
+    for ( int c = 0; c < t.num_counts(); ++c )
+        EXPECT_EQ( t.count( c ), 0 ) << t.count_name( c );
+
+    report = dist.step( exec, true );
+    EXPECT_EQ( report.step, 1 );
+    EXPECT_EQ( dist.steps_done(), 2 );
+    EXPECT_EQ( t.steps(), 1 );
+    EXPECT_GT( t.seconds( Phase::passes ), 0.0 );
+    EXPECT_GT( t.seconds( Phase::overflow ), 0.0 );
+    EXPECT_EQ( t.count( Count::halo_bytes ), report.halo_bytes );
+    EXPECT_EQ( t.count( Count::overflow_events ), report.overflow_events );
+    EXPECT_EQ( t.count( Count::overflow_entries ), report.overflow_entries );
+    EXPECT_EQ( t.count( Count::overflow_scans ), report.overflow_scans );
+    if ( ranks > 1 )
+    {
+        EXPECT_GT( t.seconds( Phase::halo ), 0.0 );
+        EXPECT_GT( report.halo_bytes, 0 );
+        EXPECT_GT( report.overflow_entries, 0 );
+    }
+    const double timed = t.total();
+    const long long bytes = t.count( Count::halo_bytes );
+
+    report = dist.step( exec );
+    EXPECT_EQ( report.step, 2 );
+    EXPECT_EQ( t.steps(), 1 );
+    EXPECT_EQ( t.total(), timed );
+    EXPECT_EQ( t.count( Count::halo_bytes ), bytes );
+
+    twin.advance( exec, 3 );
+    EXPECT_EQ( twin.steps_done(), 3 );
+    const auto expected = twin.gather( exec );
+    const auto got = dist.gather( exec );
+    for ( std::size_t i = 0; i < got.extent( 0 ); ++i )
+        ASSERT_EQ( got( i ), expected( i ) ) << "site " << i;
+
+    dist.reset_times();
+    EXPECT_EQ( t.steps(), 0 );
+    EXPECT_EQ( t.count( Count::halo_bytes ), 0 );
 }
 
 } // namespace morula_test_distributed_lattice

@@ -7,69 +7,81 @@
 #ifndef MORULA_PARALLEL_DISTRIBUTEDLATTICEDIFFUSION_HPP
 #define MORULA_PARALLEL_DISTRIBUTEDLATTICEDIFFUSION_HPP
 
+#include <morula/core/Driver.hpp>
 #include <morula/core/Error.hpp>
 #include <morula/core/KokkosCompat.hpp>
+#include <morula/core/PhaseTimer.hpp>
+#include <morula/lattice/CodeMap.hpp>
+#include <morula/lattice/DiffusionOptions.hpp>
+#include <morula/lattice/DiffusionRules.hpp>
+#include <morula/lattice/Lattice.hpp>
 #include <morula/lattice/LatticeDiffusion.hpp>
+#include <morula/lattice/MsdSample.hpp>
+#include <morula/lattice/detail/SlabDiffusion.hpp>
+#include <morula/parallel/LatticeSlabs.hpp>
 #include <morula/parallel/Transport.hpp>
-#include <morula/parallel/detail/Exchange.hpp>
+#include <morula/parallel/detail/OverflowTurns.hpp>
+#include <morula/parallel/detail/PlaneExchange.hpp>
 
 #include <Kokkos_Core.hpp>
 
 #include <mpi.h>
 
 #include <algorithm>
-#include <array>
-#include <chrono>
 #include <climits>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
-#include <utility>
 #include <vector>
 
 namespace morula::parallel
 {
 
-//! Planes [begin, end) of a lattice's z axis.
-struct PlaneRange
+//! The phases of DistributedLatticeDiffusion::step(), in the order of the names of its times().
+struct DistributedLatticeDiffusionPhase
 {
-    int begin = 0;
-    int end = 0;
-    int size() const { return end - begin; }
+    enum : int
+    {
+        passes,  //!< the split or fused passes (kernels only)
+        halo,    //!< one-plane ghost exchanges before each z or fused pass
+        sync,    //!< the MPI_Allgather of the overflow counts after every pass: where a rank waits for
+                 //!< slower ones (their passes), so mostly imbalance
+        overflow //!< placing overflowed particles: ghost bands, turns, broadcasts, replays
+    };
 };
 
-//! The planes rank `rank` of `ranks` owns: [nz rank / ranks, nz (rank + 1) / ranks).
-inline PlaneRange slab_of_rank( int nz, int rank, int ranks )
+//! The counts of DistributedLatticeDiffusion's times(), in the order of their names.
+struct DistributedLatticeDiffusionCount
 {
-    return { int( std::int64_t( nz ) * rank / ranks ), int( std::int64_t( nz ) * ( rank + 1 ) / ranks ) };
-}
+    enum : int
+    {
+        halo_bytes,       //!< bytes this rank sent in ghost-plane exchanges (all depths)
+        overflow_events,  //!< passes after which some rank had overflowed particles
+        overflow_entries, //!< particles placed from overflow lists, over all ranks
+        overflow_scans    //!< of those, placed by the index-order scan over all slabs
+    };
+};
 
 /*!
-  \brief Seconds per phase of DistributedLatticeDiffusion::step() on this rank, summed over all steps,
-  and what was communicated. Each phase ends with a fence; a phase that waits for messages includes
-  the wait for slower ranks.
+  \brief What DistributedLatticeDiffusion::step() did: the step's index and what it communicated, all
+  known on the host (DistributedLatticeDiffusionCount says what each is). On one rank the overflow
+  figures stay 0: the single-rank placement needs no count on the host.
 */
-struct LatticeStepTimes
+struct DistributedLatticeDiffusionReport : lattice::LatticeDiffusionReport
 {
-    double passes = 0;    //!< the split or fused passes (kernels only)
-    double halo = 0;      //!< one-plane ghost exchanges before each z or fused pass
-    double sync = 0;      //!< the MPI_Allgather of the overflow counts after every pass: where a rank
-                          //!< waits for slower ones (their passes), so mostly imbalance
-    double overflow = 0;  //!< placing overflowed particles: ghost bands, turns, broadcasts, replays
-    long long steps = 0;
-    long long halo_bytes = 0;          //!< bytes this rank sent in ghost-plane exchanges (all depths)
-    long long overflow_events = 0;     //!< passes after which some rank had overflowed particles
-    long long overflow_entries = 0;    //!< particles placed from overflow lists, over all ranks
-    long long overflow_scans = 0;      //!< of those, placed by the index-order scan over all slabs
-    double communication() const { return halo + sync + overflow; }
-    double total() const { return passes + communication(); }
+    long long halo_bytes = 0;
+    long long overflow_events = 0;
+    long long overflow_entries = 0;
+    long long overflow_scans = 0;
 };
 
 /*!
   \brief Steps a lattice of `Slots`-particle sites distributed over the ranks of `comm` as slabs along z.
 
   Rank r owns planes slab_of_rank(nz, r, ranks) and keeps three ghost planes on each side. The kernels
-  are those of lattice::LatticeDiffusion, which key every random move and every overflow entry on the
-  global site index, so a slab computes exactly what the whole lattice computes for its sites:
+  are those of lattice::LatticeDiffusion (both drivers step a lattice::detail::SlabDiffusion), which key
+  every random move and every overflow entry on the global site index, so a slab computes exactly what
+  the whole lattice computes for its sites:
   - split passes: x and y moves stay in a plane and need no ghosts; during the z pass each rank sends
     its first and last owned plane to its neighbours through the transport (NCCL, CUDA IPC, GPU-aware
     or staged MPI, host memory) while the interior planes, which need no ghost, are updated; the two
@@ -88,6 +100,12 @@ struct LatticeStepTimes
     result is the single-rank placement bit for bit; a pass without overflows costs one MPI_Allgather.
   Tracer displacements are kept per rank and summed over the ranks when asked for.
 
+  A driver (core/Driver.hpp): step() takes one step; a timed step adds each phase
+  (DistributedLatticeDiffusionPhase) and what it communicated (DistributedLatticeDiffusionCount) to
+  times(). Each phase ends with a fence of `exec`; a phase that waits for messages includes the wait for
+  slower ranks. The ghost planes travel through detail::PlaneExchange, the placement runs in
+  detail::OverflowTurns.
+
   Collective: every rank constructs, steps and queries together. Requirements, checked on every rank
   alike before any communication: every slab at least 3 planes thick; with a periodic z axis and more
   than one rank, nz at least the thickest slab + 6 (a window must not wrap onto itself).
@@ -99,9 +117,11 @@ class DistributedLatticeDiffusion
     using execution_space = ExecutionSpace;
     using memory_space = typename ExecutionSpace::memory_space;
     using lattice_type = lattice::Lattice<Slots, memory_space>;
-    using engine_type = lattice::LatticeDiffusion<Slots, ExecutionSpace>;
+    using engine_type = lattice::detail::SlabDiffusion<Slots, ExecutionSpace>;
     using host_sites = Kokkos::View<lattice::site_word*, Kokkos::HostSpace>;
-    static constexpr int ghost_planes = 3;
+    using Phase = DistributedLatticeDiffusionPhase;
+    using Count = DistributedLatticeDiffusionCount;
+    static constexpr int ghost_planes = lattice_slab_ghost_planes;
 
     /*!
       Species codes. `owned` holds this rank's planes slab_of_rank(whole.nz, rank, size) of the
@@ -171,7 +191,9 @@ class DistributedLatticeDiffusion
         Kokkos::deep_copy( exec, plane_range( window.sites(), w.owned_begin, w.owned_end ), owned.sites() );
         exec.fence();
         m_window = w;
-        exchange_planes( exec, window.sites(), ghost_planes, true, true ); // types and particles of the ghosts
+        m_planes = detail::PlaneExchange<ExecutionSpace>( m_context, m_transport, alone, m_lower, m_upper, m_plane, w );
+        m_turns = detail::OverflowTurns<Slots, ExecutionSpace>( m_comm, m_rank, m_size, m_lower, m_upper, whole, w );
+        m_planes.exchange( exec, window.sites(), ghost_planes, true, true ); // types and particles of the ghosts
 
         // A pass overflows at most the particles that can reach the owned sites.
         unsigned long long local_particles = count_particles( exec, owned );
@@ -193,29 +215,49 @@ class DistributedLatticeDiffusion
             MPI_Comm_free( &m_comm );
     }
 
-    //! Advances `steps` time steps (collective).
-    void step( const ExecutionSpace& exec, int steps = 1 )
+    /*!
+      \brief Takes one time step (collective): the passes, each followed by the placement of the
+      overflowed particles of all ranks. With `timed`, the phases and counts go to times().
+    */
+    DistributedLatticeDiffusionReport step( const ExecutionSpace& exec, bool timed = false )
     {
         compat::ScopedRegion region( "morula::parallel::DistributedLatticeDiffusion::step" );
-        for ( int s = 0; s < steps; ++s )
-        {
-            if ( m_engine->options().scheme == lattice::PassScheme::split )
-                for ( int axis = 0; axis < 3; ++axis )
-                {
-                    if ( axis == 2 )
-                        pass_with_ghosts( exec, 2 );
-                    else
-                        timed( m_times.passes, exec, [&] { m_engine->split_pass( exec, axis ); } );
-                    timed( m_times.overflow, exec, [&] { place_overflow( exec ); } );
-                }
-            else
+        DistributedLatticeDiffusionReport report;
+        const long long bytes_before = m_planes.bytes_sent();
+        if ( m_engine->options().scheme == lattice::PassScheme::split )
+            for ( int axis = 0; axis < 3; ++axis )
             {
-                pass_with_ghosts( exec, 3 );
-                timed( m_times.overflow, exec, [&] { place_overflow( exec ); } );
+                if ( axis == 2 )
+                    pass_with_ghosts( exec, 2, timed );
+                else
+                    m_times.run_synced( timed, Phase::passes, FenceAtEnd{ exec },
+                                        [&] { m_engine->split_pass( exec, axis ); } );
+                place_overflow( exec, timed, report );
             }
-            m_engine->complete_step();
-            ++m_times.steps;
+        else
+        {
+            pass_with_ghosts( exec, 3, timed );
+            place_overflow( exec, timed, report );
         }
+        m_engine->complete_step();
+        report.step = steps_done() - 1;
+        report.halo_bytes = m_planes.bytes_sent() - bytes_before;
+        if ( timed )
+        {
+            m_times.add( Count::halo_bytes, report.halo_bytes );
+            m_times.add( Count::overflow_events, report.overflow_events );
+            m_times.add( Count::overflow_entries, report.overflow_entries );
+            m_times.add( Count::overflow_scans, report.overflow_scans );
+            m_times.count_step();
+        }
+        return report;
+    }
+
+    //! Takes `steps` steps (collective).
+    void advance( const ExecutionSpace& exec, int steps, bool timed = false )
+    {
+        for ( int s = 0; s < steps; ++s )
+            step( exec, timed );
     }
 
     MPI_Comm comm() const { return m_comm; }
@@ -225,12 +267,15 @@ class DistributedLatticeDiffusion
     PlaneRange slab() const { return m_slab; }
     const lattice::LatticeShape& shape() const { return m_whole; }
     Transport transport() const { return m_transport; }
-    std::uint32_t steps_done() const { return m_engine->steps_done(); }
+    //! Steps taken since construction.
+    long long steps_done() const { return (long long)m_engine->steps_done(); }
     //! Particles on the whole lattice (constant).
     unsigned long long particles() const { return m_particles; }
-    const LatticeStepTimes& times() const { return m_times; }
-    void reset_times() { m_times = {}; }
-    //! The single-rank engine of this slab (its lattice() holds the ghost planes too).
+    //! This rank's seconds per phase (DistributedLatticeDiffusionPhase) and what it communicated
+    //! (DistributedLatticeDiffusionCount), summed over the timed steps, and their number.
+    const core::PhaseTimer& times() const { return m_times; }
+    void reset_times() { m_times.reset(); }
+    //! The engine of this slab (detail; its lattice() holds the ghost planes too).
     const engine_type& engine() const { return *m_engine; }
 
     //! This rank's owned sites (a View of the slab's current lattice; changes with every pass).
@@ -302,28 +347,10 @@ class DistributedLatticeDiffusion
     }
 
     //! \throws core::InputError unless `ranks` slabs of `whole` work (the same answer on every rank);
-    //! `owned` must be rank `rank`'s slab.
+    //! `owned` must be rank `rank`'s slab (validate_lattice_slabs()).
     static void validate( const lattice::LatticeShape& whole, const lattice::LatticeShape& owned, int rank, int ranks )
     {
-        using core::detail::concat;
-        whole.validate();
-        const auto thinnest = slab_of_rank( whole.nz, 0, ranks ).size(); // nz / ranks rounded down
-        const int thickest = ( whole.nz + ranks - 1 ) / ranks;
-        if ( ranks > 1 && thinnest < ghost_planes )
-            throw core::InputError( concat( "DistributedLatticeDiffusion: ", ranks, " ranks cut the ", whole.nz,
-                                            " planes of z into slabs of ", thinnest, "; each needs at least ",
-                                            ghost_planes, " planes (the overflow placement reaches 3 sites): use at most ",
-                                            whole.nz / ghost_planes, " ranks" ) );
-        if ( ranks > 1 && whole.boundary[2] == lattice::LatticeBoundary::periodic && whole.nz < thickest + 2 * ghost_planes )
-            throw core::InputError( concat( "DistributedLatticeDiffusion: with a periodic z axis of ", whole.nz,
-                                            " planes, a slab of ", thickest, " planes and its ", 2 * ghost_planes,
-                                            " ghost planes would wrap onto itself: use more planes or more ranks" ) );
-        const auto mine = slab_of_rank( whole.nz, rank, ranks );
-        if ( owned.nx != whole.nx || owned.ny != whole.ny || owned.nz != mine.size() )
-            throw core::InputError( concat( "DistributedLatticeDiffusion: rank ", rank, " was given ", owned.nx, " x ",
-                                            owned.ny, " x ", owned.nz, " sites; its slab of the ", whole.nx, " x ",
-                                            whole.ny, " x ", whole.nz, " lattice is ", whole.nx, " x ", whole.ny, " x ",
-                                            mine.size(), " (planes ", mine.begin, " to ", mine.end - 1, ")" ) );
+        validate_lattice_slabs( whole, owned, rank, ranks );
     }
 
     // Public because nvcc rejects extended lambdas in private member functions.
@@ -340,34 +367,25 @@ class DistributedLatticeDiffusion
         return n;
     }
 
-    /*!
-      Whether any of the first n entries of this slab's overflow list can reach the ghost planes below /
-      above: its site's local plane within ghost_planes of the owned range's first / last plane.
-    */
-    std::pair<bool, bool> near_faces( const ExecutionSpace& exec, std::size_t n ) const
-    {
-        const auto keys = m_engine->overflow_keys();
-        const lattice::detail::SlabWindow w = m_window;
-        const std::uint64_t plane = m_plane;
-        using reducer = Kokkos::MinMax<int>;
-        typename reducer::value_type range;
-        Kokkos::parallel_reduce(
-            "morula::parallel::lattice_overflow_reach", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, n ),
-            KOKKOS_LAMBDA( const std::size_t i, typename reducer::value_type& r ) {
-                const int p = w.local_of_global( int( ( keys( i ) >> 8 ) / plane ) );
-                r.min_val = p < r.min_val ? p : r.min_val;
-                r.max_val = p > r.max_val ? p : r.max_val;
-            },
-            reducer( range ) );
-        return { range.min_val < w.owned_begin + ghost_planes, range.max_val >= w.owned_end - ghost_planes };
-    }
-
   private:
     using device_sites = Kokkos::View<lattice::site_word*, memory_space>;
-    using lattice_sites_view =
-        Kokkos::View<lattice::site_word*, Kokkos::LayoutRight, memory_space, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
-    static constexpr int tag_up = 11;   // planes sent to the upper neighbour (its ghosts below)
-    static constexpr int tag_down = 12; // planes sent to the lower neighbour (its ghosts above)
+
+    /*!
+      The synchronisation of a timed phase: a fence of `exec` when the phase ends, none when it starts.
+      Every phase starts where the last one ended: the last one fenced, or, for the faces of a pass, the
+      interior planes still run and count as passes.
+    */
+    struct FenceAtEnd
+    {
+        const ExecutionSpace& exec;
+        bool started = false;
+        void operator()()
+        {
+            if ( started )
+                exec.fence();
+            started = true;
+        }
+    };
 
     const device_sites& sites() const { return m_engine->lattice().sites(); }
 
@@ -377,322 +395,61 @@ class DistributedLatticeDiffusion
         return Kokkos::subview( v, Kokkos::make_pair( m_plane * std::size_t( first ), m_plane * std::size_t( last ) ) );
     }
 
-    template <class F>
-    static void timed( double& acc, const ExecutionSpace& exec, F&& f )
-    {
-        const auto t0 = std::chrono::steady_clock::now();
-        f();
-        exec.fence();
-        acc += std::chrono::duration<double>( std::chrono::steady_clock::now() - t0 ).count();
-    }
-
     /*!
       A pass that reads one ghost plane on each side (split z: axis 2; fused: 3), overlapped with their
       exchange: the interior planes, which read owned planes only, start on `exec`, and the ghost planes
       travel meanwhile on an instance of their own (a second, high-priority stream on a GPU); then the
-      two planes next to the faces. Timed: `halo` is the host's time in starting and ending the exchange (the interior pass
-      runs meanwhile), `passes` the rest.
+      two planes next to the faces. Timed: `halo` is the host's time in starting and ending the exchange
+      (the interior pass runs meanwhile), `passes` the rest.
     */
-    void pass_with_ghosts( const ExecutionSpace& exec, int axis )
+    void pass_with_ghosts( const ExecutionSpace& exec, int axis, bool timed )
     {
         const int ob = m_window.owned_begin, oe = m_window.owned_end;
         auto pass = [&]( int first, int last ) { m_engine->pass_planes( exec, axis, first, last ); };
+        const auto no_sync = [] {};
         if ( m_size == 1 )
         {
-            timed( m_times.passes, exec, [&] { pass( ob, oe ); } );
+            m_times.run_synced( timed, Phase::passes, FenceAtEnd{ exec }, [&] { pass( ob, oe ); } );
             m_engine->end_pass( axis );
             return;
         }
         const ExecutionSpace& comm = m_exchange_exec;
         exec.fence(); // the last pass and placement wrote the planes that travel
-        auto t0 = std::chrono::steady_clock::now();
         // The interior first (slabs have at least 3 planes): it reads the owned planes of the current
         // lattice and writes the next one, while the exchange reads the planes next to the faces and
         // writes the ghost planes of the current lattice.
-        pass( ob + 1, oe - 1 );
-        m_times.passes += seconds_since( t0 );
-        t0 = std::chrono::steady_clock::now();
-        begin_planes( comm, sites(), 1, true, true, true, true );
-        end_planes( comm, sites() );
-        comm.fence(); // the planes next to the faces read the ghost planes
-        m_times.halo += seconds_since( t0 );
-        timed( m_times.passes, exec, [&] {
+        m_times.run_synced( timed, Phase::passes, no_sync, [&] { pass( ob + 1, oe - 1 ); } );
+        m_times.run_synced( timed, Phase::halo, no_sync, [&] {
+            m_planes.begin( comm, sites(), 1, true, true, true, true );
+            m_planes.end( comm, sites() );
+            comm.fence(); // the planes next to the faces read the ghost planes
+        } );
+        m_times.run_synced( timed, Phase::passes, FenceAtEnd{ exec }, [&] {
             pass( ob, ob + 1 );
             pass( oe - 1, oe );
         } );
         m_engine->end_pass( axis );
     }
 
-    static double seconds_since( std::chrono::steady_clock::time_point t0 )
-    {
-        return std::chrono::duration<double>( std::chrono::steady_clock::now() - t0 ).count();
-    }
-
-    /*!
-      Sends the `depth` owned planes next to each face to the neighbour on that side (where `to_lower`
-      / `to_upper`) and receives the neighbours' into the ghost planes next to the owned ones. With two
-      ranks on a periodic axis both neighbours are the same rank; the tags tell the directions apart.
-      begin_planes() and end_planes() on `exec`, which also wrote the planes (stream order suffices).
-    */
-    void exchange_planes( const ExecutionSpace& exec, const device_sites& s, int depth, bool to_lower, bool to_upper,
-                          bool from_lower = true, bool from_upper = true )
-    {
-        begin_planes( exec, s, depth, to_lower, to_upper, from_lower, from_upper );
-        end_planes( exec, s );
-    }
-
-    // The first half of exchange_planes(), on `exec` (the planes must be final for work on it): the
-    // planes to send are copied into the message buffers (one row per plane), and the exchange starts
-    // through the transport, like every other exchange (detail::exchange_begin: NCCL on the stream,
-    // CUDA IPC, GPU-aware or staged MPI, host memory).
-    void begin_planes( const ExecutionSpace& exec, const device_sites& s, int depth, bool to_lower, bool to_upper,
-                       bool from_lower, bool from_upper )
-    {
-        m_pending = PendingPlanes{};
-        if ( m_size == 1 )
-            return;
-        const int ob = m_window.owned_begin, oe = m_window.owned_end;
-        const std::size_t n = m_plane * std::size_t( depth );
-        if ( n * sizeof( lattice::site_word ) > std::size_t( INT_MAX ) )
-            throw core::CapacityError( core::detail::concat( "DistributedLatticeDiffusion: ", depth,
-                                                             " planes of ", m_plane, " sites exceed one MPI message" ) );
-        const bool send_lower = to_lower && m_lower != MPI_PROC_NULL;
-        const bool send_upper = to_upper && m_upper != MPI_PROC_NULL;
-        const bool recv_lower = from_lower && m_lower != MPI_PROC_NULL;
-        const bool recv_upper = from_upper && m_upper != MPI_PROC_NULL;
-        m_pending.depth = depth;
-        m_pending.recv_lower = recv_lower;
-        m_pending.recv_upper = recv_upper;
-        // Rows [0, depth): towards / from below; [depth, 2 depth): towards / from above. With two ranks
-        // on a periodic axis both neighbours are the same rank; the tags tell the directions apart.
-        const std::size_t d = std::size_t( depth );
-        detail::CommPlan plan;
-        plan.send_rows = plan.recv_rows = 2 * d;
-        if ( send_lower )
-            plan.sends.push_back( { m_lower, tag_down, 0, d } );
-        if ( send_upper )
-            plan.sends.push_back( { m_upper, tag_up, d, d } );
-        if ( recv_lower )
-            plan.recvs.push_back( { m_lower, tag_up, 0, d } );
-        if ( recv_upper )
-            plan.recvs.push_back( { m_upper, tag_down, d, d } );
-        const std::size_t plane_bytes = m_plane * sizeof( lattice::site_word );
-        const auto send = m_buffers.send_bytes( 2 * n * sizeof( lattice::site_word ) );
-        const lattice_sites_view send_sites( reinterpret_cast<lattice::site_word*>( send.data() ), 2 * n );
-        if ( send_lower )
-            Kokkos::deep_copy( exec, Kokkos::subview( send_sites, Kokkos::make_pair( std::size_t( 0 ), n ) ),
-                               plane_range( s, ob, ob + depth ) );
-        if ( send_upper )
-            Kokkos::deep_copy( exec, Kokkos::subview( send_sites, Kokkos::make_pair( n, 2 * n ) ),
-                               plane_range( s, oe - depth, oe ) );
-        m_pending.exchange =
-            detail::exchange_begin( exec, m_context, m_transport, plan, 0, plane_bytes, m_buffers );
-        m_pending.active = true;
-        m_times.halo_bytes += ( ( send_lower ? 1LL : 0LL ) + ( send_upper ? 1LL : 0LL ) ) *
-                              (long long)( n * sizeof( lattice::site_word ) );
-    }
-
-    // The second half: waits for the messages and copies the received planes into the ghost planes on
-    // `exec`. Work on `exec` afterwards sees them; work on other instances needs exec.fence().
-    void end_planes( const ExecutionSpace& exec, const device_sites& s )
-    {
-        if ( !m_pending.active )
-            return;
-        m_pending.active = false;
-        detail::exchange_end( exec, m_pending.exchange, m_buffers );
-        const int ob = m_window.owned_begin, oe = m_window.owned_end;
-        const std::size_t n = m_plane * std::size_t( m_pending.depth );
-        const auto recv = m_buffers.recv_bytes( 2 * n * sizeof( lattice::site_word ) );
-        const lattice_sites_view recv_sites( reinterpret_cast<lattice::site_word*>( recv.data() ), 2 * n );
-        if ( m_pending.recv_lower )
-            Kokkos::deep_copy( exec, plane_range( s, ob - m_pending.depth, ob ),
-                               Kokkos::subview( recv_sites, Kokkos::make_pair( std::size_t( 0 ), n ) ) );
-        if ( m_pending.recv_upper )
-            Kokkos::deep_copy( exec, plane_range( s, oe, oe + m_pending.depth ),
-                               Kokkos::subview( recv_sites, Kokkos::make_pair( n, 2 * n ) ) );
-    }
-
-    //! What the rank whose turn it is tells the others, per segment of its overflow list.
-    struct SegmentHeader
-    {
-        std::uint64_t placed = 0;   //!< entries placed by the nearest-site table (they follow)
-        std::uint64_t origin = 0;   //!< the entry that needs the scan over all slabs: the global site
-                                    //!< its particle came from,
-        std::uint32_t code = 0;     //!< its particle,
-        std::uint32_t type = 0;     //!< and its origin's type
-        std::uint32_t needs_scan = 0;
-    };
-
-    //! Places this pass's overflowed particles on all ranks in the single-rank order (see the class).
-    void place_overflow( const ExecutionSpace& exec )
+    //! Places this pass's overflowed particles on all ranks in the single-rank order (see the class):
+    //! this rank's report, everybody's (sync), the turns.
+    void place_overflow( const ExecutionSpace& exec, bool timed, DistributedLatticeDiffusionReport& report )
     {
         if ( m_size == 1 ) // the single-rank model (code_counts() reports an unplaced particle)
         {
-            m_engine->place_overflow( exec );
+            m_times.run_synced( timed, Phase::overflow, FenceAtEnd{ exec }, [&] { m_engine->place_overflow( exec ); } );
             return;
         }
-        // Per rank: its entries, and whether any of them can reach the ghost band below / above (an
-        // entry at local plane p touches planes p - 3 .. p + 3: origin one plane away, its 5^3 cube two
-        // more). Entries far from the faces, the usual case, need no band from a neighbour.
-        const unsigned long long mine = m_engine->pending_overflows( exec );
-        unsigned long long report[3] = { mine, 0, 0 };
-        if ( mine > 0 )
-        {
-            const auto reach = near_faces( exec, std::size_t( mine ) );
-            report[1] = reach.first ? 1 : 0;
-            report[2] = reach.second ? 1 : 0;
-        }
-        std::vector<unsigned long long> reports( 3 * std::size_t( m_size ) );
-        const auto t0 = std::chrono::steady_clock::now();
-        MPI_Allgather( report, 3, MPI_UNSIGNED_LONG_LONG, reports.data(), 3, MPI_UNSIGNED_LONG_LONG, m_comm );
-        const double sync = std::chrono::duration<double>( std::chrono::steady_clock::now() - t0 ).count();
-        m_times.sync += sync;
-        m_times.overflow -= sync; // the caller times the whole of place_overflow() as overflow
-        std::vector<unsigned long long> counts( m_size );
-        unsigned long long total = 0, largest = 0;
-        for ( int r = 0; r < m_size; ++r )
-        {
-            counts[r] = reports[3 * r];
-            total += counts[r];
-            largest = std::max( largest, counts[r] );
-        }
-        if ( total == 0 )
-            return;
-        ++m_times.overflow_events;
-        m_times.overflow_entries += (long long)total;
-
-        // A rank whose entries reach a ghost band needs that band as the pass left them; it then keeps it
-        // current by replaying every placement. Planes a rank does not hold current get no replays.
-        const bool to_lower = m_lower != MPI_PROC_NULL && reports[3 * m_lower + 2] != 0;
-        const bool to_upper = m_upper != MPI_PROC_NULL && reports[3 * m_upper + 1] != 0;
-        const bool from_lower = report[1] != 0, from_upper = report[2] != 0;
-        if ( to_lower || to_upper || from_lower || from_upper )
-            exchange_planes( exec, sites(), ghost_planes, to_lower, to_upper, from_lower, from_upper );
-        const int fresh_begin = from_lower && m_lower != MPI_PROC_NULL ? 0 : m_window.owned_begin;
-        const int fresh_end = from_upper && m_upper != MPI_PROC_NULL ? m_window.planes : m_window.owned_end;
-        ensure_log_capacity( std::size_t( largest ) );
-
-        // Turns in slab order, which is the order of the overflow keys (global site, arrival rank), from the
-        // last slab when the engine places in descending order.
-        const bool descending = m_engine->placement_descending();
-        for ( int t = 0; t < m_size; ++t )
-        {
-            const int turn = descending ? m_size - 1 - t : t;
-            if ( counts[turn] == 0 )
-                continue;
-            std::size_t next = 0; // the turn's next entry (on the rank whose turn it is)
-            for ( ;; )
-            {
-                SegmentHeader h;
-                if ( m_rank == turn )
-                    h = place_segment( exec, next, std::size_t( mine ) );
-                MPI_Bcast( &h, int( sizeof( h ) ), MPI_BYTE, turn, m_comm );
-                if ( h.placed > 0 )
-                {
-                    MPI_Bcast( m_host_log_sites.data(), int( h.placed ), MPI_UINT64_T, turn, m_comm );
-                    MPI_Bcast( m_host_log_codes.data(), int( h.placed ), MPI_UINT32_T, turn, m_comm );
-                    if ( m_rank != turn )
-                        replay_host_log( exec, std::size_t( h.placed ), fresh_begin, fresh_end );
-                }
-                if ( !h.needs_scan )
-                    break;
-                const std::uint64_t target = scan_all_slabs( exec, h );
-                ++m_times.overflow_scans;
-                m_host_log_sites( 0 ) = target;
-                m_host_log_codes( 0 ) = h.code;
-                replay_host_log( exec, 1, fresh_begin, fresh_end );
-                if ( m_rank == turn )
-                {
-                    // the kernel has undone the rejected move already
-                    m_engine->add_displacement( exec, h.code, minimum_image_delta( h.origin, target ) );
-                    next += std::size_t( h.placed ) + 1;
-                }
-            }
-        }
-    }
-
-    // The rank whose turn it is places entries from `next` until the end of its list or an entry the
-    // nearest-site table cannot place; the placed entries go to the host log buffers.
-    SegmentHeader place_segment( const ExecutionSpace& exec, std::size_t next, std::size_t n )
-    {
-        SegmentHeader h;
-        const std::size_t stop = m_engine->place_overflow_from( exec, next );
-        h.placed = stop - next;
-        if ( h.placed > 0 )
-        {
-            const auto range = Kokkos::make_pair( next, stop );
-            const auto to = Kokkos::make_pair( std::size_t( 0 ), stop - next );
-            Kokkos::deep_copy( Kokkos::subview( m_host_log_sites, to ), Kokkos::subview( m_engine->placed_sites(), range ) );
-            Kokkos::deep_copy( Kokkos::subview( m_host_log_codes, to ), Kokkos::subview( m_engine->placed_codes(), range ) );
-        }
-        if ( stop < n )
-        {
-            std::uint64_t key = 0;
-            std::uint8_t move = 0;
-            Kokkos::deep_copy( key, Kokkos::subview( m_engine->overflow_keys(), stop ) );
-            Kokkos::deep_copy( move, Kokkos::subview( m_engine->overflow_moves(), stop ) );
-            Kokkos::deep_copy( h.code, Kokkos::subview( m_engine->placed_codes(), stop ) );
-            h.origin = lattice::detail::move_origin( key >> 8, move, m_whole.nx, m_whole.ny, m_whole.nz );
-            h.type = m_engine->site_type( h.origin );
-            h.needs_scan = 1;
-        }
-        return h;
-    }
-
-    // The single rank's last resort over all slabs: the first site after h.origin in index order of the
-    // same type with a free slot, else of any open type (MPI_Allreduce MIN of each slab's candidate).
-    std::uint64_t scan_all_slabs( const ExecutionSpace& exec, const SegmentHeader& h ) const
-    {
-        const std::uint64_t total = std::uint64_t( m_whole.sites() );
-        for ( bool any_open : { false, true } )
-        {
-            const std::uint64_t local = m_engine->first_free_after( exec, h.origin, h.type, any_open );
-            std::uint64_t best = 0;
-            MPI_Allreduce( &local, &best, 1, MPI_UINT64_T, MPI_MIN, m_comm );
-            if ( best != ~std::uint64_t( 0 ) )
-                return m_engine->placement_descending() ? ( h.origin + total - 1 - best % total ) % total
-                                                        : ( h.origin + 1 + best ) % total;
-        }
-        throw core::CapacityError( core::detail::concat( "DistributedLatticeDiffusion: an overflowed particle (code ",
-                                                         h.code, ") found no free slot on the whole lattice" ) );
-    }
-
-    //! Unwrapped displacement from global site `from` to `to` (minimum image on periodic axes).
-    std::array<int, 3> minimum_image_delta( std::uint64_t from, std::uint64_t to ) const
-    {
-        const std::uint64_t nx = std::uint64_t( m_whole.nx ), ny = std::uint64_t( m_whole.ny );
-        const int a[3] = { int( from % nx ), int( ( from / nx ) % ny ), int( from / ( nx * ny ) ) };
-        const int b[3] = { int( to % nx ), int( ( to / nx ) % ny ), int( to / ( nx * ny ) ) };
-        std::array<int, 3> d{};
-        for ( int k = 0; k < 3; ++k )
-        {
-            const int n = m_whole.extent( k );
-            d[k] = b[k] - a[k];
-            if ( m_whole.boundary[k] == lattice::LatticeBoundary::periodic )
-                d[k] = 2 * d[k] > n ? d[k] - n : ( 2 * d[k] < -n ? d[k] + n : d[k] );
-        }
-        return d;
-    }
-
-    void ensure_log_capacity( std::size_t n )
-    {
-        if ( m_log_sites.extent( 0 ) < n )
-        {
-            const std::size_t c = std::max( n, 2 * m_log_sites.extent( 0 ) );
-            m_log_sites = Kokkos::View<std::uint64_t*, memory_space>( "lattice_placement_log_sites", c );
-            m_log_codes = Kokkos::View<std::uint32_t*, memory_space>( "lattice_placement_log_codes", c );
-            m_host_log_sites = Kokkos::View<std::uint64_t*, Kokkos::HostSpace>( "lattice_placement_log_sites_host", c );
-            m_host_log_codes = Kokkos::View<std::uint32_t*, Kokkos::HostSpace>( "lattice_placement_log_codes_host", c );
-        }
-    }
-
-    // Replays host log entries [0, n) on local planes [first_plane, last_plane) of this slab.
-    void replay_host_log( const ExecutionSpace& exec, std::size_t n, int first_plane, int last_plane )
-    {
-        const auto range = Kokkos::make_pair( std::size_t( 0 ), n );
-        Kokkos::deep_copy( exec, Kokkos::subview( m_log_sites, range ), Kokkos::subview( m_host_log_sites, range ) );
-        Kokkos::deep_copy( exec, Kokkos::subview( m_log_codes, range ), Kokkos::subview( m_host_log_codes, range ) );
-        m_engine->replay_placements( exec, m_log_sites, m_log_codes, 0, n, first_plane, last_plane );
+        const auto no_sync = [] {};
+        const auto mine =
+            m_times.run_synced( timed, Phase::overflow, no_sync, [&] { return m_turns.local_report( exec, *m_engine ); } );
+        const auto reports = m_times.run_synced( timed, Phase::sync, no_sync, [&] { return m_turns.gather_reports( mine ); } );
+        const auto done = m_times.run_synced( timed, Phase::overflow, FenceAtEnd{ exec }, [&] {
+            return m_turns.take_turns( exec, *m_engine, m_planes, mine, reports );
+        } );
+        report.overflow_events += done.entries > 0 ? 1 : 0;
+        report.overflow_entries += done.entries;
+        report.overflow_scans += done.scans;
     }
 
     void check_tracer_ids( const ExecutionSpace& exec ) const
@@ -716,23 +473,12 @@ class DistributedLatticeDiffusion
     unsigned long long m_particles = 0;
     bool m_tracking = false;
     std::optional<engine_type> m_engine;
-    // The planes' messages (device rows, page-locked host copies for staging, IPC storage), kept.
-    detail::MessageBuffers<memory_space> m_buffers;
-    //! A ghost-plane exchange between begin_planes() and end_planes().
-    struct PendingPlanes
-    {
-        bool active = false;
-        int depth = 0;
-        bool recv_lower = false, recv_upper = false;
-        detail::PendingExchange exchange;
-    };
-    PendingPlanes m_pending;
+    detail::PlaneExchange<ExecutionSpace> m_planes;
+    detail::OverflowTurns<Slots, ExecutionSpace> m_turns;
     ExecutionSpace m_exchange_exec; // where the ghost planes of a pass travel while its interior runs
-    Kokkos::View<std::uint64_t*, memory_space> m_log_sites;
-    Kokkos::View<std::uint32_t*, memory_space> m_log_codes;
-    Kokkos::View<std::uint64_t*, Kokkos::HostSpace> m_host_log_sites;
-    Kokkos::View<std::uint32_t*, Kokkos::HostSpace> m_host_log_codes;
-    LatticeStepTimes m_times;
+    core::PhaseTimer m_times{ "morula::parallel::DistributedLatticeDiffusion",
+                              { "passes", "halo", "sync", "overflow" },
+                              { "halo_bytes", "overflow_events", "overflow_entries", "overflow_scans" } };
 };
 
 } // namespace morula::parallel

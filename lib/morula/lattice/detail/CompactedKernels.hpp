@@ -1,6 +1,6 @@
 /*!
   \file detail/CompactedKernels.hpp
-  \brief Compacted split passes (issue #22): the gather SplitPass (DiffusionKernels.hpp), which defines
+  \brief Compacted split passes (issue #22): the gather SplitPass (SplitPass.hpp), which defines
   the model, run only at the sites where something can happen.
 
   A destination whose own word and whose two neighbours' words along the axis hold no particle keeps
@@ -24,7 +24,7 @@
 #ifndef MORULA_LATTICE_DETAIL_COMPACTEDKERNELS_HPP
 #define MORULA_LATTICE_DETAIL_COMPACTEDKERNELS_HPP
 
-#include <morula/lattice/detail/DiffusionKernels.hpp>
+#include <morula/lattice/detail/SplitPass.hpp>
 
 #include <Kokkos_Core.hpp>
 

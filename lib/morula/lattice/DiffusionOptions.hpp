@@ -1,0 +1,63 @@
+/*!
+  \file DiffusionOptions.hpp
+  \brief How LatticeDiffusion runs a time step: the pass scheme, the kernels, the seed.
+*/
+#ifndef MORULA_LATTICE_DIFFUSIONOPTIONS_HPP
+#define MORULA_LATTICE_DIFFUSIONOPTIONS_HPP
+
+#include <cstdint>
+
+namespace morula::lattice
+{
+
+//! How a time step is split into kernels.
+enum class PassScheme
+{
+    split, //!< three passes, x then y then z (the paper's operator split)
+    fused  //!< one pass over all three axes (same statistics, a different random stream)
+};
+
+inline const char* to_string( PassScheme s ) { return s == PassScheme::split ? "split" : "fused"; }
+
+//! Which kernels run the passes. All give bit for bit the same lattice, overflow entries and
+//! displacements (the gather defines the model); they differ in speed only (docs/performance.md).
+enum class PassKernels
+{
+    automatic, //!< the fastest measured: compacted split passes where they fit (tiled with 8 slots on a host
+               //!< backend), tiled fused pass
+    compacted, //!< split passes: quiet sites copied 4 at a time, busy ones compacted per team and gathered
+               //!< (detail/CompactedKernels.hpp; needs nx a multiple of 4); the fused pass runs tiled
+    tiled,     //!< each word loaded and each particle hashed once per pass and tile (detail/TiledSplitPasses.hpp,
+               //!< detail/TiledFusedPass.hpp; the whole lattice only)
+    gather     //!< each destination recomputes its neighbours' moves (detail/SplitPass.hpp, detail/FusedPass.hpp)
+};
+
+inline const char* to_string( PassKernels k )
+{
+    switch ( k )
+    {
+    case PassKernels::automatic:
+        return "automatic";
+    case PassKernels::compacted:
+        return "compacted";
+    case PassKernels::tiled:
+        return "tiled";
+    default:
+        return "gather";
+    }
+}
+
+//! The choices of a LatticeDiffusion (or DistributedLatticeDiffusion) that leave the model's statistics alone.
+struct DiffusionOptions
+{
+    PassScheme scheme = PassScheme::split;
+    std::uint64_t seed = 1;
+    //! A choice that cannot run on this lattice falls back: compacted to the gather where nx is not a
+    //! multiple of 4, tiled to the gather on a slab of a distributed lattice; split_kernels() and
+    //! fused_kernels() tell what runs.
+    PassKernels kernels = PassKernels::automatic;
+};
+
+} // namespace morula::lattice
+
+#endif

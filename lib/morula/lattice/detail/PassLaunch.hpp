@@ -1,0 +1,213 @@
+/*!
+  \file detail/PassLaunch.hpp
+  \brief Which kernels run a lattice's passes (DiffusionOptions::kernels resolved for this lattice and
+  backend) and how each is launched: team sizes, tiles, scratch, flat or 3D ranges.
+*/
+#ifndef MORULA_LATTICE_DETAIL_PASSLAUNCH_HPP
+#define MORULA_LATTICE_DETAIL_PASSLAUNCH_HPP
+
+#include <morula/core/HashedRng.hpp>
+#include <morula/lattice/DiffusionOptions.hpp>
+#include <morula/lattice/DiffusionRules.hpp>
+#include <morula/lattice/Lattice.hpp>
+#include <morula/lattice/SiteWord.hpp>
+#include <morula/lattice/detail/CompactedKernels.hpp>
+#include <morula/lattice/detail/FusedPass.hpp>
+#include <morula/lattice/detail/PassOutputs.hpp>
+#include <morula/lattice/detail/SlabWindow.hpp>
+#include <morula/lattice/detail/SplitPass.hpp>
+#include <morula/lattice/detail/TiledFusedPass.hpp>
+#include <morula/lattice/detail/TiledSplitPasses.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+
+namespace morula::lattice::detail
+{
+
+//! The kernels that run the split passes for a requested choice (see DiffusionOptions::kernels).
+template <int Slots, class MemorySpace, class View>
+PassKernels resolve_split_kernels( PassKernels k, const LatticeShape& shape, const SlabWindow& window,
+                                   const View& current, const View& next )
+{
+    // Measured (docs/performance.md, issue #22): compacted fastest on the H100 at every capacity and on
+    // CPU cores with 2 and 4 slots; tiled fastest on CPU cores with 8 slots (1.45x the gather there).
+    constexpr bool host = Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemorySpace>::accessible;
+    if ( k == PassKernels::automatic && host && Slots == 8 && window.whole )
+        return PassKernels::tiled;
+    if ( k == PassKernels::automatic || k == PassKernels::compacted )
+        return quads_fit( shape.nx, current, next ) ? PassKernels::compacted : PassKernels::gather;
+    return k == PassKernels::tiled && !window.whole ? PassKernels::gather : k;
+}
+
+//! The kernels that run the fused pass for a requested choice.
+inline PassKernels resolve_fused_kernels( PassKernels k, const SlabWindow& window )
+{
+    return k != PassKernels::gather && window.whole ? PassKernels::tiled : PassKernels::gather;
+}
+
+/*!
+  \brief One pass as launched: the lattice it reads (`current`) and writes (`next`), what keys its
+  random moves, where its overflows and displacements go. Built for each launch by SlabDiffusion; the
+  kernels copy what they need at launch.
+*/
+template <int Slots, class ExecutionSpace>
+struct PassLaunch
+{
+    using memory_space = typename ExecutionSpace::memory_space;
+    using sites_view = Kokkos::View<site_word*, memory_space>;
+
+    const sites_view& current;
+    const sites_view& next;
+    const DeviceRules<memory_space>& rules;
+    const core::HashedRng& rng;
+    std::uint32_t step;
+    const LatticeShape& shape; //!< the whole lattice's
+    const SlabWindow& window;  //!< the planes the arrays hold, and those the pass updates
+    TracerDisplacements<memory_space> tracers;
+    const OverflowList<memory_space>& overflow;
+
+    template <int Axis>
+    void split( const ExecutionSpace& exec, PassKernels kernels ) const
+    {
+        if ( kernels == PassKernels::tiled )
+            tiled_split<Axis>( exec );
+        else if ( kernels == PassKernels::compacted )
+            compacted_split<Axis>( exec );
+        else
+            launch( exec,
+                    Axis == 0 ? "morula::lattice::split_pass_x"
+                              : Axis == 1 ? "morula::lattice::split_pass_y" : "morula::lattice::split_pass_z",
+                    gather_split<Axis>() );
+    }
+
+    void fused( const ExecutionSpace& exec, PassKernels kernels ) const
+    {
+        if ( kernels == PassKernels::tiled )
+        {
+            tiled_fused( exec );
+            return;
+        }
+        const auto& s = shape;
+        FusedPass<Slots, memory_space> pass{ current, next, rules, rng, step,
+                                             s.nx, s.ny, window,
+                                             s.boundary[0] == LatticeBoundary::periodic,
+                                             s.boundary[1] == LatticeBoundary::periodic,
+                                             tracers, overflow };
+        launch( exec, "morula::lattice::fused_pass", pass );
+    }
+
+    template <int Axis>
+    SplitPass<Slots, Axis, memory_space> gather_split() const
+    {
+        const auto& s = shape;
+        return { current, next, rules, rng, step, s.nx, s.ny, window,
+                 s.boundary[Axis] == LatticeBoundary::periodic, tracers, overflow };
+    }
+
+    // GPU: teams of 256 work items, 4 quads each (4096 sites per team, 16 KB of queue); host: one work
+    // item per team and 256 quads (1024 sites) per team.
+    template <int Axis>
+    void compacted_split( const ExecutionSpace& exec ) const
+    {
+        constexpr bool host = Kokkos::SpaceAccessibility<Kokkos::HostSpace, memory_space>::accessible;
+        const int team = host ? 1 : 256;
+        CompactedSplitPass<Slots, Axis, ExecutionSpace> pass{ gather_split<Axis>(), host ? 256 : 4 };
+        Kokkos::TeamPolicy<ExecutionSpace> policy( exec, pass.league( team ), team );
+        policy.set_scratch_size( 0, Kokkos::PerTeam( pass.scratch_bytes( team ) ) );
+        Kokkos::parallel_for( Axis == 0   ? "morula::lattice::compacted_split_pass_x"
+                              : Axis == 1 ? "morula::lattice::compacted_split_pass_y"
+                                          : "morula::lattice::compacted_split_pass_z",
+                              policy, pass );
+    }
+
+    // Tiles: along x, row segments of up to 256 sites (one GPU thread each) on 8 rows, 16.5 KB of
+    // scratch per team; along y and z, runs of 8 sites per work item (8 independent loads in flight per
+    // thread, 2 apron sites per 8: 25% extra loads, mostly from L2, and hashes), 256 work items per team.
+    template <int Axis>
+    void tiled_split( const ExecutionSpace& exec ) const
+    {
+        const auto& s = shape;
+        const bool periodic = s.boundary[Axis] == LatticeBoundary::periodic;
+        constexpr bool host = Kokkos::SpaceAccessibility<Kokkos::HostSpace, memory_space>::accessible;
+        if constexpr ( Axis == 0 )
+        {
+            TiledSplitPassRow<Slots, ExecutionSpace> pass{ current, next, rules, rng,
+                                                           step, s.nx, s.ny, s.nz, periodic, tracers,
+                                                           overflow, host ? s.nx : std::min( s.nx, 256 ),
+                                                           8 };
+            const int team = host ? 1 : std::min( 256, ( pass.width + 31 ) / 32 * 32 );
+            Kokkos::TeamPolicy<ExecutionSpace> policy( exec, pass.league(), team );
+            policy.set_scratch_size( 0, Kokkos::PerTeam( pass.scratch_bytes() ) );
+            Kokkos::parallel_for( "morula::lattice::tiled_split_pass_x", policy, pass );
+        }
+        else
+        {
+            TiledSplitPassColumn<Slots, Axis, 8, ExecutionSpace> pass{
+                current, next, rules, rng, step, s.nx, s.ny, s.nz, periodic,
+                tracers, overflow, 256 };
+            Kokkos::TeamPolicy<ExecutionSpace> policy( exec, pass.league(), host ? 1 : 256 );
+            Kokkos::parallel_for( Axis == 1 ? "morula::lattice::tiled_split_pass_y" : "morula::lattice::tiled_split_pass_z",
+                                  policy, pass );
+        }
+    }
+
+    // Boxes of 32 x 8 x 4 destinations (a GPU team of 256 threads: 4 destinations and 8 scratch sites
+    // each; 16 KB of scratch with up to 4 slots, 24 KB with 8), on the host 62 x 8 x 4 per team of one.
+    void tiled_fused( const ExecutionSpace& exec ) const
+    {
+        const auto& s = shape;
+        constexpr bool host = Kokkos::SpaceAccessibility<Kokkos::HostSpace, memory_space>::accessible;
+        TiledFusedPass<Slots, ExecutionSpace> pass{
+            current,
+            next,
+            rules,
+            rng,
+            step,
+            { s.nx, s.ny, s.nz },
+            { s.boundary[0] == LatticeBoundary::periodic, s.boundary[1] == LatticeBoundary::periodic,
+              s.boundary[2] == LatticeBoundary::periodic },
+            tracers,
+            overflow,
+            { std::min( s.nx, host ? 62 : 32 ), std::min( s.ny, 8 ), std::min( s.nz, 4 ) } };
+        Kokkos::TeamPolicy<ExecutionSpace> policy( exec, pass.league(), host ? 1 : 256 );
+        policy.set_scratch_size( 0, Kokkos::PerTeam( pass.scratch_bytes() ) );
+        Kokkos::parallel_for( "morula::lattice::tiled_fused_pass", policy, pass );
+    }
+
+    // One flat index per owned site (x fastest: consecutive threads read consecutive words) when they
+    // fit an int; a 3D range beyond. On the H100 the flat launch measured 20% faster (split) and 32%
+    // faster (fused) than a 3D range with 64x4x1 tiles at 4.2M sites, 16% slower for the split
+    // passes at 0.5M sites (docs/performance.md).
+    template <class Pass>
+    void launch( const ExecutionSpace& exec, const char* label, const Pass& pass ) const
+    {
+        const std::size_t n = std::size_t( shape.nx ) * std::size_t( shape.ny ) * std::size_t( window.owned_planes() );
+        if ( n < ( std::size_t( 1 ) << 31 ) )
+            Kokkos::parallel_for( label, Kokkos::RangePolicy<ExecutionSpace, Kokkos::IndexType<int>>( exec, 0, int( n ) ),
+                                  pass );
+        else
+            Kokkos::parallel_for( label, policy( exec ), pass );
+    }
+
+    // x fastest; tiles wide along x so that consecutive threads read consecutive words.
+    Kokkos::MDRangePolicy<ExecutionSpace, Kokkos::Rank<3, Kokkos::Iterate::Left, Kokkos::Iterate::Left>,
+                          Kokkos::IndexType<int>>
+    policy( const ExecutionSpace& exec ) const
+    {
+        const auto& s = shape;
+        using P = Kokkos::MDRangePolicy<ExecutionSpace, Kokkos::Rank<3, Kokkos::Iterate::Left, Kokkos::Iterate::Left>,
+                                        Kokkos::IndexType<int>>;
+        const bool host = Kokkos::SpaceAccessibility<Kokkos::HostSpace, memory_space>::accessible;
+        const int tx = host ? std::min( s.nx, 256 ) : std::min( s.nx, 64 );
+        const int ty = host ? 1 : std::max( 1, std::min( s.ny, 256 / tx ) );
+        return P( exec, { 0, 0, window.owned_begin }, { s.nx, s.ny, window.owned_end }, { tx, ty, 1 } );
+    }
+};
+
+} // namespace morula::lattice::detail
+
+#endif

@@ -1,0 +1,457 @@
+/*!
+  \file detail/SlabDiffusion.hpp
+  \brief The state and the passes of a lattice, or of a z slab of one, under DiffusionRules: what both
+  drivers, LatticeDiffusion and parallel::DistributedLatticeDiffusion, step.
+*/
+#ifndef MORULA_LATTICE_DETAIL_SLABDIFFUSION_HPP
+#define MORULA_LATTICE_DETAIL_SLABDIFFUSION_HPP
+
+#include <morula/core/Error.hpp>
+#include <morula/core/HashedRng.hpp>
+#include <morula/lattice/CodeMap.hpp>
+#include <morula/lattice/DiffusionOptions.hpp>
+#include <morula/lattice/DiffusionRules.hpp>
+#include <morula/lattice/Lattice.hpp>
+#include <morula/lattice/SiteWord.hpp>
+#include <morula/lattice/detail/CodeClasses.hpp>
+#include <morula/lattice/detail/LatticeCheck.hpp>
+#include <morula/lattice/detail/PassLaunch.hpp>
+#include <morula/lattice/detail/PassOutputs.hpp>
+#include <morula/lattice/detail/PlaceOverflow.hpp>
+#include <morula/lattice/detail/SlabPlacement.hpp>
+#include <morula/lattice/detail/SlabWindow.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+namespace morula::lattice::detail
+{
+
+/*!
+  \brief Two lattices (the current one and the one the next pass writes), the overflow list and, for
+  tracer codes, the unwrapped displacement of every tracer, for the whole lattice or for a slab of it
+  (the planes of a SlabWindow); the passes, the overflow placement and the hooks the distributed
+  placement needs. No allocation happens while stepping.
+
+  The drivers compose the step from these blocks (passes, each followed by place_overflow(), then
+  complete_step()) and time it; this class neither times nor loops.
+*/
+template <int Slots, class ExecutionSpace>
+class SlabDiffusion
+{
+  public:
+    using execution_space = ExecutionSpace;
+    using memory_space = typename ExecutionSpace::memory_space;
+    using layout = SiteLayout<Slots>;
+    using lattice_type = Lattice<Slots, memory_space>;
+    using displacement_view = DisplacementView<memory_space>;
+
+    /*!
+      The whole lattice; every tracer code must appear exactly once.
+      \throws core::InputError if a site holds a code beyond `codes`, a particle sits on a blocked site,
+      or a site's slots have a gap
+    */
+    SlabDiffusion( const ExecutionSpace& exec, const lattice_type& lattice, const DiffusionRules& rules,
+                   const CodeMap& codes, const DiffusionOptions& options )
+        : SlabDiffusion( exec, lattice, rules, options, code_classes<Slots>( rules, codes ),
+                         SlabWindow::whole_axis( lattice.shape().nz,
+                                                 lattice.shape().boundary[2] == LatticeBoundary::periodic ),
+                         lattice.shape(), 0, true )
+    {
+    }
+
+    /*!
+      \brief A slab of a larger lattice, for DistributedLatticeDiffusion: `slab` holds window.planes
+      planes of the lattice `whole` (same x and y extents), of which the passes update
+      [window.owned_begin, window.owned_end); the caller keeps the other (ghost) planes current. Only the
+      owned planes are checked, and tracer ids are not checked for uniqueness (the caller does it over all
+      slabs). One pass may overflow at most `overflow_capacity` particles on this slab.
+    */
+    SlabDiffusion( const ExecutionSpace& exec, const lattice_type& slab, const LatticeShape& whole,
+                   const SlabWindow& window, const DiffusionRules& rules, const CodeMap& codes,
+                   const DiffusionOptions& options, std::size_t overflow_capacity )
+        : SlabDiffusion( exec, slab, rules, options, code_classes<Slots>( rules, codes ), window, whole,
+                         overflow_capacity, false )
+    {
+    }
+
+    //! @{ The blocks of a step. A pass leaves overflowed particles in the list until place_overflow()
+    //! runs; a step runs it after every pass. complete_step() advances the step number that keys the
+    //! random moves (after the last pass of a step).
+    void complete_step() { ++m_step; }
+
+    void split_pass( const ExecutionSpace& exec, int axis )
+    {
+        if ( axis == 0 )
+            run_split<0>( exec );
+        else if ( axis == 1 )
+            run_split<1>( exec );
+        else
+            run_split<2>( exec );
+        finish_pass( axis );
+    }
+
+    void fused_pass( const ExecutionSpace& exec )
+    {
+        passes().fused( exec, m_fused_kernels );
+        finish_pass( 3 );
+    }
+
+    void place_overflow( const ExecutionSpace& exec ) { run_placement( exec, 0 ); }
+    //! @}
+
+    /*!
+      \brief Pass `axis` (0, 1, 2: split; 3: fused) over local planes [first, last) of the owned planes
+      only, without completing it: a slab runs the planes that need no ghost plane while the ghost
+      planes travel, then the others. end_pass( axis ) completes the pass once every owned plane ran
+      (the result is that of one launch over all of them: every site's update is a function of the
+      lattice before the pass, and overflow entries are placed in key order).
+    */
+    void pass_planes( const ExecutionSpace& exec, int axis, int first, int last )
+    {
+        if ( axis < 0 || axis > 3 || first < m_window.owned_begin || last > m_window.owned_end || first > last )
+            throw core::InputError( core::detail::concat( "LatticeDiffusion::pass_planes: axis ", axis, ", planes [",
+                                                          first, ", ", last, ") outside the owned planes [",
+                                                          m_window.owned_begin, ", ", m_window.owned_end, ")" ) );
+        const bool tiled = ( axis < 3 ? m_split_kernels : m_fused_kernels ) == PassKernels::tiled;
+        if ( tiled && ( first != m_window.owned_begin || last != m_window.owned_end ) )
+            throw core::InputError( "LatticeDiffusion::pass_planes: the tiled kernels run whole lattices only "
+                                    "(choose PassKernels::compacted or gather)" );
+        if ( first == last )
+            return;
+        // The kernels copy the window at launch: narrow it for this launch only.
+        const SlabWindow owned = m_window;
+        m_window.owned_begin = first;
+        m_window.owned_end = last;
+        try
+        {
+            if ( axis == 0 )
+                run_split<0>( exec );
+            else if ( axis == 1 )
+                run_split<1>( exec );
+            else if ( axis == 2 )
+                run_split<2>( exec );
+            else
+                passes().fused( exec, m_fused_kernels );
+        }
+        catch ( ... )
+        {
+            m_window = owned;
+            throw;
+        }
+        m_window = owned;
+    }
+    void end_pass( int axis ) { finish_pass( axis ); }
+
+    //! @{ Hooks of DistributedLatticeDiffusion's placement pipeline.
+    /*!
+      Places the overflow entries from `first` on (sorting the list first when 0) and returns the list's
+      size, or, on a slab, the index of the first entry the nearest-site table could not place (which
+      then needs first_free_after() over all slabs; resume with first = that index + 1). Fences.
+    */
+    std::size_t place_overflow_from( const ExecutionSpace& exec, std::size_t first )
+    {
+        run_placement( exec, first );
+        std::size_t next = 0;
+        Kokkos::deep_copy( exec, next, m_next_entry );
+        exec.fence();
+        return next;
+    }
+
+    /*!
+      The single-rank last resort for an overflowed particle from global site `site`, restricted to this
+      lattice's owned planes: the smallest k >= 0 such that global site (site + 1 + k) mod sites (with
+      placement_descending(): (site - 1 - k) mod sites) is an owned site of type `type` (with any_open:
+      of any open type) with a free slot; ~0 if there is none.
+    */
+    std::uint64_t first_free_after( const ExecutionSpace& exec, std::uint64_t site, std::uint32_t type,
+                                    bool any_open ) const
+    {
+        FirstFreeAfter<Slots, memory_space> f{ m_current.sites(), m_shape.nx, m_shape.ny, m_window, site,
+                                               std::uint64_t( m_shape.sites() ), type, any_open,
+                                               m_rules.blocked_types, placement_descending() };
+        std::uint64_t best = ~std::uint64_t( 0 );
+        const std::size_t plane = std::size_t( m_shape.nx ) * std::size_t( m_shape.ny );
+        Kokkos::parallel_reduce(
+            "morula::lattice::first_free_after",
+            Kokkos::RangePolicy<ExecutionSpace, Kokkos::IndexType<std::size_t>>(
+                exec, plane * std::size_t( m_window.owned_begin ), plane * std::size_t( m_window.owned_end ) ),
+            f, Kokkos::Min<std::uint64_t>( best ) );
+        exec.fence();
+        return best;
+    }
+
+    //! Whether the placement of the last pass's overflows runs in descending key order (then the
+    //! slabs of a distributed lattice take their turns from the last), and its index-order scan too.
+    bool placement_descending() const { return detail::placement_descending( m_rng, m_step, m_last_pass ); }
+
+    //! Type of global site `site`, which this lattice must hold.
+    std::uint32_t site_type( std::uint64_t site ) const
+    {
+        const std::size_t plane = std::size_t( m_shape.nx ) * std::size_t( m_shape.ny );
+        const int lz = m_window.local_of_global( int( site / plane ) );
+        if ( lz < 0 )
+            throw core::InputError( core::detail::concat( "LatticeDiffusion::site_type: site ", site, " is not held here" ) );
+        site_word w = 0;
+        Kokkos::deep_copy( w, Kokkos::subview( m_current.sites(), std::size_t( site % plane ) + plane * std::size_t( lz ) ) );
+        return layout::type( w );
+    }
+
+    //! Adds `delta` to the displacement of tracer `code` (placements made by a caller); nothing for a
+    //! species code.
+    void add_displacement( const ExecutionSpace& exec, std::uint32_t code, const std::array<int, 3>& delta )
+    {
+        if ( !m_tracking || code < m_codes.first_tracer_code() )
+            return;
+        Kokkos::parallel_for( "morula::lattice::add_displacement", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, 1 ),
+                              AddDisplacement<memory_space>{ m_displacement, code, delta[0], delta[1], delta[2] } );
+        exec.fence();
+    }
+
+    //! Entries waiting in the overflow list (between a pass and place_overflow()); fences.
+    std::size_t pending_overflows( const ExecutionSpace& exec ) const
+    {
+        unsigned int n = 0;
+        exec.fence();
+        Kokkos::deep_copy( n, m_overflow.count );
+        return std::size_t( n );
+    }
+    //! From now on place_overflow() records each entry's global destination (placed_sites()).
+    void record_placements()
+    {
+        if ( m_placed.extent( 0 ) != m_overflow.keys.extent( 0 ) )
+            m_placed = Kokkos::View<std::uint64_t*, memory_space>(
+                Kokkos::view_alloc( Kokkos::WithoutInitializing, "lattice_overflow_placed" ), m_overflow.keys.extent( 0 ) );
+    }
+    //! After place_overflow(): entry i of the last list (in key order) put code placed_codes()(i) on
+    //! global site placed_sites()(i).
+    const Kokkos::View<std::uint64_t*, memory_space>& placed_sites() const { return m_placed; }
+    const Kokkos::View<std::uint32_t*, memory_space>& placed_codes() const { return m_overflow.codes; }
+    //! The overflow list's keys (site << 8 | arrival rank), sorted by the first place_overflow_from().
+    const Kokkos::View<std::uint64_t*, memory_space>& overflow_keys() const { return m_overflow.keys; }
+    //! The move (detail::encode_move) that brought each entry's particle to its site, in key order.
+    const Kokkos::View<std::uint8_t*, memory_space>& overflow_moves() const { return m_overflow.moves; }
+    //! Appends codes(i) to global site sites(i), i in [begin, end), where the site is on local planes
+    //! [first_plane, last_plane) of this lattice (the owned planes, and the ghost planes that are current).
+    //! \throws core::CapacityError if a site is full (the replayed log disagrees with this lattice)
+    void replay_placements( const ExecutionSpace& exec, const Kokkos::View<const std::uint64_t*, memory_space>& sites,
+                            const Kokkos::View<const std::uint32_t*, memory_space>& codes, std::size_t begin,
+                            std::size_t end, int first_plane, int last_plane )
+    {
+        if ( begin >= end )
+            return;
+        const auto& conflicts = m_replay_conflicts;
+        Kokkos::deep_copy( exec, conflicts, 0ull );
+        ReplayPlacements<Slots, memory_space> replay{ m_current.sites(), sites, codes, begin, end,
+                                                      m_shape.nx, m_shape.ny, m_window, first_plane,
+                                                      last_plane, conflicts };
+        Kokkos::parallel_for( "morula::lattice::replay_placements", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, 1 ),
+                              replay );
+        unsigned long long n = 0;
+        Kokkos::deep_copy( exec, n, conflicts );
+        exec.fence();
+        if ( n )
+            throw core::CapacityError( core::detail::concat( "LatticeDiffusion: ", n,
+                                                             " replayed placement(s) found their site full" ) );
+    }
+    //! Overflowed particles the nearest-site table could not place (a slab has no global scan).
+    unsigned long long unplaced() const
+    {
+        unsigned long long n = 0;
+        Kokkos::deep_copy( n, m_unplaced );
+        return n;
+    }
+    const SlabWindow& window() const { return m_window; }
+    //! @}
+
+    //! The current lattice (after the last pass); for a slab, its planes including the ghosts. Its View
+    //! changes with every pass.
+    const lattice_type& lattice() const { return m_current; }
+    //! The whole lattice's shape (for a slab, not the shape of lattice()).
+    const LatticeShape& shape() const { return m_shape; }
+    const DiffusionOptions& options() const { return m_options; }
+    //! The kernels that run the split passes and the fused pass (DiffusionOptions::kernels resolved).
+    PassKernels split_kernels() const { return m_split_kernels; }
+    PassKernels fused_kernels() const { return m_fused_kernels; }
+    //! The step number that keys the random moves: completed steps.
+    std::uint32_t steps_done() const { return m_step; }
+    std::size_t particles() const { return m_particles; }
+    bool tracking() const { return m_tracking; }
+    const CodeMap& codes() const { return m_codes; }
+
+    //! Particles that went through the overflow list since construction.
+    unsigned long long overflows() const
+    {
+        unsigned long long n = 0;
+        Kokkos::deep_copy( n, m_total_overflows );
+        return n;
+    }
+
+    //! Unwrapped displacement of each tracer (row = code, in lattice units); empty for species codes.
+    const displacement_view& displacements() const { return m_displacement; }
+
+    //! Number of particles with each code (index = code, 0 unused). Also re-checks the invariants.
+    std::vector<unsigned long long> code_counts( const ExecutionSpace& exec ) const
+    {
+        Kokkos::View<unsigned long long*, memory_space> counts( "lattice_code_counts", m_max_code + 1 );
+        check( exec, m_current, counts );
+        std::vector<unsigned long long> out( m_max_code + 1 );
+        auto h = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), counts );
+        for ( std::size_t c = 0; c <= m_max_code; ++c )
+            out[c] = h( c );
+        return out;
+    }
+
+  private:
+    SlabDiffusion( const ExecutionSpace& exec, const lattice_type& lattice, const DiffusionRules& rules,
+                   const DiffusionOptions& options, const CodeClasses& codes, const SlabWindow& window,
+                   const LatticeShape& whole, std::size_t overflow_capacity, bool check_tracer_ids )
+        : m_options( options )
+        , m_rules( make_device_rules<memory_space>( rules, codes.class_of_code ) )
+        , m_rng( options.seed )
+        , m_tracking( codes.map.tracking() )
+        , m_codes( codes.map )
+        , m_max_code( codes.class_of_code.size() - 1 )
+        , m_shape( whole )
+        , m_window( window )
+        , m_current( lattice )
+        , m_next( lattice.shape(), "lattice_sites_next" )
+    {
+        if ( lattice.shape().nx != whole.nx || lattice.shape().ny != whole.ny || lattice.shape().nz != window.planes ||
+             window.owned_begin < 0 || window.owned_end > window.planes || window.owned_begin >= window.owned_end )
+            throw core::InputError( core::detail::concat( "LatticeDiffusion: a slab of ", lattice.shape().nx, " x ",
+                                                          lattice.shape().ny, " x ", lattice.shape().nz,
+                                                          " sites does not fit the lattice ", whole.nx, " x ", whole.ny,
+                                                          " x ", whole.nz, " with planes [", window.owned_begin, ", ",
+                                                          window.owned_end, ") of ", window.planes ) );
+        Kokkos::View<unsigned long long*, memory_space> counts( "lattice_code_counts",
+                                                                 m_tracking ? m_max_code + 1 : 0 );
+        m_particles = check( exec, m_current, counts );
+        m_split_kernels = resolve_split_kernels<Slots, memory_space>( options.kernels, m_shape, m_window,
+                                                                      m_current.sites(), m_next.sites() );
+        m_fused_kernels = resolve_fused_kernels( options.kernels, m_window );
+        if ( m_tracking && check_tracer_ids )
+        {
+            auto h = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), counts );
+            for ( std::size_t c = m_codes.first_tracer_code(); c <= m_max_code; ++c )
+                if ( h( c ) != 1 )
+                    throw core::InputError( core::detail::concat( "LatticeDiffusion: tracer id ", c, " appears ",
+                                                                  h( c ), " times on the lattice; expected once" ) );
+        }
+        if ( m_tracking )
+            m_displacement = displacement_view( "lattice_tracer_displacement", m_max_code + 1 );
+        const std::size_t capacity = overflow_capacity ? overflow_capacity : m_particles;
+        if ( capacity > std::size_t( 0xFFFFFFFFu ) )
+            throw core::CapacityError( core::detail::concat( "LatticeDiffusion: an overflow list of ", capacity,
+                                                             " entries (one per particle); at most 4294967295" ) );
+        // Site types are static: the next lattice starts as a copy so that the types are in place.
+        Kokkos::deep_copy( exec, m_next.sites(), m_current.sites() );
+        m_overflow.keys = Kokkos::View<std::uint64_t*, memory_space>(
+            Kokkos::view_alloc( Kokkos::WithoutInitializing, "lattice_overflow_keys" ), capacity );
+        m_overflow.codes = Kokkos::View<std::uint32_t*, memory_space>(
+            Kokkos::view_alloc( Kokkos::WithoutInitializing, "lattice_overflow_codes" ), capacity );
+        m_overflow.moves = Kokkos::View<std::uint8_t*, memory_space>(
+            Kokkos::view_alloc( Kokkos::WithoutInitializing, "lattice_overflow_moves" ), capacity );
+        m_overflow.count = Kokkos::View<unsigned int, memory_space>( "lattice_overflow_count" );
+        m_total_overflows = Kokkos::View<unsigned long long, memory_space>( "lattice_total_overflows" );
+        m_unplaced = Kokkos::View<unsigned long long, memory_space>( "lattice_unplaced" );
+        const auto offsets = overflow_search_offsets();
+        Kokkos::View<int* [3], memory_space> off( "lattice_overflow_offsets", offsets.size() );
+        auto h_off = Kokkos::create_mirror_view( off );
+        for ( std::size_t i = 0; i < offsets.size(); ++i )
+            for ( int a = 0; a < 3; ++a )
+                h_off( i, a ) = offsets[i][a];
+        Kokkos::deep_copy( off, h_off );
+        m_offsets = off;
+        exec.fence();
+    }
+
+    // Validates the lattice; returns the number of particles. Fills `counts` when it is not empty.
+    std::size_t check( const ExecutionSpace& exec, const lattice_type& lat,
+                       const Kokkos::View<unsigned long long*, memory_space>& counts ) const
+    {
+        // the owned planes only: a slab's ghost planes belong to its neighbours
+        const std::size_t plane = std::size_t( m_shape.nx ) * std::size_t( m_shape.ny );
+        const auto owned = Kokkos::subview( lat.sites(), Kokkos::make_pair( plane * std::size_t( m_window.owned_begin ),
+                                                                             plane * std::size_t( m_window.owned_end ) ) );
+        const auto v = check_sites<Slots, ExecutionSpace>( exec, owned, m_rules.blocked_types,
+                                                           std::uint32_t( m_max_code ), counts );
+        if ( v.bad )
+            throw core::InputError( core::detail::concat(
+                "LatticeDiffusion: ", v.bad, " site(s) break the lattice rules (a code above ", m_max_code,
+                ", a particle on a blocked site, or a gap between slots)" ) );
+        unsigned long long unplaced = 0;
+        if ( m_unplaced.data() )
+            Kokkos::deep_copy( unplaced, m_unplaced );
+        if ( unplaced )
+            throw core::CapacityError( core::detail::concat(
+                "LatticeDiffusion: ", unplaced, " overflowed particle(s) found no free slot",
+                m_window.whole ? "" : " within 3 sites (a slab of a distributed lattice has no global scan)" ) );
+        return std::size_t( v.particles );
+    }
+
+    //! The pass over the owned planes of m_window, reading the current lattice and writing the next.
+    PassLaunch<Slots, ExecutionSpace> passes() const
+    {
+        return { m_current.sites(), m_next.sites(), m_rules, m_rng, m_step, m_shape, m_window, tracers(), m_overflow };
+    }
+
+    template <int Axis>
+    void run_split( const ExecutionSpace& exec )
+    {
+        passes().template split<Axis>( exec, m_split_kernels );
+    }
+
+    void run_placement( const ExecutionSpace& exec, std::size_t first )
+    {
+        const auto& s = m_shape;
+        const PlaceOverflow<Slots, memory_space> place{
+            m_current.sites(), m_overflow, m_offsets, m_total_overflows, m_unplaced, m_rules.blocked_types,
+            s.nx, s.ny, m_window,
+            { s.boundary[0] == LatticeBoundary::periodic, s.boundary[1] == LatticeBoundary::periodic,
+              s.boundary[2] == LatticeBoundary::periodic },
+            tracers(), m_rng, m_step, m_last_pass, placement_descending(), m_placed, first, m_next_entry };
+        Kokkos::parallel_for( "morula::lattice::place_overflow", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, 1 ),
+                              place );
+    }
+
+    void swap() { std::swap( m_current, m_next ); }
+    void finish_pass( int axis )
+    {
+        m_last_pass = std::uint32_t( axis );
+        swap();
+    }
+
+    TracerDisplacements<memory_space> tracers() const { return { m_displacement, m_codes.first_tracer_code() }; }
+
+    DiffusionOptions m_options;
+    PassKernels m_split_kernels = PassKernels::gather; //!< what runs, resolved from m_options.kernels
+    PassKernels m_fused_kernels = PassKernels::gather;
+    DeviceRules<memory_space> m_rules;
+    core::HashedRng m_rng;
+    bool m_tracking;
+    CodeMap m_codes;
+    std::size_t m_max_code;
+    LatticeShape m_shape;
+    SlabWindow m_window;
+    lattice_type m_current, m_next;
+    std::size_t m_particles = 0;
+    std::uint32_t m_step = 0;
+    std::uint32_t m_last_pass = 0; //!< the pass whose overflows place_overflow() places: axis, or 3 (fused)
+    displacement_view m_displacement;
+    OverflowList<memory_space> m_overflow;
+    Kokkos::View<const int* [3], memory_space> m_offsets;
+    Kokkos::View<unsigned long long, memory_space> m_total_overflows, m_unplaced;
+    Kokkos::View<std::uint64_t*, memory_space> m_placed; // empty unless record_placements()
+    Kokkos::View<std::size_t, memory_space> m_next_entry{ "lattice_overflow_next_entry" };
+    Kokkos::View<unsigned long long, memory_space> m_replay_conflicts{ "lattice_replay_conflicts" };
+};
+
+} // namespace morula::lattice::detail
+
+#endif
