@@ -481,7 +481,7 @@ void add_lattice_command( CLI::App& app )
     auto config = std::make_shared<std::string>();
     auto overrides = std::make_shared<LatticeSettings>();
     CLI::App* cmd = app.add_subcommand(
-        "lattice", "Multiparticle lattice diffusion (seed 002): free, obstructed and crowded experiments, MSD" );
+        "lattice", "Multiparticle lattice diffusion (Roberts et al. 2009): free, obstructed and crowded experiments, MSD" );
     cmd->add_option( "--config", *config, "JSON file; keys as in docs/models/lattice.md" );
     cmd->add_option( "--steps", overrides->steps, "Number of time steps" )->check( CLI::Range( 0L, 4000000000L ) );
     cmd->add_option( "--seed", overrides->seed, "Random seed" )->check( CLI::Range( 0L, 9007199254740991L ) );

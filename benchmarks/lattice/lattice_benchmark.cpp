@@ -1,4 +1,4 @@
-// Site updates per second of the multiparticle lattice (seed 002, Table 2 sizes and 512^3) for every
+// Site updates per second of the multiparticle lattice (Roberts et al. 2009, Table 2 sizes and 512^3) for every
 // capacity (2, 4, 8 particles per site), split and fused passes, with the bytes moved per site update,
 // the fraction of the measured copy bandwidth, and the cost of overflow handling at the paper's
 // recommended occupancies (expected overflows < 0.01 per step on 256^3: 0.0015, 0.038, 0.41 per site).
@@ -329,7 +329,7 @@ int main( int argc, char* argv[] )
 {
     Kokkos::ScopeGuard guard( argc, argv );
     lattice_bench::Settings set;
-    CLI::App app( "Site updates per second of Morula's multiparticle lattice (seed 002)" );
+    CLI::App app( "Site updates per second of Morula's multiparticle lattice (Roberts et al. 2009)" );
     app.add_option( "--sizes", set.sizes, "lattice sizes NXxNYxNZ" )->delimiter( ',' );
     app.add_option( "--capacities", set.capacities, "particles per site: 2, 4, 8" )
         ->delimiter( ',' )

@@ -161,7 +161,7 @@ int main( int argc, char* argv[] )
 {
     Kokkos::ScopeGuard guard( argc, argv );
     lattice_crowding::Settings set;
-    CLI::App app( "Tracer D/D0 against occupancy on Morula's multiparticle lattice (seed 002)" );
+    CLI::App app( "Tracer D/D0 against occupancy on Morula's multiparticle lattice (Roberts et al. 2009)" );
     app.add_option( "--out", set.out, "JSON results file" );
     app.add_option( "--capacities", set.capacities, "particles per site: 2, 4, 8" )->delimiter( ',' )->check( CLI::IsMember( { 2, 4, 8 } ) );
     app.add_option( "--schemes", set.schemes, "split, fused" )->delimiter( ',' )->check( CLI::IsMember( { "split", "fused" } ) );

@@ -113,7 +113,7 @@ def main():
         import matplotlib.pyplot as plt
         fig, ax = plt.subplots(figsize=(8, 5.2))
         colours = {2: "tab:blue", 4: "tab:orange", 8: "tab:green"}
-        paper_max = {2: 0.0015, 4: 0.038, 8: 0.41}  # seed 002, Figure 3: < 0.01 overflows per step on 256^3
+        paper_max = {2: 0.0015, 4: 0.038, 8: 0.41}  # Roberts et al. (2009), Figure 3: < 0.01 overflows per step on 256^3
         for k in sorted({c["capacity"] for c in cases}):
             xs = [10 ** (e / 40) for e in range(-140, int(40 * math.log10(k * 0.95)) + 1)]
             ax.plot(xs, [mean_field_split_rule(x, k) for x in xs], "-", color=colours[k], lw=1,

@@ -1,6 +1,6 @@
 // The physics of the lattice: free diffusion gives MSD = 6 D t, anisotropic probabilities the
 // matching per-axis MSDs, the fused pass the same statistics as the split passes, and obstacles slow
-// long-time diffusion with a sub-diffusive crossover (seed 002, section 3).
+// long-time diffusion with a sub-diffusive crossover (Roberts et al. 2009, section 3).
 #include "LatticeTestUtils.hpp"
 
 #include <morula/lattice/Initializers.hpp>

@@ -2,7 +2,7 @@
   \file DiffusionRules.hpp
   \brief Move probabilities per species, site type and axis, and the site types particles cannot enter.
 
-  In the multiparticle model of seed 002 a particle makes one independent choice per axis and time
+  In the multiparticle model of Roberts et al. (2009) a particle makes one independent choice per axis and time
   step: one site in the negative direction, stay, or one site in the positive direction, with
   probabilities (p_-1, p_0, p_+1) that sum to 1. With p_-1 = p_+1 = p on every axis the particles
   diffuse with D = lambda^2 (1 - p_0) / (2 tau) = lambda^2 p / tau (lattice spacing lambda, step tau).

@@ -1,6 +1,6 @@
 /*!
   \file LatticeDiffusion.hpp
-  \brief The multiparticle lattice diffusion model of seed 002 (Roberts et al. 2009) on any backend.
+  \brief The multiparticle lattice diffusion model of Roberts et al. (2009) on any backend.
 
   A time step moves every particle independently along x, then y, then z (three split passes), or
   along all three in one fused pass. Each pass reads one lattice and writes the other; the random move

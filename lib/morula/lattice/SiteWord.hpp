@@ -2,7 +2,7 @@
   \file SiteWord.hpp
   \brief One lattice site in one 32-bit word: a 4-bit site type and 2, 4 or 8 particle slots.
 
-  The packing of seed 002 (Roberts et al. 2009, figure 1): bits 28-31 hold the site type (16 types),
+  The packing of Roberts et al. (2009, figure 1): bits 28-31 hold the site type (16 types),
   the low 28 bits are split evenly into the particle slots, 14, 7 or 3 bits each, so a slot holds a
   particle code of 1..16383, 1..127 or 1..7 (0 = empty). With 8 slots bits 24-27 are unused.
 

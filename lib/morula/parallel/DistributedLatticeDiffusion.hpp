@@ -1,6 +1,6 @@
 /*!
   \file DistributedLatticeDiffusion.hpp
-  \brief The lattice diffusion model of seed 002 over MPI: the lattice is cut into slabs along z, one per
+  \brief The lattice diffusion model of Roberts et al. (2009) over MPI: the lattice is cut into slabs along z, one per
   rank, each stepped by the single-rank kernels with ghost planes from its neighbours; the result is bit
   for bit the single-rank result, for any number of ranks.
 */

@@ -57,7 +57,7 @@ KOKKOS_INLINE_FUNCTION bool placement_descending( const core::HashedRng& rng, st
   site of the origin's type with a free slot: the table `offsets` (the 5^3 cube around the origin, by
   distance) in an order transformed by a symmetry of the cube drawn from the entry's hash, so that no
   direction is preferred; if none is within the table, the next such site in index order, and failing
-  that any open site with room. Runs as a single work item: overflows are the rare exception (seed 002,
+  that any open site with room. Runs as a single work item: overflows are the rare exception (Roberts et al. 2009,
   section 2.2), and one item makes the order, and so the result, independent of the backend. A heap
   sort brings the list (filled by atomics) into key order, ascending or, when `descending` (a coin per
   pass, placement_descending()), descending, and the index-order scan runs the same way: entries placed
