@@ -18,7 +18,7 @@
 // max_displacement, as DistributedSphereMechanics requires.
 //
 // One run: fresh agents, --warmup-steps untimed steps, then --steps steps with every phase fenced and
-// timed between barriers over the ranks (DistributedSphereMechanics::step with time_phases: no overlap,
+// timed between barriers over the ranks (DistributedSphereMechanics::step with timed: no overlap,
 // no wait for a slower rank inside a phase): migration, halo build (the collective halo-width check and
 // the new Halo), halo update (between rebuilds, when --rebuild-every > 1), sort (sort_every = 1: every
 // step on a rank without a halo, else at rebuilds), grid (owned agents, ghosts), forces (owned, then the

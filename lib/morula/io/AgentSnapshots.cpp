@@ -10,10 +10,7 @@ namespace
 {
 SnapshotLayout agent_layout( const std::string& prefix )
 {
-    if ( !hdf5_available() )
-        throw core::InputError( "snapshots were requested (prefix '" + prefix +
-                                "') but this Morula was built without HDF5; rebuild with "
-                                "-DMorula_ENABLE_HDF5=ON or leave snapshots off" );
+    require_hdf5( "snapshots were requested (prefix '" + prefix + "')" );
     SnapshotLayout layout;
     layout.hdf5 = prefix;
     layout.file_per_frame = true;

@@ -7,10 +7,7 @@ namespace
 {
 SnapshotLayout lattice_layout( const std::string& path )
 {
-    if ( !hdf5_available() )
-        throw core::InputError( "lattice snapshots were requested ('" + path +
-                                "') but this Morula was built without HDF5; rebuild with "
-                                "-DMorula_ENABLE_HDF5=ON or leave snapshots off" );
+    require_hdf5( "lattice snapshots were requested ('" + path + "')" );
     SnapshotLayout layout;
     layout.hdf5 = path;
     layout.frames_group = "snapshots";

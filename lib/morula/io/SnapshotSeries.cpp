@@ -11,6 +11,13 @@ namespace morula::io
 
 bool hdf5_available() { return MORULA_HAVE_HDF5 != 0; }
 
+void require_hdf5( const std::string& request )
+{
+    if ( !hdf5_available() )
+        throw core::InputError( request + " but this Morula was built without HDF5; rebuild with "
+                                          "-DMorula_ENABLE_HDF5=ON or leave snapshots off" );
+}
+
 namespace
 {
 std::string folder_of( const std::string& path )

@@ -17,6 +17,13 @@ namespace morula::io
 //! Whether this Morula was built with HDF5 (snapshots need it).
 bool hdf5_available();
 
+/*!
+  \brief Does nothing with HDF5; without it throws core::InputError: "<request> but this Morula was built
+  without HDF5; rebuild with -DMorula_ENABLE_HDF5=ON or leave snapshots off".
+  \param request what was asked for, e.g. "tissue snapshots were requested (prefix 'run')"
+*/
+void require_hdf5( const std::string& request );
+
 //! Where a series puts its frames and how it names them.
 struct SnapshotLayout
 {

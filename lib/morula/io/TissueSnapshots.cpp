@@ -50,10 +50,7 @@ namespace
 {
 SnapshotLayout tissue_layout( const std::string& prefix )
 {
-    if ( !tissue_snapshots_available() )
-        throw core::InputError( "tissue snapshots were requested (prefix '" + prefix +
-                                "') but this Morula was built without HDF5; rebuild with "
-                                "-DMorula_ENABLE_HDF5=ON or leave snapshots off" );
+    require_hdf5( "tissue snapshots were requested (prefix '" + prefix + "')" );
     SnapshotLayout layout;
     layout.hdf5 = prefix + ".h5";
     layout.xdmf = prefix + ".xmf";

@@ -173,29 +173,29 @@ class DistributedSphereMechanics
 
       The ghost exchange runs on an execution space instance of its own (compat::concurrent_instance:
       a second, high-priority stream on a GPU) while the forces of the owned agents among themselves
-      run on `exec`; the ghosts' forces are then added to the agents near a face. With time_phases,
+      run on `exec`; the ghosts' forces are then added to the agents near a face. With `timed`,
       every phase is fenced on both instances and starts and ends with a barrier over the ranks (no
       overlap, and no waiting for other ranks inside a phase), and is timed into times() (leave it off
       in production).
     */
     template <class ExecutionSpace>
-    void step( const ExecutionSpace& exec, agents_type& agents, bool time_phases = false )
+    void step( const ExecutionSpace& exec, agents_type& agents, bool timed = false )
     {
         compat::ScopedRegion region( "morula::parallel::DistributedSphereMechanics::step" );
         const ExecutionSpace& comm = exchange_instance( exec );
         const bool rebuild_due = !m_halo_current || m_since_rebuild >= m_rebuild_every;
-        // (With time_phases every rank makes the same timed() calls: they hold barriers.)
+        // (With timed every rank makes the same run_phase() calls: they hold barriers.)
         if ( rebuild_due )
-            prepare_owned_agents( exec, agents, time_phases );
+            prepare_owned_agents( exec, agents, timed );
         else if ( m_halo->num_ghosts() == 0 && m_halo->num_exports() == 0 )
             // No halo refers to the owned agents' order (one rank with its images by the minimum
             // image): all the agents are owned ones.
-            sort_owned_agents( exec, agents, time_phases, sort_due() );
+            sort_owned_agents( exec, agents, timed, sort_due() );
         else
             // Between rebuilds: the owned agents in cell order ahead of the ghosts, the halo's lists
             // renumbered. Forces over agents in cell order read them directly, not through the grid's
             // permutation (fenced forces 4.54 against 4.84 ms per step, 4M agents per H200, every 4 steps).
-            sort_owned_agents_keeping_ghosts( exec, agents, time_phases, sort_due() );
+            sort_owned_agents_keeping_ghosts( exec, agents, timed, sort_due() );
         const int halo_phase = rebuild_due ? Phase::halo_build : Phase::halo_update;
         const bool forces_first = overlap_order() == OverlapOrder::forces_first;
         // 1. The ghost exchange starts on its own instance (a high-priority stream on a GPU), after
@@ -203,7 +203,7 @@ class DistributedSphereMechanics
         //    counts, every field), in between the ghost positions only. Its messages travel while ...
         exec.fence();
         const auto start_exchange = [&] {
-            timed( exec, comm, time_phases, halo_phase, [&] {
+            run_phase( exec, comm, timed, halo_phase, [&] {
                 if ( rebuild_due )
                     // The forces may be running on exec and read the owned rows: wait for them only if
                     // the ghosts need a larger SoA.
@@ -216,22 +216,22 @@ class DistributedSphereMechanics
             // The halo's scans over every position run here, before the forces, not beside them
             // (beside them they slowed the forces by 0.3 ms on two H200s); the count exchange, the
             // pack and the messages follow the forces' launch.
-            timed( exec, comm, time_phases, halo_phase,
+            run_phase( exec, comm, timed, halo_phase,
                    [&] { halo_for_build().find_exports( exec, agents, m_n_owned ); } );
         else if ( !forces_first )
             start_exchange();
         // 2. ... the owned agents' grid (unless the sort left it current) and the forces among them run on
         //    exec: final for every agent farther than the halo width from a ghost.
-        timed( exec, comm, time_phases, Phase::grid, [&] {
+        run_phase( exec, comm, timed, Phase::grid, [&] {
             if ( !m_grid_current )
                 m_local.build_grid( exec, agents, m_n_owned );
         } );
         m_grid_current = false;
-        timed( exec, comm, time_phases, Phase::forces,
+        run_phase( exec, comm, timed, Phase::forces,
                [&] { m_local.compute_owned_displacements( exec, agents, m_n_owned ); } );
         if ( forces_first )
             start_exchange();
-        timed( exec, comm, time_phases, halo_phase, [&] {
+        run_phase( exec, comm, timed, halo_phase, [&] {
             if ( rebuild_due )
                 m_halo->finish_build( comm, agents );
             else
@@ -244,11 +244,11 @@ class DistributedSphereMechanics
         //    and each launch through it waits for the last kernel that used it, on any stream).
         const bool ghost_forces = m_halo->num_ghosts() > 0 && m_halo->num_boundary() > 0;
         comm.fence(); // the ghosts have arrived
-        timed( exec, comm, time_phases, Phase::grid, [&] {
+        run_phase( exec, comm, timed, Phase::grid, [&] {
             if ( ghost_forces )
                 build_ghost_grid( exec, agents );
         } );
-        timed( exec, comm, time_phases, Phase::forces, [&] {
+        run_phase( exec, comm, timed, Phase::forces, [&] {
             if ( !ghost_forces )
                 return;
             const auto ghost_x = Kokkos::subview(
@@ -259,11 +259,11 @@ class DistributedSphereMechanics
         } );
         ++m_since_rebuild;
         ++m_since_sort;
-        timed( exec, comm, time_phases, Phase::move, [&] {
+        run_phase( exec, comm, timed, Phase::move, [&] {
             mechanics::detail::apply_displacements( exec, agents.positions(), m_local.displacements(),
                                                     static_cast<int>( m_n_owned ), m_move_box );
         } );
-        if ( time_phases )
+        if ( timed )
         {
             using Count = DistributedMechanicsCount;
             m_times.count_step();
@@ -323,14 +323,14 @@ class DistributedSphereMechanics
     // The rebuild's work on the owned agents: migration (all fields, periodic axes wrapped), the
     // collective halo-width check, and the cell-order sort when due (which leaves the grid current).
     template <class ExecutionSpace>
-    void prepare_owned_agents( const ExecutionSpace& exec, agents_type& agents, bool time_phases )
+    void prepare_owned_agents( const ExecutionSpace& exec, agents_type& agents, bool timed )
     {
         compat::ScopedRegion region( "morula::parallel::DistributedSphereMechanics::rebuild" );
         const std::size_t n = m_halo_current ? m_n_owned : agents.size();
         // One rank whose periodic axes all wrap in its own grid (and in move()) owns every agent where
         // it is: after the first migration, which wraps the initial positions, there is nothing to move.
         const bool alone = m_decomposition.size() == 1 && m_images == PeriodicImages::minimum_image;
-        timed( exec, exec, time_phases, Phase::migration, [&] {
+        run_phase( exec, exec, timed, Phase::migration, [&] {
             if ( alone && m_migrated_once )
             {
                 agents.resize( n ); // drops the ghosts (there are none with one rank and minimum images)
@@ -339,7 +339,7 @@ class DistributedSphereMechanics
             }
             const MigrationResult moved = migrate( exec, m_decomposition, agents, n, m_migration_workspace );
             m_n_owned = moved.num_owned;
-            if ( time_phases )
+            if ( timed )
             {
                 m_times.add( DistributedMechanicsCount::migrated_sent, static_cast<long long>( moved.num_sent ) );
                 m_times.add( DistributedMechanicsCount::migrated_received,
@@ -348,9 +348,9 @@ class DistributedSphereMechanics
         } );
         m_migrated_once = true;
         // Before the sort: a bad diameter or density must throw on every rank alike.
-        timed( exec, exec, time_phases, Phase::halo_build, [&] { check_halo_width( exec, agents ); } );
+        run_phase( exec, exec, timed, Phase::halo_build, [&] { check_halo_width( exec, agents ); } );
         m_grid_current = false;
-        sort_owned_agents( exec, agents, time_phases, sort_due() );
+        sort_owned_agents( exec, agents, timed, sort_due() );
         m_rebuild_extent.reset();
         m_since_rebuild = 0;
     }
@@ -366,9 +366,9 @@ class DistributedSphereMechanics
     // The agents hold exactly the owned ones here: a grid over them gives their order, and stays the
     // grid of this step (ghosts are binned in a grid of their own).
     template <class ExecutionSpace>
-    void sort_owned_agents( const ExecutionSpace& exec, agents_type& agents, bool time_phases, bool sort )
+    void sort_owned_agents( const ExecutionSpace& exec, agents_type& agents, bool timed, bool sort )
     {
-        timed( exec, exec, time_phases, Phase::sort, [&] {
+        run_phase( exec, exec, timed, Phase::sort, [&] {
             if ( !sort )
                 return;
             // The halo-width check of this rebuild reduced over the same agents already.
@@ -388,12 +388,12 @@ class DistributedSphereMechanics
     // The owned agents into cell order between rebuilds: entries behind them (the ghosts) keep their
     // rows, and the halo's export and boundary lists follow the owned agents to their new places.
     template <class ExecutionSpace>
-    void sort_owned_agents_keeping_ghosts( const ExecutionSpace& exec, agents_type& agents, bool time_phases,
+    void sort_owned_agents_keeping_ghosts( const ExecutionSpace& exec, agents_type& agents, bool timed,
                                            bool sort )
     {
-        // timed() whether due or not, as sort_owned_agents(): with time_phases every rank must reach
+        // run_phase() whether due or not, as sort_owned_agents(): with timed every rank must reach
         // the same barriers, and a rank without ghosts takes the other function.
-        timed( exec, exec, time_phases, Phase::sort, [&] {
+        run_phase( exec, exec, timed, Phase::sort, [&] {
             if ( !sort )
                 return;
             m_local.build_grid( exec, agents, m_n_owned );
@@ -428,12 +428,12 @@ class DistributedSphereMechanics
         return *m_halo;
     }
 
-    // Runs op, timed into `slot` when `on`: fenced on both instances and between barriers over the
+    // Runs op as `phase` of times(), timed when `on`: fenced on both instances and between barriers over the
     // ranks, so that a phase neither overlaps another nor includes a wait for a rank still in an
     // earlier phase (with ranks sharing a GPU, the phase's time is that of all ranks' work on it).
     // Else just op (host-side lambdas only: no kernels here).
     template <class ExecutionSpace, class Op>
-    void timed( const ExecutionSpace& exec, const ExecutionSpace& comm, bool on, int phase, Op&& op )
+    void run_phase( const ExecutionSpace& exec, const ExecutionSpace& comm, bool on, int phase, Op&& op )
     {
         m_times.run_synced( on, phase,
                             [&] {
