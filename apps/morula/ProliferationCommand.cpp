@@ -10,13 +10,13 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <array>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace morula::app
 {
@@ -196,7 +196,7 @@ int run_proliferation( const ProliferationSettings& s )
         // Seconds per phase in this step: the timer's sums after it less those before it.
         using Phase = mechanics::ProliferationPhase;
         const auto& t = model.times();
-        std::array<double, 5> before{};
+        std::vector<double> before( t.num_phases() );
         for ( int p = 0; p < t.num_phases(); ++p )
             before[p] = t.seconds( p );
         const auto r = model.step( space, true, true );
