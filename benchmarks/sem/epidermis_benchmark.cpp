@@ -135,17 +135,19 @@ nlohmann::json full( const Exec& exec, const Settings& s, const char* precision 
                 m.step( exec );
                 if ( ( i + 1 ) % 10000 == 0 )
                 {
-                    std::printf( "  %s %d cells %s: step %ld, %d cells\n", precision, cells,
-                                 periodic ? "periodic" : "none", i + 1, m.tissue().num_cells() );
+                    std::printf( "  %s %d cells %s: step %ld, %d cells, %lld list builds\n", precision, cells,
+                                 periodic ? "periodic" : "none", i + 1, m.tissue().num_cells(),
+                                 m.mechanics().list_builds() );
                     std::fflush( stdout );
                 }
             }
             exec.fence();
             const double seconds = std::chrono::duration<double>( std::chrono::steady_clock::now() - t0 ).count();
             std::printf( "%-6s full model %5d cells %-8s %ld iterations: %.2f s, final %d cells (%d elements), "
-                         "%lld divisions\n",
+                         "%lld divisions, %lld list builds\n",
                          precision, cells, periodic ? "periodic" : "none", s.iterations, seconds,
-                         m.tissue().num_cells(), m.tissue().num_elements(), m.divisions() );
+                         m.tissue().num_cells(), m.tissue().num_elements(), m.divisions(),
+                         m.mechanics().list_builds() );
             std::fflush( stdout );
             rows.push_back( { { "precision", precision },
                               { "cells", cells },
@@ -155,6 +157,7 @@ nlohmann::json full( const Exec& exec, const Settings& s, const char* precision 
                               { "final_cells", m.tissue().num_cells() },
                               { "final_elements", m.tissue().num_elements() },
                               { "divisions", m.divisions() },
+                              { "list_builds", m.mechanics().list_builds() },
                               { "runs", 1 } } );
         }
     return rows;

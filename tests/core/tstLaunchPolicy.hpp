@@ -8,13 +8,21 @@
 
 namespace morula_test_launch_policy
 {
+using morula::core::LaunchMDRange;
 using morula::core::LaunchRange;
+using morula::core::LaunchTeam;
 
 // The policy must carry the light-weight hint: without it Kokkos' CUDA backend launches the models'
 // large functors through constant memory and serialises consecutive launches (docs/performance.md).
 static_assert( std::is_same_v<typename LaunchRange<TEST_EXECSPACE>::work_item_property,
                               Kokkos::Experimental::WorkItemProperty::HintLightWeight_t>,
                "LaunchRange must carry Kokkos' light-weight work-item property" );
+static_assert( std::is_same_v<typename LaunchTeam<TEST_EXECSPACE>::work_item_property,
+                              Kokkos::Experimental::WorkItemProperty::HintLightWeight_t>,
+               "LaunchTeam must carry Kokkos' light-weight work-item property" );
+static_assert( std::is_same_v<typename LaunchMDRange<TEST_EXECSPACE, Kokkos::Rank<2>>::work_item_property,
+                              Kokkos::Experimental::WorkItemProperty::HintLightWeight_t>,
+               "LaunchMDRange must carry Kokkos' light-weight work-item property" );
 
 // A functor larger than CUDA's 512-byte constant-memory threshold (and under the 4 KB argument limit)
 // gives the same result through LaunchRange as through a plain range, in parallel_for and parallel_reduce.

@@ -20,6 +20,15 @@
 #define MORULA_KOKKOS_4 0
 #endif
 
+// Kokkos' Graph gained a node that captures a CUDA stream's work (GraphNodeRef::cuda_capture) after 4.6.00:
+// the develop snapshot 4.6.99 and 4.7 have it.
+#if defined( KOKKOS_ENABLE_CUDA ) && KOKKOS_VERSION >= 40699
+#define MORULA_HAVE_CUDA_GRAPH_CAPTURE 1
+#include <Kokkos_Graph.hpp>
+#else
+#define MORULA_HAVE_CUDA_GRAPH_CAPTURE 0
+#endif
+
 //! Asks the compiler to unroll the next loop fully (a loop over a register array must be unrolled for
 //! the array to stay in registers on a GPU).
 #if defined( __CUDACC__ ) || defined( __HIPCC__ ) || defined( __clang__ )
@@ -192,6 +201,48 @@ ExecutionSpace concurrent_instance( const ExecutionSpace& exec )
 #endif
     return exec;
 }
+
+/*!
+  \brief Whether work enqueued on an instance of ExecutionSpace can be captured into a device graph and
+  replayed (core::StepGraph): CUDA with Kokkos >= 4.6.99. Elsewhere the work is relaunched kernel by kernel.
+*/
+template <class ExecutionSpace>
+inline constexpr bool has_device_graph =
+#if MORULA_HAVE_CUDA_GRAPH_CAPTURE
+    std::is_same_v<ExecutionSpace, Kokkos::Cuda>;
+#else
+    false;
+#endif
+
+//! A device graph holding the kernels that op(exec) enqueued (only where has_device_graph holds).
+template <class ExecutionSpace>
+class DeviceGraph
+{
+};
+
+#if MORULA_HAVE_CUDA_GRAPH_CAPTURE
+template <>
+class DeviceGraph<Kokkos::Cuda>
+{
+  public:
+    //! Captures op(exec)'s work on exec's stream into a graph node and instantiates the graph; op's kernels
+    //! do not run now.
+    template <class Op>
+    DeviceGraph( const Kokkos::Cuda& exec, const Op& op )
+        : m_graph( Kokkos::Experimental::create_graph( exec, [&]( const auto& root ) {
+            root.cuda_capture( exec, [op]( const Kokkos::Cuda& stream ) { op( stream ); } );
+        } ) )
+    {
+        m_graph.instantiate();
+    }
+
+    //! Runs the captured work on exec's stream, after the work already enqueued there.
+    void submit( const Kokkos::Cuda& exec ) const { m_graph.submit( exec ); }
+
+  private:
+    Kokkos::Experimental::Graph<Kokkos::Cuda> m_graph;
+};
+#endif
 
 //! Version string of the Kokkos Morula was compiled against, e.g. "3.4.1" or "4.6.99".
 inline std::string kokkos_version_string()

@@ -20,10 +20,22 @@ namespace morula::core
   mdspan-based View), and a step launches dozens of them: the angiogenesis exchange's 64 sweeps per step
   measured a fixed 22 us per sweep on the H100 from this. Kernel arguments hold up to 4 KB; a functor
   beyond that still works (Kokkos copies it to global memory). On the host backends the hint does nothing.
+  Every kernel of the time-stepped models launches through LaunchRange, LaunchTeam or LaunchMDRange; the
+  constant-memory path's host wait would also forbid capturing their launches in a graph (core::StepGraph).
 */
 template <class ExecutionSpace, class... Traits>
 using LaunchRange =
     Kokkos::RangePolicy<ExecutionSpace, Kokkos::Experimental::WorkItemProperty::HintLightWeight_t, Traits...>;
+
+//! The team policy with the same light-weight hint: for team kernels whose functor holds many Views.
+template <class ExecutionSpace, class... Traits>
+using LaunchTeam =
+    Kokkos::TeamPolicy<ExecutionSpace, Kokkos::Experimental::WorkItemProperty::HintLightWeight_t, Traits...>;
+
+//! The multidimensional range with the same light-weight hint.
+template <class ExecutionSpace, class Rank, class... Traits>
+using LaunchMDRange =
+    Kokkos::MDRangePolicy<ExecutionSpace, Rank, Kokkos::Experimental::WorkItemProperty::HintLightWeight_t, Traits...>;
 
 } // namespace morula::core
 

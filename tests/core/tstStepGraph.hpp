@@ -1,0 +1,123 @@
+#include <morula/core/Error.hpp>
+#include <morula/core/LaunchPolicy.hpp>
+#include <morula/core/StepGraph.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+namespace morula_test_step_graph
+{
+using morula::core::LaunchRange;
+using morula::core::StepGraph;
+using View = Kokkos::View<double*, TEST_MEMSPACE>;
+using Scalar0 = Kokkos::View<double, TEST_MEMSPACE>;
+
+// One "step" of dependent kernels: a stage that reads a device scalar written by a reduction of the
+// previous stage, as a time step's kernels do (the graph must keep their order).
+void step( const TEST_EXECSPACE& exec, const View& x, const View& y, const Scalar0& largest )
+{
+    const int n = static_cast<int>( x.extent( 0 ) );
+    Kokkos::parallel_for(
+        "test_step_graph_stage", LaunchRange<TEST_EXECSPACE>( exec, 0, n ),
+        KOKKOS_LAMBDA( const int i ) { y( i ) = 0.5 * x( i ) + x( ( i + 1 ) % n ) / ( 1.0 + largest() ); } );
+    Kokkos::parallel_reduce(
+        "test_step_graph_max", LaunchRange<TEST_EXECSPACE>( exec, 0, n ),
+        KOKKOS_LAMBDA( const int i, double& m ) { m = y( i ) > m ? y( i ) : m; },
+        Kokkos::Max<double, TEST_MEMSPACE>( largest ) );
+    Kokkos::deep_copy( exec, x, y );
+}
+
+std::vector<double> to_host( const View& v )
+{
+    const auto h = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), v );
+    return std::vector<double>( h.data(), h.data() + h.extent( 0 ) );
+}
+
+View initial( int n )
+{
+    View x( "x", n );
+    Kokkos::parallel_for(
+        "test_step_graph_init", Kokkos::RangePolicy<TEST_EXECSPACE>( 0, n ),
+        KOKKOS_LAMBDA( const int i ) { x( i ) = 1.0 + ( i * 7919 % 101 ) / 3.0; } );
+    return x;
+}
+
+// Replays of the recorded steps (a device graph on CUDA with Kokkos >= 4.6.99, relaunches elsewhere)
+// give bit for bit what launching the steps one by one gives, over many replays.
+TEST( TEST_CATEGORY, step_graph_replays_equal_plain_launches )
+{
+    const int n = 4099, steps_per_replay = 3, replays = 20;
+    TEST_EXECSPACE exec;
+    View xa = initial( n ), ya( "ya", n ), xb = initial( n ), yb( "yb", n );
+    Scalar0 la( "la" ), lb( "lb" );
+    // The plain run.
+    for ( int s = 0; s < steps_per_replay * replays; ++s )
+        step( exec, xa, ya, la );
+    // The replayed run: its first steps run plainly (kernels must have run once before a capture).
+    step( exec, xb, yb, lb );
+    StepGraph<TEST_EXECSPACE> graph;
+    EXPECT_FALSE( graph.recorded() );
+    graph.record( [=]( const TEST_EXECSPACE& e ) {
+        for ( int s = 0; s < steps_per_replay; ++s )
+            step( e, xb, yb, lb );
+    } );
+    EXPECT_TRUE( graph.recorded() );
+    EXPECT_FALSE( graph.captured() );
+    for ( int s = 1; s < steps_per_replay; ++s )
+        step( exec, xb, yb, lb );
+    for ( int r = 1; r < replays; ++r )
+        graph.replay( exec );
+    exec.fence();
+    EXPECT_EQ( graph.captured(), StepGraph<TEST_EXECSPACE>::uses_device_graph() );
+    EXPECT_EQ( graph.captures(), StepGraph<TEST_EXECSPACE>::uses_device_graph() ? 1 : 0 );
+    const auto a = to_host( xa ), b = to_host( xb );
+    ASSERT_EQ( a.size(), b.size() );
+    for ( int i = 0; i < n; ++i )
+        ASSERT_EQ( a[i], b[i] ) << i;
+    // The values moved (the steps did something), and the device scalar followed.
+    EXPECT_NE( a[0], to_host( initial( n ) )[0] );
+    double ha = 0, hb = 0;
+    Kokkos::deep_copy( ha, la );
+    Kokkos::deep_copy( hb, lb );
+    EXPECT_EQ( ha, hb );
+}
+
+// invalidate() drops the graph: the next replay captures again, with the Views op sees then.
+TEST( TEST_CATEGORY, step_graph_invalidate_recaptures )
+{
+    const int n = 257;
+    TEST_EXECSPACE exec;
+    View x = initial( n ), y( "y", n );
+    Scalar0 largest( "largest" );
+    step( exec, x, y, largest );
+    int length = n;
+    StepGraph<TEST_EXECSPACE> graph;
+    // op reads host state (length) at each capture or relaunch; invalidate() makes a graph see its change.
+    graph.record( [&]( const TEST_EXECSPACE& e ) {
+        auto xs = Kokkos::subview( x, std::make_pair( 0, length ) );
+        Kokkos::parallel_for(
+            "test_step_graph_add", LaunchRange<TEST_EXECSPACE>( e, 0, length ),
+            KOKKOS_LAMBDA( const int i ) { xs( i ) += 1.0; } );
+    } );
+    const auto before = to_host( x );
+    graph.replay( exec );
+    length = 100;
+    graph.invalidate();
+    graph.replay( exec );
+    exec.fence();
+    const auto after = to_host( x );
+    for ( int i = 0; i < n; ++i )
+        EXPECT_EQ( after[i], before[i] + ( i < 100 ? 2.0 : 1.0 ) ) << i;
+    EXPECT_EQ( graph.captures(), StepGraph<TEST_EXECSPACE>::uses_device_graph() ? 2 : 0 );
+}
+
+TEST( TEST_CATEGORY, step_graph_without_recording_throws )
+{
+    StepGraph<TEST_EXECSPACE> graph;
+    EXPECT_THROW( graph.replay( TEST_EXECSPACE() ), morula::core::InputError );
+}
+
+} // namespace morula_test_step_graph
