@@ -2,6 +2,7 @@
 #include "ConfigFile.hpp"
 
 #include <morula/Morula.hpp>
+#include <morula/core/LaunchPolicy.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -61,7 +62,7 @@ int run_grid_demo( const GridSettings& s )
         const core::HashedRng rng( static_cast<std::uint64_t>( s.seed ) );
         const Scalar edge = static_cast<Scalar>( s.box );
         Kokkos::parallel_for(
-            "morula::app::grid::place", Kokkos::RangePolicy<exec>( space, 0, n ),
+            "morula::app::grid::place", morula::core::LaunchRange<exec>( space, 0, n ),
             KOKKOS_LAMBDA( const int i ) {
                 for ( int d = 0; d < 3; ++d )
                 {
@@ -102,14 +103,14 @@ int run_grid_demo( const GridSettings& s )
     Kokkos::View<int*, mem> counts( "counts", n );
     t0 = std::chrono::steady_clock::now();
     Kokkos::parallel_for(
-        "morula::app::grid::count", Kokkos::RangePolicy<exec>( space, 0, n ),
+        "morula::app::grid::count", morula::core::LaunchRange<exec>( space, 0, n ),
         KOKKOS_LAMBDA( const int i ) { counts( i ) = query.count_neighbors( i ); } );
     space.fence();
     const double t_sweep = seconds_since( t0 );
     long long total = 0;
     int min_count = 0, max_count = 0;
     Kokkos::parallel_reduce(
-        "morula::app::grid::stats", Kokkos::RangePolicy<exec>( space, 0, n ),
+        "morula::app::grid::stats", morula::core::LaunchRange<exec>( space, 0, n ),
         KOKKOS_LAMBDA( const int i, long long& sum, int& lo, int& hi ) {
             sum += counts( i );
             lo = counts( i ) < lo ? counts( i ) : lo;
@@ -135,7 +136,7 @@ int run_grid_demo( const GridSettings& s )
         const Scalar r2 = static_cast<Scalar>( s.cutoff * s.cutoff );
         const int stride = n / sample;
         Kokkos::parallel_reduce(
-            "morula::app::grid::check", Kokkos::RangePolicy<exec>( space, 0, sample ),
+            "morula::app::grid::check", morula::core::LaunchRange<exec>( space, 0, sample ),
             KOKKOS_LAMBDA( const int a, int& bad ) {
                 const int i = a * stride;
                 int c = 0;

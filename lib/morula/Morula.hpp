@@ -14,8 +14,10 @@
 #include <morula/core/HashedRng.hpp>
 #include <morula/core/HostCopy.hpp>
 #include <morula/core/KokkosCompat.hpp>
+#include <morula/core/LaunchPolicy.hpp>
 #include <morula/core/PhaseTimer.hpp>
 #include <morula/core/SoA.hpp>
+#include <morula/core/StepGraph.hpp>
 
 #include <morula/grid/GridGeometry.hpp>
 #include <morula/grid/NeighborList.hpp>

@@ -9,6 +9,7 @@
 #include <morula/core/Box.hpp>
 #include <morula/core/Error.hpp>
 #include <morula/core/KokkosCompat.hpp>
+#include <morula/core/LaunchPolicy.hpp>
 #include <morula/grid/NeighborSweep.hpp>
 #include <morula/grid/detail/NeighborListFill.hpp>
 
@@ -91,7 +92,7 @@ void for_each_listed_particle( const ExecutionSpace& exec, const NeighborListVie
 {
     using neighbors_type = ListedNeighbors<MemorySpace, ExecutionSpace>;
     Kokkos::parallel_for(
-        label, Kokkos::RangePolicy<ExecutionSpace>( exec, 0, n ), KOKKOS_LAMBDA( const int i ) {
+        label, core::LaunchRange<ExecutionSpace>( exec, 0, n ), KOKKOS_LAMBDA( const int i ) {
             const neighbors_type nb( list, i );
             f( i, nb );
         } );
@@ -152,7 +153,7 @@ class NeighborList
             radius, "morula::grid::neighbor_count" );
         offset_type total = 0;
         Kokkos::parallel_scan(
-            "morula::grid::neighbor_scan", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, n + 1 ),
+            "morula::grid::neighbor_scan", core::LaunchRange<ExecutionSpace>( exec, 0, n + 1 ),
             KOKKOS_LAMBDA( const int i, offset_type& update, const bool final_pass ) {
                 const offset_type c = offsets( i );
                 if ( final_pass )
@@ -181,7 +182,7 @@ class NeighborList
             auto ref = m_reference;
             Kokkos::parallel_for(
                 "morula::grid::neighbor_reference",
-                Kokkos::RangePolicy<ExecutionSpace>( exec, 0, n ), KOKKOS_LAMBDA( const int i ) {
+                core::LaunchRange<ExecutionSpace>( exec, 0, n ), KOKKOS_LAMBDA( const int i ) {
                     for ( int d = 0; d < 3; ++d )
                         ref( i, d ) = query.position( i, d );
                 } );
@@ -208,7 +209,7 @@ class NeighborList
         int moved = 0;
         Kokkos::parallel_reduce(
             "morula::grid::neighbor_displacement",
-            Kokkos::RangePolicy<ExecutionSpace>( exec, 0, n ),
+            core::LaunchRange<ExecutionSpace>( exec, 0, n ),
             KOKKOS_LAMBDA( const int i, int& any ) {
                 Scalar r2 = 0;
                 for ( int d = 0; d < 3; ++d )

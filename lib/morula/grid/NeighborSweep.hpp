@@ -7,6 +7,7 @@
 
 #include <morula/core/Error.hpp>
 #include <morula/core/KokkosCompat.hpp>
+#include <morula/core/LaunchPolicy.hpp>
 #include <morula/grid/NeighborQuery.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -100,7 +101,7 @@ void for_each_particle( const ExecutionSpace& exec, const Query& query, const Fu
                                                       " exceeds the grid's cutoff ",
                                                       query.cutoff() ) );
     Kokkos::parallel_for(
-        label, Kokkos::RangePolicy<ExecutionSpace, LaunchBounds>( exec, 0, query.num_particles() ),
+        label, core::LaunchRange<ExecutionSpace, LaunchBounds>( exec, 0, query.num_particles() ),
         KOKKOS_LAMBDA( const int i ) {
             const neighbors_type nb( query, i, radius );
             f( i, nb );

@@ -8,6 +8,7 @@
 #include <morula/core/Error.hpp>
 #include <morula/core/HashedRng.hpp>
 #include <morula/core/KokkosCompat.hpp>
+#include <morula/core/LaunchPolicy.hpp>
 #include <morula/lattice/CodeMap.hpp>
 #include <morula/lattice/DiffusionRules.hpp>
 #include <morula/lattice/Lattice.hpp>
@@ -86,7 +87,7 @@ std::size_t count_sites_of_type( const ExecutionSpace& exec,
     std::size_t count = 0;
     Kokkos::parallel_reduce(
         "morula::lattice::count_type",
-        Kokkos::RangePolicy<ExecutionSpace, Kokkos::IndexType<std::size_t>>( exec, 0, sites.extent( 0 ) ),
+        core::LaunchRange<ExecutionSpace, Kokkos::IndexType<std::size_t>>( exec, 0, sites.extent( 0 ) ),
         KOKKOS_LAMBDA( const std::size_t i, std::size_t& c ) {
             c += layout::type( sites( i ) ) == type && ( !require_empty || layout::empty( sites( i ) ) );
         },
@@ -95,7 +96,7 @@ std::size_t count_sites_of_type( const ExecutionSpace& exec,
     if ( particles )
         Kokkos::parallel_reduce(
             "morula::lattice::count_particles",
-            Kokkos::RangePolicy<ExecutionSpace, Kokkos::IndexType<std::size_t>>( exec, 0, sites.extent( 0 ) ),
+            core::LaunchRange<ExecutionSpace, Kokkos::IndexType<std::size_t>>( exec, 0, sites.extent( 0 ) ),
             KOKKOS_LAMBDA( const std::size_t i, std::size_t& p ) { p += std::size_t( layout::count( sites( i ) ) ); },
             occupied );
     if ( particles )
@@ -162,7 +163,7 @@ ObstaclePlacement place_sphere_obstacles( const ExecutionSpace& exec,
                                             result.spheres, " spheres" ) );
         mark.first_sphere = result.spheres;
         Kokkos::parallel_for( "morula::lattice::mark_spheres",
-                              Kokkos::TeamPolicy<ExecutionSpace>( exec, int( batch ), Kokkos::AUTO ), mark );
+                              core::LaunchTeam<ExecutionSpace>( exec, int( batch ), Kokkos::AUTO ), mark );
         result.spheres += batch;
         result.sites = detail::count_sites_of_type<Slots>( exec, lattice.sites(), obstacle_type, false );
     }

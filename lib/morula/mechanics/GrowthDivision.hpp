@@ -8,6 +8,7 @@
 #include <morula/core/Error.hpp>
 #include <morula/core/HashedRng.hpp>
 #include <morula/core/KokkosCompat.hpp>
+#include <morula/core/LaunchPolicy.hpp>
 #include <morula/mechanics/SphereAgents.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -148,7 +149,7 @@ int count_dividers( const ExecutionSpace& exec, const SphereAgents<Scalar, Memor
     int count = 0;
     Kokkos::parallel_reduce(
         "morula::mechanics::count_dividers",
-        Kokkos::RangePolicy<ExecutionSpace>( exec, 0, static_cast<int>( a.size() ) ),
+        core::LaunchRange<ExecutionSpace>( exec, 0, static_cast<int>( a.size() ) ),
         KOKKOS_LAMBDA( const int i, int& c ) { c += diameter( i ) > threshold ? 1 : 0; }, count );
     return count;
 }
@@ -165,7 +166,7 @@ void grow_and_list_dividers( const ExecutionSpace& exec, const SphereAgents<Scal
     const Scalar dv = p.growth_rate * p.time_step;
     Kokkos::parallel_scan(
         "morula::mechanics::grow_and_list_dividers",
-        Kokkos::RangePolicy<ExecutionSpace>( exec, 0, static_cast<int>( a.size() ) ),
+        core::LaunchRange<ExecutionSpace>( exec, 0, static_cast<int>( a.size() ) ),
         KOKKOS_LAMBDA( const int i, int& offset, const bool final_pass ) {
             const Scalar d = diameter( i );
             const bool divides = d > threshold;
@@ -216,7 +217,7 @@ void divide( const ExecutionSpace& exec, const SphereAgents<Scalar, MemorySpace>
     const std::int64_t next_id = a.next_id();
     const core::HashedRng rng( p.seed );
     Kokkos::parallel_for(
-        "morula::mechanics::divide", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, count ),
+        "morula::mechanics::divide", core::LaunchRange<ExecutionSpace>( exec, 0, count ),
         KOKKOS_LAMBDA( const int k ) {
             const std::int64_t mother = mother_ids( k );
             const int i = mother_slots( k );

@@ -9,6 +9,7 @@
 #include <morula/core/Box.hpp>
 #include <morula/core/Error.hpp>
 #include <morula/core/HashedRng.hpp>
+#include <morula/core/LaunchPolicy.hpp>
 #include <morula/mechanics/SphereAgents.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -57,7 +58,7 @@ void set_properties( const ExecutionSpace& exec, const SphereAgents<Scalar, Memo
     const Scalar rho = p.mass / sphere_volume( p.diameter );
     Kokkos::parallel_for(
         "morula::mechanics::set_properties",
-        Kokkos::RangePolicy<ExecutionSpace>( exec, 0, static_cast<int>( a.size() ) ),
+        core::LaunchRange<ExecutionSpace>( exec, 0, static_cast<int>( a.size() ) ),
         KOKKOS_LAMBDA( const int i ) {
             diameter( i ) = p.diameter;
             adherence( i ) = p.adherence;
@@ -86,7 +87,7 @@ SphereAgents<Scalar, MemorySpace> lattice_agents( const ExecutionSpace& exec, in
     SphereAgents<Scalar, MemorySpace> a( "morula::mechanics::agents", n );
     const auto x = a.positions();
     Kokkos::parallel_for(
-        "morula::mechanics::lattice_agents", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, n ),
+        "morula::mechanics::lattice_agents", core::LaunchRange<ExecutionSpace>( exec, 0, n ),
         KOKKOS_LAMBDA( const int i ) {
             x( i, 0 ) = spacing * ( i % per_axis );
             x( i, 1 ) = spacing * ( i / per_axis % per_axis );
@@ -112,7 +113,7 @@ SphereAgents<Scalar, MemorySpace> random_agents( const ExecutionSpace& exec, int
     const auto x = a.positions();
     const core::HashedRng rng( seed );
     Kokkos::parallel_for(
-        "morula::mechanics::random_agents", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, n ),
+        "morula::mechanics::random_agents", core::LaunchRange<ExecutionSpace>( exec, 0, n ),
         KOKKOS_LAMBDA( const int i ) {
             for ( int d = 0; d < 3; ++d )
             {

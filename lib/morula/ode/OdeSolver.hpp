@@ -18,6 +18,7 @@
 #include <morula/Config.hpp>
 #include <morula/core/Error.hpp>
 #include <morula/core/KokkosCompat.hpp>
+#include <morula/core/LaunchPolicy.hpp>
 #include <morula/ode/MassActionSystem.hpp>
 #include <morula/ode/SolverOptions.hpp>
 #include <morula/ode/detail/DeviceWideRkf45.hpp>
@@ -211,12 +212,12 @@ class OdeSolver
         if ( !team )
         {
             Kokkos::parallel_for( "morula::ode::integrate_batched",
-                                  Kokkos::RangePolicy<ExecutionSpace, Kokkos::IndexType<long>>( exec, 0, systems ),
+                                  core::LaunchRange<ExecutionSpace, Kokkos::IndexType<long>>( exec, 0, systems ),
                                   detail::BatchedIntegrate<MemorySpace, Model>{ integ } );
         }
         else
         {
-            using Policy = Kokkos::TeamPolicy<ExecutionSpace>;
+            using Policy = core::LaunchTeam<ExecutionSpace>;
             using Member = typename Policy::member_type;
             detail::TeamIntegrate<MemorySpace, Model, Member> functor{ integ };
             Policy probe( exec, static_cast<int>( systems ), 1 );
@@ -265,7 +266,7 @@ class OdeSolver
         const detail::FehlbergTableau tab;
         const bool paper = m_options.error_norm == ErrorNorm::paper;
         const bool automatic = m_options.method == Method::automatic;
-        using Range = Kokkos::RangePolicy<ExecutionSpace>;
+        using Range = core::LaunchRange<ExecutionSpace>;
         auto record = [&]( int sample ) {
             Kokkos::parallel_for( "morula::ode::dw::record", Range( exec, 0, nsaved ),
                                   detail::RecordSample<MemorySpace>{ x, saved_device, result.samples, sample } );

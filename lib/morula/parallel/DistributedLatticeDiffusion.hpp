@@ -10,6 +10,7 @@
 #include <morula/core/Driver.hpp>
 #include <morula/core/Error.hpp>
 #include <morula/core/KokkosCompat.hpp>
+#include <morula/core/LaunchPolicy.hpp>
 #include <morula/core/PhaseTimer.hpp>
 #include <morula/lattice/CodeMap.hpp>
 #include <morula/lattice/DiffusionOptions.hpp>
@@ -362,7 +363,7 @@ class DistributedLatticeDiffusion
         unsigned long long n = 0;
         Kokkos::parallel_reduce(
             "morula::parallel::lattice_count_particles",
-            Kokkos::RangePolicy<ExecutionSpace, Kokkos::IndexType<std::size_t>>( exec, 0, s.extent( 0 ) ),
+            core::LaunchRange<ExecutionSpace, Kokkos::IndexType<std::size_t>>( exec, 0, s.extent( 0 ) ),
             KOKKOS_LAMBDA( const std::size_t i, unsigned long long& acc ) { acc += layout::count( s( i ) ); }, n );
         return n;
     }

@@ -8,6 +8,7 @@
 
 #include <morula/core/Error.hpp>
 #include <morula/core/KokkosCompat.hpp>
+#include <morula/core/LaunchPolicy.hpp>
 #include <morula/core/SoA.hpp>
 #include <morula/parallel/CartesianDecomposition.hpp>
 #include <morula/parallel/Transport.hpp>
@@ -92,7 +93,7 @@ std::size_t migration_leavers( const ExecutionSpace& exec, std::size_t n, const 
         return 0;
     Kokkos::deep_copy( exec, counter, 0 );
     Kokkos::parallel_for(
-        "morula::parallel::migration_leavers", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, n ),
+        "morula::parallel::migration_leavers", core::LaunchRange<ExecutionSpace>( exec, 0, n ),
         KOKKOS_LAMBDA( const std::size_t i ) {
             Scalar w[3];
             for ( int a = 0; a < 3; ++a )
@@ -122,7 +123,7 @@ void migration_send_offsets( const ExecutionSpace& exec, std::size_t leavers, in
                              const OffsetView& offset )
 {
     Kokkos::parallel_for(
-        "morula::parallel::migration_send_offsets", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, size + 1 ),
+        "morula::parallel::migration_send_offsets", core::LaunchRange<ExecutionSpace>( exec, 0, size + 1 ),
         KOKKOS_LAMBDA( const int r ) {
             std::size_t lo = 0, hi = leavers; // first key with owner >= r
             while ( lo < hi )
@@ -143,7 +144,7 @@ void pack_leaver_rows( const ExecutionSpace& exec, std::size_t leavers, const Ro
     if ( leavers == 0 )
         return;
     Kokkos::parallel_for(
-        "morula::parallel::pack_leaver_rows", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, leavers ),
+        "morula::parallel::pack_leaver_rows", core::LaunchRange<ExecutionSpace>( exec, 0, leavers ),
         KOKKOS_LAMBDA( const std::size_t k ) {
             rows.gather( buf.data() + k * row_bytes, static_cast<std::size_t>( key( k ) & 0xffffffffu ) );
         } );
@@ -160,7 +161,7 @@ void migration_holes( const ExecutionSpace& exec, std::size_t leavers, std::size
                       const IndexView& hole, const IndexView& filler, const IndexView& counters )
 {
     Kokkos::parallel_scan(
-        "morula::parallel::migration_holes", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, leavers ),
+        "morula::parallel::migration_holes", core::LaunchRange<ExecutionSpace>( exec, 0, leavers ),
         KOKKOS_LAMBDA( const std::size_t j, int& before, const bool final ) {
             const std::size_t i = key( j ) & 0xffffffffu;
             const int flag = i < n_stay ? 1 : 0;
@@ -175,7 +176,7 @@ void migration_holes( const ExecutionSpace& exec, std::size_t leavers, std::size
         } );
     const std::size_t tail = n - n_stay;
     Kokkos::parallel_scan(
-        "morula::parallel::migration_fillers", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, tail ),
+        "morula::parallel::migration_fillers", core::LaunchRange<ExecutionSpace>( exec, 0, tail ),
         KOKKOS_LAMBDA( const std::size_t k, int& before, const bool final ) {
             const std::size_t i = n_stay + k;
             const int flag = owner( x( i, 0 ), x( i, 1 ), x( i, 2 ) ) == me ? 1 : 0; // wrapped already
@@ -197,7 +198,7 @@ void migration_close_holes( const ExecutionSpace& exec, std::size_t most, const 
                             const IndexView& filler, const IndexView& counters )
 {
     Kokkos::parallel_for(
-        "morula::parallel::migration_close_holes", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, most ),
+        "morula::parallel::migration_close_holes", core::LaunchRange<ExecutionSpace>( exec, 0, most ),
         KOKKOS_LAMBDA( const std::size_t h ) {
             if ( static_cast<int>( h ) < counters( 0 ) )
                 rows.copy( static_cast<std::size_t>( hole( h ) ), static_cast<std::size_t>( filler( h ) ) );

@@ -5,6 +5,8 @@
 #ifndef MORULA_CORE_DETAIL_GATHER_HPP
 #define MORULA_CORE_DETAIL_GATHER_HPP
 
+#include <morula/core/LaunchPolicy.hpp>
+
 #include <Kokkos_Core.hpp>
 
 namespace morula::core::detail
@@ -20,14 +22,14 @@ void gather( const ExecutionSpace& exec, std::size_t n, const PermView& perm, co
     if constexpr ( InView::rank == 1 )
     {
         Kokkos::parallel_for(
-            "morula::gather", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, n ),
+            "morula::gather", core::LaunchRange<ExecutionSpace>( exec, 0, n ),
             KOKKOS_LAMBDA( const std::size_t k ) { out( k ) = in( perm( k ) ); } );
     }
     else
     {
         const int nc = static_cast<int>( in.extent( 1 ) );
         Kokkos::parallel_for(
-            "morula::gather", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, n ),
+            "morula::gather", core::LaunchRange<ExecutionSpace>( exec, 0, n ),
             KOKKOS_LAMBDA( const std::size_t k ) {
                 const auto src = perm( k );
                 for ( int c = 0; c < nc; ++c )

@@ -7,6 +7,7 @@
 #define MORULA_GRID_DETAIL_BUCKETSORT_HPP
 
 #include <morula/core/KokkosCompat.hpp>
+#include <morula/core/LaunchPolicy.hpp>
 #include <morula/grid/detail/GridBuild.hpp>
 #include <morula/grid/detail/SegmentSort.hpp>
 
@@ -32,7 +33,7 @@ void sort_buckets( const ExecutionSpace& exec, const BucketLayout& layout, int n
                    const IndexView& offsets, const IndexView& oversized,
                    const IndexView& status )
 {
-    using policy_type = Kokkos::TeamPolicy<ExecutionSpace>;
+    using policy_type = core::LaunchTeam<ExecutionSpace>;
     using member_type = typename policy_type::member_type;
     using scratch_space = typename ExecutionSpace::scratch_memory_space;
     using unmanaged = Kokkos::MemoryTraits<Kokkos::Unmanaged>;
@@ -187,13 +188,13 @@ void sort_oversized_buckets( const ExecutionSpace& exec, int count, const Bucket
 
     const OversizedTable<decltype( table_dev ), IndexView> locate{ table_dev, bucket_base, count };
     Kokkos::parallel_for(
-        "morula::grid::gather_oversized", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, total ),
+        "morula::grid::gather_oversized", core::LaunchRange<ExecutionSpace>( exec, 0, total ),
         KOKKOS_LAMBDA( const int k ) {
             tmp( k ) = pairs( locate.slot( k ) );
         } );
     compat::sort( exec, tmp );
     Kokkos::parallel_for(
-        "morula::grid::scatter_oversized", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, total ),
+        "morula::grid::scatter_oversized", core::LaunchRange<ExecutionSpace>( exec, 0, total ),
         KOKKOS_LAMBDA( const int k ) {
             perm( locate.slot( k ) ) = static_cast<int>( tmp( k ) & 0xffffffffu );
         } );
@@ -203,7 +204,7 @@ void sort_oversized_buckets( const ExecutionSpace& exec, int count, const Bucket
     const int cpb = layout.cells_per_bucket;
     Kokkos::parallel_for(
         "morula::grid::offsets_oversized",
-        Kokkos::RangePolicy<ExecutionSpace>( exec, 0, std::size_t( count ) * cpb ),
+        core::LaunchRange<ExecutionSpace>( exec, 0, std::size_t( count ) * cpb ),
         KOKKOS_LAMBDA( const std::size_t t ) {
             const int i = static_cast<int>( t / cpb );
             const int cell = ( table_dev( i, 0 ) << shift ) + static_cast<int>( t % cpb );

@@ -26,6 +26,7 @@
 #define MORULA_GRID_DETAIL_GRIDBUILD_HPP
 
 #include <morula/core/KokkosCompat.hpp>
+#include <morula/core/LaunchPolicy.hpp>
 #include <morula/grid/GridGeometry.hpp>
 #include <morula/grid/detail/Morton.hpp>
 
@@ -146,7 +147,7 @@ Kokkos::View<int*, MemorySpace> morton_cell_keys( const ExecutionSpace& exec,
     Kokkos::View<std::uint64_t*, MemorySpace> codes(
         Kokkos::view_alloc( Kokkos::WithoutInitializing, "morula::grid::morton_codes" ), ncells );
     Kokkos::parallel_for(
-        "morula::grid::morton_codes", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, ncells ),
+        "morula::grid::morton_codes", core::LaunchRange<ExecutionSpace>( exec, 0, ncells ),
         KOKKOS_LAMBDA( const int lin ) {
             const int ix = lin % g.ncell[0];
             const int iy = ( lin / g.ncell[0] ) % g.ncell[1];
@@ -159,7 +160,7 @@ Kokkos::View<int*, MemorySpace> morton_cell_keys( const ExecutionSpace& exec,
     Kokkos::View<int*, MemorySpace> keys(
         Kokkos::view_alloc( Kokkos::WithoutInitializing, "morula::grid::cell_keys" ), ncells );
     Kokkos::parallel_for(
-        "morula::grid::morton_rank", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, ncells ),
+        "morula::grid::morton_rank", core::LaunchRange<ExecutionSpace>( exec, 0, ncells ),
         KOKKOS_LAMBDA( const int rank ) {
             keys( static_cast<int>( codes( rank ) & 0xffffffffu ) ) = rank;
         } );
@@ -172,7 +173,7 @@ void reset_build( const ExecutionSpace& exec, const IndexView& status, const Ind
                   int num_counters, const IndexView& offsets, int ncells, int n )
 {
     Kokkos::parallel_for(
-        "morula::grid::reset_build", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, num_counters ),
+        "morula::grid::reset_build", core::LaunchRange<ExecutionSpace>( exec, 0, num_counters ),
         KOKKOS_LAMBDA( const int c ) {
             counters( c ) = 0;
             if ( c == 0 )
@@ -234,7 +235,7 @@ void count_buckets( const ExecutionSpace& exec, const GridGeometry<Scalar>& g,
     {
         Kokkos::parallel_for(
             "morula::grid::count_buckets",
-            Kokkos::RangePolicy<ExecutionSpace>( exec, 0, layout.stripes ),
+            core::LaunchRange<ExecutionSpace>( exec, 0, layout.stripes ),
             KOKKOS_LAMBDA( const int s ) {
                 const int end = ( s + 1 ) * layout.stripe_chunk < n ? ( s + 1 ) * layout.stripe_chunk
                                                                     : n;
@@ -248,7 +249,7 @@ void count_buckets( const ExecutionSpace& exec, const GridGeometry<Scalar>& g,
     }
     else
     {
-        using policy_type = Kokkos::TeamPolicy<ExecutionSpace>;
+        using policy_type = core::LaunchTeam<ExecutionSpace>;
         using member_type = typename policy_type::member_type;
         using int_scratch = Kokkos::View<int*, typename ExecutionSpace::scratch_memory_space,
                                          Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
@@ -298,7 +299,7 @@ void scan_counters( const ExecutionSpace& exec, const BucketLayout& layout,
     const int stripes = layout.stripes;
     const int total = layout.num_counters();
     Kokkos::parallel_scan(
-        "morula::grid::scan_buckets", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, total + 1 ),
+        "morula::grid::scan_buckets", core::LaunchRange<ExecutionSpace>( exec, 0, total + 1 ),
         KOKKOS_LAMBDA( const int t, int& update, const bool final_pass ) {
             const int b = t / stripes;
             const int c = t < total ? layout.counter( b, t % stripes ) : 0;
@@ -325,7 +326,7 @@ void scatter_to_buckets( const ExecutionSpace& exec, int n, const BucketLayout& 
     {
         Kokkos::parallel_for(
             "morula::grid::scatter_to_buckets",
-            Kokkos::RangePolicy<ExecutionSpace>( exec, 0, layout.stripes ),
+            core::LaunchRange<ExecutionSpace>( exec, 0, layout.stripes ),
             KOKKOS_LAMBDA( const int s ) {
                 const int end = ( s + 1 ) * layout.stripe_chunk < n ? ( s + 1 ) * layout.stripe_chunk
                                                                     : n;
@@ -343,7 +344,7 @@ void scatter_to_buckets( const ExecutionSpace& exec, int n, const BucketLayout& 
         // Per tile: each particle takes a rank among the tile's particles of its bucket (scratch
         // atomics), one thread per bucket reserves the bucket's run in global memory, then each
         // particle writes to run start + rank; a tile's particles of one bucket land contiguously.
-        using policy_type = Kokkos::TeamPolicy<ExecutionSpace>;
+        using policy_type = core::LaunchTeam<ExecutionSpace>;
         using member_type = typename policy_type::member_type;
         using int_scratch = Kokkos::View<int*, typename ExecutionSpace::scratch_memory_space,
                                          Kokkos::MemoryTraits<Kokkos::Unmanaged>>;

@@ -6,6 +6,8 @@
 #define MORULA_GRID_DETAIL_NEIGHBORLISTFILL_HPP
 
 
+#include <morula/core/LaunchPolicy.hpp>
+
 #include <Kokkos_Core.hpp>
 
 #include <cstdint>
@@ -21,7 +23,7 @@ void fill_neighbor_list( const ExecutionSpace& exec, const Query& query, int n, 
 {
     using offset_type = typename OffsetView::non_const_value_type;
     Kokkos::parallel_for(
-        "morula::grid::neighbor_fill", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, n ),
+        "morula::grid::neighbor_fill", core::LaunchRange<ExecutionSpace>( exec, 0, n ),
         KOKKOS_LAMBDA( const int i ) {
             offset_type k = offsets( i );
             query.for_each_neighbor( i, radius, [&]( const int j, Scalar, Scalar, Scalar, Scalar ) {

@@ -5,6 +5,7 @@
 #ifndef MORULA_LATTICE_DETAIL_LATTICECHECK_HPP
 #define MORULA_LATTICE_DETAIL_LATTICECHECK_HPP
 
+#include <morula/core/LaunchPolicy.hpp>
 #include <morula/lattice/SiteWord.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -126,7 +127,7 @@ check_sites( const ExecutionSpace& exec, const Sites& owned, std::uint32_t block
     LatticeCheck<Slots, memory_space> f{ owned, blocked_types, max_code };
     typename LatticeCheck<Slots, memory_space>::value_type v;
     Kokkos::parallel_reduce( "morula::lattice::check",
-                             Kokkos::RangePolicy<ExecutionSpace, Kokkos::IndexType<std::size_t>>( exec, 0, owned.extent( 0 ) ),
+                             core::LaunchRange<ExecutionSpace, Kokkos::IndexType<std::size_t>>( exec, 0, owned.extent( 0 ) ),
                              f, v );
     if ( counts.extent( 0 ) > 0 )
     {
@@ -135,7 +136,7 @@ check_sites( const ExecutionSpace& exec, const Sites& owned, std::uint32_t block
         CodeHistogram<Slots, ExecutionSpace> h{ owned, counts, max_code,
                                                 int( std::min<std::size_t>( counts.extent( 0 ), 256 ) ),
                                                 host ? 65536 : 4096 };
-        Kokkos::TeamPolicy<ExecutionSpace> policy( exec, h.league(), team );
+        core::LaunchTeam<ExecutionSpace> policy( exec, h.league(), team );
         policy.set_scratch_size( 0, Kokkos::PerTeam( CodeHistogram<Slots, ExecutionSpace>::bins_view::shmem_size( h.bins ) ) );
         Kokkos::parallel_for( "morula::lattice::code_counts", policy, h );
     }

@@ -7,6 +7,7 @@
 #define MORULA_LATTICE_DETAIL_PASSLAUNCH_HPP
 
 #include <morula/core/HashedRng.hpp>
+#include <morula/core/LaunchPolicy.hpp>
 #include <morula/lattice/DiffusionOptions.hpp>
 #include <morula/lattice/DiffusionRules.hpp>
 #include <morula/lattice/Lattice.hpp>
@@ -116,7 +117,7 @@ struct PassLaunch
         constexpr bool host = Kokkos::SpaceAccessibility<Kokkos::HostSpace, memory_space>::accessible;
         const int team = host ? 1 : 256;
         CompactedSplitPass<Slots, Axis, ExecutionSpace> pass{ gather_split<Axis>(), host ? 256 : 4 };
-        Kokkos::TeamPolicy<ExecutionSpace> policy( exec, pass.league( team ), team );
+        core::LaunchTeam<ExecutionSpace> policy( exec, pass.league( team ), team );
         policy.set_scratch_size( 0, Kokkos::PerTeam( pass.scratch_bytes( team ) ) );
         Kokkos::parallel_for( Axis == 0   ? "morula::lattice::compacted_split_pass_x"
                               : Axis == 1 ? "morula::lattice::compacted_split_pass_y"
@@ -140,7 +141,7 @@ struct PassLaunch
                                                            overflow, host ? s.nx : std::min( s.nx, 256 ),
                                                            8 };
             const int team = host ? 1 : std::min( 256, ( pass.width + 31 ) / 32 * 32 );
-            Kokkos::TeamPolicy<ExecutionSpace> policy( exec, pass.league(), team );
+            core::LaunchTeam<ExecutionSpace> policy( exec, pass.league(), team );
             policy.set_scratch_size( 0, Kokkos::PerTeam( pass.scratch_bytes() ) );
             Kokkos::parallel_for( "morula::lattice::tiled_split_pass_x", policy, pass );
         }
@@ -149,7 +150,7 @@ struct PassLaunch
             TiledSplitPassColumn<Slots, Axis, 8, ExecutionSpace> pass{
                 current, next, rules, rng, step, s.nx, s.ny, s.nz, periodic,
                 tracers, overflow, 256 };
-            Kokkos::TeamPolicy<ExecutionSpace> policy( exec, pass.league(), host ? 1 : 256 );
+            core::LaunchTeam<ExecutionSpace> policy( exec, pass.league(), host ? 1 : 256 );
             Kokkos::parallel_for( Axis == 1 ? "morula::lattice::tiled_split_pass_y" : "morula::lattice::tiled_split_pass_z",
                                   policy, pass );
         }
@@ -173,7 +174,7 @@ struct PassLaunch
             tracers,
             overflow,
             { std::min( s.nx, host ? 62 : 32 ), std::min( s.ny, 8 ), std::min( s.nz, 4 ) } };
-        Kokkos::TeamPolicy<ExecutionSpace> policy( exec, pass.league(), host ? 1 : 256 );
+        core::LaunchTeam<ExecutionSpace> policy( exec, pass.league(), host ? 1 : 256 );
         policy.set_scratch_size( 0, Kokkos::PerTeam( pass.scratch_bytes() ) );
         Kokkos::parallel_for( "morula::lattice::tiled_fused_pass", policy, pass );
     }
@@ -187,19 +188,19 @@ struct PassLaunch
     {
         const std::size_t n = std::size_t( shape.nx ) * std::size_t( shape.ny ) * std::size_t( window.owned_planes() );
         if ( n < ( std::size_t( 1 ) << 31 ) )
-            Kokkos::parallel_for( label, Kokkos::RangePolicy<ExecutionSpace, Kokkos::IndexType<int>>( exec, 0, int( n ) ),
+            Kokkos::parallel_for( label, core::LaunchRange<ExecutionSpace, Kokkos::IndexType<int>>( exec, 0, int( n ) ),
                                   pass );
         else
             Kokkos::parallel_for( label, policy( exec ), pass );
     }
 
     // x fastest; tiles wide along x so that consecutive threads read consecutive words.
-    Kokkos::MDRangePolicy<ExecutionSpace, Kokkos::Rank<3, Kokkos::Iterate::Left, Kokkos::Iterate::Left>,
+    core::LaunchMDRange<ExecutionSpace, Kokkos::Rank<3, Kokkos::Iterate::Left, Kokkos::Iterate::Left>,
                           Kokkos::IndexType<int>>
     policy( const ExecutionSpace& exec ) const
     {
         const auto& s = shape;
-        using P = Kokkos::MDRangePolicy<ExecutionSpace, Kokkos::Rank<3, Kokkos::Iterate::Left, Kokkos::Iterate::Left>,
+        using P = core::LaunchMDRange<ExecutionSpace, Kokkos::Rank<3, Kokkos::Iterate::Left, Kokkos::Iterate::Left>,
                                         Kokkos::IndexType<int>>;
         const bool host = Kokkos::SpaceAccessibility<Kokkos::HostSpace, memory_space>::accessible;
         const int tx = host ? std::min( s.nx, 256 ) : std::min( s.nx, 64 );

@@ -8,6 +8,7 @@
 
 #include <morula/core/Error.hpp>
 #include <morula/core/HashedRng.hpp>
+#include <morula/core/LaunchPolicy.hpp>
 #include <morula/lattice/CodeMap.hpp>
 #include <morula/lattice/DiffusionOptions.hpp>
 #include <morula/lattice/DiffusionRules.hpp>
@@ -179,7 +180,7 @@ class SlabDiffusion
         const std::size_t plane = std::size_t( m_shape.nx ) * std::size_t( m_shape.ny );
         Kokkos::parallel_reduce(
             "morula::lattice::first_free_after",
-            Kokkos::RangePolicy<ExecutionSpace, Kokkos::IndexType<std::size_t>>(
+            core::LaunchRange<ExecutionSpace, Kokkos::IndexType<std::size_t>>(
                 exec, plane * std::size_t( m_window.owned_begin ), plane * std::size_t( m_window.owned_end ) ),
             f, Kokkos::Min<std::uint64_t>( best ) );
         exec.fence();
@@ -208,7 +209,7 @@ class SlabDiffusion
     {
         if ( !m_tracking || code < m_codes.first_tracer_code() )
             return;
-        Kokkos::parallel_for( "morula::lattice::add_displacement", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, 1 ),
+        Kokkos::parallel_for( "morula::lattice::add_displacement", core::LaunchRange<ExecutionSpace>( exec, 0, 1 ),
                               AddDisplacement<memory_space>{ m_displacement, code, delta[0], delta[1], delta[2] } );
         exec.fence();
     }
@@ -250,7 +251,7 @@ class SlabDiffusion
         ReplayPlacements<Slots, memory_space> replay{ m_current.sites(), sites, codes, begin, end,
                                                       m_shape.nx, m_shape.ny, m_window, first_plane,
                                                       last_plane, conflicts };
-        Kokkos::parallel_for( "morula::lattice::replay_placements", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, 1 ),
+        Kokkos::parallel_for( "morula::lattice::replay_placements", core::LaunchRange<ExecutionSpace>( exec, 0, 1 ),
                               replay );
         unsigned long long n = 0;
         Kokkos::deep_copy( exec, n, conflicts );
@@ -416,7 +417,7 @@ class SlabDiffusion
             { s.boundary[0] == LatticeBoundary::periodic, s.boundary[1] == LatticeBoundary::periodic,
               s.boundary[2] == LatticeBoundary::periodic },
             tracers(), m_rng, m_step, m_last_pass, placement_descending(), m_placed, first, m_next_entry };
-        Kokkos::parallel_for( "morula::lattice::place_overflow", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, 1 ),
+        Kokkos::parallel_for( "morula::lattice::place_overflow", core::LaunchRange<ExecutionSpace>( exec, 0, 1 ),
                               place );
     }
 

@@ -27,6 +27,7 @@
 
 #include <morula/core/HashedRng.hpp>
 #include <morula/core/KokkosCompat.hpp>
+#include <morula/core/LaunchPolicy.hpp>
 #include <morula/lattice/DiffusionRules.hpp>
 #include <morula/lattice/SiteWord.hpp>
 #include <morula/lattice/detail/PassOutputs.hpp>
@@ -245,7 +246,7 @@ struct TiledSplitPassRow
 {
     using memory_space = typename ExecutionSpace::memory_space;
     using layout = SiteLayout<Slots>;
-    using policy_type = Kokkos::TeamPolicy<ExecutionSpace>;
+    using policy_type = core::LaunchTeam<ExecutionSpace>;
     using member_type = typename policy_type::member_type;
     using word_scratch = Kokkos::View<std::uint32_t**, Kokkos::LayoutRight, typename ExecutionSpace::scratch_memory_space,
                                       Kokkos::MemoryTraits<Kokkos::Unmanaged>>;

@@ -8,6 +8,7 @@
 #include <morula/core/Box.hpp>
 #include <morula/core/Error.hpp>
 #include <morula/core/KokkosCompat.hpp>
+#include <morula/core/LaunchPolicy.hpp>
 #include <morula/grid/NeighborSweep.hpp>
 #include <morula/mechanics/SphereAgents.hpp>
 #include <morula/mechanics/SphereForce.hpp>
@@ -121,13 +122,13 @@ AgentExtent<Scalar> agent_extent( const ExecutionSpace& exec, const PositionView
         if ( box.boundary[a] == core::Boundary::open )
             open_axes |= 1u << a;
     typename reduction::value_type r;
-    Kokkos::parallel_reduce( "morula::mechanics::agent_extent", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, n ),
+    Kokkos::parallel_reduce( "morula::mechanics::agent_extent", core::LaunchRange<ExecutionSpace>( exec, 0, n ),
                              reduction{ x, diameter, density, open_axes }, r );
     if ( !( r.max_diameter < inf ) )
     {
         int first = INT_MAX;
         Kokkos::parallel_reduce(
-            "morula::mechanics::first_bad_agent", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, n ),
+            "morula::mechanics::first_bad_agent", core::LaunchRange<ExecutionSpace>( exec, 0, n ),
             KOKKOS_LAMBDA( const int i, int& m ) {
                 const Scalar d = diameter( i );
                 const Scalar rho = density( i );
@@ -285,7 +286,7 @@ long long compute_displacements_impl( const ExecutionSpace& exec, const Query& q
     if ( CountPairs )
         Kokkos::parallel_reduce(
             "morula::mechanics::sum_overlaps",
-            Kokkos::RangePolicy<ExecutionSpace>( exec, 0, num_targets ),
+            core::LaunchRange<ExecutionSpace>( exec, 0, num_targets ),
             KOKKOS_LAMBDA( const int i, long long& sum ) { sum += overlap_count( i ); }, total );
     return total;
 }
@@ -338,7 +339,7 @@ void add_ghost_displacements( const ExecutionSpace& exec, const GhostQuery& ghos
     const int first_ghost = static_cast<int>( ghost_begin );
     Kokkos::parallel_for(
         "morula::mechanics::sphere_ghost_forces",
-        Kokkos::RangePolicy<ExecutionSpace>( exec, 0, static_cast<int>( num_targets ) ),
+        core::LaunchRange<ExecutionSpace>( exec, 0, static_cast<int>( num_targets ) ),
         KOKKOS_LAMBDA( const int t ) {
             const int i = targets( t );
             const Scalar di = diameter( i );
@@ -378,7 +379,7 @@ void apply_displacements( const ExecutionSpace& exec, const PositionView& x,
                           const VectorView& displacement, int n, const core::Box<Scalar>& box )
 {
     Kokkos::parallel_for(
-        "morula::mechanics::apply_displacements", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, n ),
+        "morula::mechanics::apply_displacements", core::LaunchRange<ExecutionSpace>( exec, 0, n ),
         KOKKOS_LAMBDA( const int i ) {
             for ( int d = 0; d < 3; ++d )
             {

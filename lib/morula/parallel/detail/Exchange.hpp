@@ -9,6 +9,7 @@
 
 #include <morula/core/Error.hpp>
 #include <morula/core/KokkosCompat.hpp>
+#include <morula/core/LaunchPolicy.hpp>
 #include <morula/core/SoA.hpp>
 #include <morula/parallel/Transport.hpp>
 #include <morula/parallel/detail/Ipc.hpp>
@@ -64,7 +65,7 @@ void copy_table_bytes( const ExecutionSpace& exec, const Table& table, std::size
     const unsigned char* from = send.data();
     unsigned char* to = recv.data();
     Kokkos::parallel_for(
-        "morula::parallel::copy_self_messages", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, total / 8 ),
+        "morula::parallel::copy_self_messages", core::LaunchRange<ExecutionSpace>( exec, 0, total / 8 ),
         KOKKOS_LAMBDA( const std::size_t w ) {
             const std::size_t k = 8 * w;
             // table(i, 2) = first byte of entry i in the flat range; find the last entry starting <= k

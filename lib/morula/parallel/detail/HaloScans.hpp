@@ -7,6 +7,7 @@
 #define MORULA_PARALLEL_DETAIL_HALOSCANS_HPP
 
 #include <morula/core/KokkosCompat.hpp>
+#include <morula/core/LaunchPolicy.hpp>
 #include <morula/parallel/CartesianDecomposition.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -91,7 +92,7 @@ std::size_t halo_boundary_particles( const ExecutionSpace& exec, std::size_t n, 
         return 0;
     int count = 0;
     Kokkos::parallel_scan(
-        "morula::parallel::halo_boundary_particles", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, n ),
+        "morula::parallel::halo_boundary_particles", core::LaunchRange<ExecutionSpace>( exec, 0, n ),
         KOKKOS_LAMBDA( const std::size_t i, int& update, const bool final ) {
             const std::uint32_t m = rule.mask( x( i, 0 ), x( i, 1 ), x( i, 2 ) );
             if ( final && m != 0u )
@@ -172,7 +173,7 @@ void halo_export_scan( const ExecutionSpace& exec, std::size_t m, const ExportSl
         }
         update += flag;
     };
-    Kokkos::parallel_scan( "morula::parallel::halo_export_scan", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, total ),
+    Kokkos::parallel_scan( "morula::parallel::halo_export_scan", core::LaunchRange<ExecutionSpace>( exec, 0, total ),
                            scan );
 }
 
@@ -187,10 +188,10 @@ void renumber( const ExecutionSpace& exec, std::size_t n, const PermutationView&
     if ( n == 0 )
         return;
     Kokkos::parallel_for(
-        "morula::parallel::halo_new_index", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, n ),
+        "morula::parallel::halo_new_index", core::LaunchRange<ExecutionSpace>( exec, 0, n ),
         KOKKOS_LAMBDA( const std::size_t i ) { new_index( perm( i ) ) = static_cast<int>( i ); } );
     Kokkos::parallel_for(
-        "morula::parallel::halo_renumber", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, rows + m ),
+        "morula::parallel::halo_renumber", core::LaunchRange<ExecutionSpace>( exec, 0, rows + m ),
         KOKKOS_LAMBDA( const std::size_t k ) {
             if ( k < rows )
                 export_index( k ) = new_index( export_index( k ) );

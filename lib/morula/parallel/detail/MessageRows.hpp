@@ -7,6 +7,7 @@
 #define MORULA_PARALLEL_DETAIL_MESSAGEROWS_HPP
 
 #include <morula/core/KokkosCompat.hpp>
+#include <morula/core/LaunchPolicy.hpp>
 #include <morula/core/SoA.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -126,7 +127,7 @@ void pack_particle_rows( const ExecutionSpace& exec, std::size_t n, const Rows& 
     if ( n == 0 )
         return;
     Kokkos::parallel_for(
-        "morula::parallel::pack_rows", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, n ),
+        "morula::parallel::pack_rows", core::LaunchRange<ExecutionSpace>( exec, 0, n ),
         KOKKOS_LAMBDA( const std::size_t k ) { rows.gather( buf.data() + k * row_bytes, std::size_t( idx( k ) ) ); } );
 }
 
@@ -143,7 +144,7 @@ void pack_shifted_particle_rows( const ExecutionSpace& exec, std::size_t n, cons
         return;
     using Scalar = typename ShiftView::non_const_value_type;
     Kokkos::parallel_for(
-        "morula::parallel::pack_shifted_rows", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, n ),
+        "morula::parallel::pack_shifted_rows", core::LaunchRange<ExecutionSpace>( exec, 0, n ),
         KOKKOS_LAMBDA( const std::size_t k ) {
             unsigned char* row = buf.data() + k * row_bytes;
             rows.gather( row, std::size_t( idx( k ) ) );
@@ -162,7 +163,7 @@ void unpack_particle_rows( const ExecutionSpace& exec, std::size_t n, const Rows
     if ( n == 0 )
         return;
     Kokkos::parallel_for(
-        "morula::parallel::unpack_rows", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, n ),
+        "morula::parallel::unpack_rows", core::LaunchRange<ExecutionSpace>( exec, 0, n ),
         KOKKOS_LAMBDA( const std::size_t k ) { rows.scatter( buf.data() + k * row_bytes, dst + k ); } );
 }
 

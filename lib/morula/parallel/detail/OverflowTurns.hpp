@@ -8,6 +8,7 @@
 #define MORULA_PARALLEL_DETAIL_OVERFLOWTURNS_HPP
 
 #include <morula/core/Error.hpp>
+#include <morula/core/LaunchPolicy.hpp>
 #include <morula/lattice/Lattice.hpp>
 #include <morula/lattice/detail/Moves.hpp>
 #include <morula/lattice/detail/SlabDiffusion.hpp>
@@ -176,7 +177,7 @@ class OverflowTurns
         using reducer = Kokkos::MinMax<int>;
         typename reducer::value_type range;
         Kokkos::parallel_reduce(
-            "morula::parallel::lattice_overflow_reach", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, n ),
+            "morula::parallel::lattice_overflow_reach", core::LaunchRange<ExecutionSpace>( exec, 0, n ),
             KOKKOS_LAMBDA( const std::size_t i, typename reducer::value_type& r ) {
                 const int p = w.local_of_global( int( ( keys( i ) >> 8 ) / plane ) );
                 r.min_val = p < r.min_val ? p : r.min_val;
