@@ -90,6 +90,9 @@ void exchange_steps( const ExecutionSpace& exec, const CellViews<Scalar, MemoryS
         } );
 }
 
+//! Contacts whose loads a sweep issues together (see exchange_sweep()).
+constexpr int exchange_sweep_group = 8;
+
 /*!
   \brief One explicit exchange sweep from (o_in, t_in) to (o_out, t_out): diffusion between contacts,
   vessel supply, uptake by live cells (halved when hypoxic), TAF production by hypoxic cells and decay.
@@ -124,12 +127,36 @@ void exchange_sweep( const ExecutionSpace& exec, const CellViews<Scalar, MemoryS
             }
             Scalar so = 0, st = 0;
             const int k = count( i ) < c.max_contacts ? count( i ) : c.max_contacts;
-            for ( int q = 0; q < k; ++q )
+            // Contacts in groups of exchange_sweep_group: the group's neighbour indices, then their
+            // concentrations, are loaded together, so that a thread waits for one round trip per group
+            // instead of two per contact (a sweep over a small tumour is bound by these waits, not by
+            // bandwidth). The sums take the contacts in their order, as one at a time would.
+            for ( int q = 0; q < k; q += exchange_sweep_group )
             {
-                const int j = contact( i, q );
-                const Scalar g = conductance( i, q );
-                so += g * ( o_in( j ) - oi );
-                st += g * ( t_in( j ) - ti );
+                const int in_group = k - q < exchange_sweep_group ? k - q : exchange_sweep_group;
+                int j[exchange_sweep_group] = {};
+                Scalar g[exchange_sweep_group] = {}, oj[exchange_sweep_group] = {}, tj[exchange_sweep_group] = {};
+                MORULA_UNROLL
+                for ( int u = 0; u < exchange_sweep_group; ++u )
+                    if ( u < in_group )
+                    {
+                        j[u] = contact( i, q + u );
+                        g[u] = conductance( i, q + u );
+                    }
+                MORULA_UNROLL
+                for ( int u = 0; u < exchange_sweep_group; ++u )
+                    if ( u < in_group )
+                    {
+                        oj[u] = o_in( j[u] );
+                        tj[u] = t_in( j[u] );
+                    }
+                MORULA_UNROLL
+                for ( int u = 0; u < exchange_sweep_group; ++u )
+                    if ( u < in_group )
+                    {
+                        so += g[u] * ( oj[u] - oi );
+                        st += g[u] * ( tj[u] - ti );
+                    }
             }
             const Scalar volume = sphere_volume_of_radius( cells.radius( i ) );
             const Scalar tau_o = c.sweep_fraction / steps( 0 );
