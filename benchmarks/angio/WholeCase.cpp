@@ -1,5 +1,7 @@
 // angio_benchmark --case whole: the full model, a tumour beside two vessels, every phase of every step
-// fenced and timed through the driver's times().
+// fenced and timed through the driver's times(); then the same steps untimed (no fence inside a step but
+// the model's own host reads), through advance() with the exchange replayed from graphs, and plainly with
+// every kernel launched one by one. The untimed runs must end bit for bit alike.
 
 #include "Common.hpp"
 #include "Inputs.hpp"
@@ -15,6 +17,7 @@
 #include <chrono>
 #include <cstdio>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace angio_bench
@@ -65,7 +68,8 @@ void whole( const exec_space& exec, const Settings& s, const char* precision, nl
     // The model's phases in its order, then their sum.
     std::vector<std::string> names;
     std::vector<Stats> per_phase;
-    Stats wall;
+    Stats wall, untimed_graphs, untimed_plain;
+    bool untimed_equal = true;
     std::vector<int> final_cells, final_tubes;
     long long divisions = 0, sprouts = 0, anastomoses = 0;
     nlohmann::json final_state; // of the last run: what the model was doing, for reading the timings
@@ -100,6 +104,29 @@ void whole( const exec_space& exec, const Settings& s, const char* precision, nl
         anastomoses = m.anastomoses();
         if ( r == s.runs - 1 )
             final_state = describe( m );
+        // The same steps untimed: advance() (exchange graphs on), then one by one with graphs off.
+        Model<Scalar> g( Cells<Scalar>( in.cells ), Tubes<Scalar>( in.tubes ), box, in.params );
+        Model<Scalar> p( Cells<Scalar>( in.cells ), Tubes<Scalar>( in.tubes ), box, in.params );
+        p.set_step_graphs( false );
+        g.advance( exec, s.warmup_steps );
+        p.advance( exec, s.warmup_steps );
+        exec.fence();
+        const auto g0 = std::chrono::steady_clock::now();
+        g.advance( exec, s.steps );
+        exec.fence();
+        const auto g1 = std::chrono::steady_clock::now();
+        p.advance( exec, s.steps );
+        exec.fence();
+        const auto p1 = std::chrono::steady_clock::now();
+        untimed_graphs.samples.push_back( std::chrono::duration<double>( g1 - g0 ).count() / s.steps );
+        untimed_plain.samples.push_back( std::chrono::duration<double>( p1 - g1 ).count() / s.steps );
+        const auto gc = g.cells().to_host(), pc = p.cells().to_host();
+        untimed_equal = untimed_equal && gc.id == pc.id && gc.position == pc.position && gc.oxygen == pc.oxygen &&
+                        gc.taf == pc.taf && gc.radius == pc.radius && g.num_tubes() == p.num_tubes() &&
+                        g.num_cells() == m.num_cells();
+        if ( r == 0 )
+            std::printf( "%-9s %-6s untimed run: %lld exchange graphs captured in %d steps\n", which, precision,
+                         g.graph_captures(), s.warmup_steps + s.steps );
     }
     bool same = true;
     for ( int r = 1; r < s.runs; ++r )
@@ -140,6 +167,22 @@ void whole( const exec_space& exec, const Settings& s, const char* precision, nl
     print_row( which, precision, n0, m0, "wall /step", wall,
                format( "%.1f steps/s; final %.0f cells, %.0f tubes", 1 / wall.median(), double( final_cells.back() ),
                        double( final_tubes.back() ) ) );
+    for ( auto [name, stats, note] :
+          { std::make_tuple( "untimed_advance", &untimed_graphs,
+                             "wall clock per step of advance(): no fences, exchange replayed from graphs" ),
+            std::make_tuple( "untimed_plain", &untimed_plain,
+                             "wall clock per step of untimed step() calls with graphs off: every kernel launched" ) } )
+    {
+        nlohmann::json u = record( which, precision, n0, m0, name, *stats );
+        extra( u );
+        u["steps_per_s"] = 1 / stats->median();
+        u["untimed_runs_bit_identical"] = untimed_equal;
+        u["note"] = note;
+        rows.push_back( u );
+        print_row( which, precision, n0, m0, std::string( name ) + " /step", *stats,
+                   format( "%.1f steps/s", 1 / stats->median() ) +
+                       ( untimed_equal ? "; graphs == plain bit for bit" : "; MISMATCH: graphs != plain" ) );
+    }
     std::printf( "%-9s %-6s after %d + %d steps (last run): %lld divisions, %lld sprouts, %lld anastomoses; %s\n",
                  which, precision, s.warmup_steps, s.steps, divisions, sprouts, anastomoses, final_state.dump().c_str() );
     std::fflush( stdout );

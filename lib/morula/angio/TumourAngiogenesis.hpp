@@ -19,12 +19,15 @@
 #include <morula/core/Error.hpp>
 #include <morula/core/KokkosCompat.hpp>
 #include <morula/core/PhaseTimer.hpp>
+#include <morula/core/StepGraph.hpp>
 #include <morula/grid/UniformGrid.hpp>
 
 #include <Kokkos_Core.hpp>
 
+#include <array>
 #include <cstdint>
 #include <memory>
+#include <type_traits>
 #include <stdexcept>
 #include <string>
 
@@ -86,6 +89,14 @@ struct TumourAngiogenesisReport : core::StepReport
   one small array of counters at the end of the step (and the grid its status when it builds). Nothing
   else crosses between host and device inside the time loop.
 
+  The exchange (two rate maxima and `exchange.sweeps` sweeps, most of a step's launches) is recorded in a
+  core::StepGraph and replayed: on CUDA one graph submission instead of some 65 launches. Its kernels run
+  over the cells' capacity and read the cell count from the device, so one graph serves every step whose
+  arrays are those it was captured with; the arrays move when cells are sorted, removed or outgrow their
+  capacity, so the model keeps a graph for each of the last two sets of arrays (sorting alternates between
+  two buffers) and captures again on a miss. Replayed or launched one by one, the kernels and data are the
+  same, so the results are the same bit for bit (set_step_graphs(false) launches them one by one).
+
   \tparam Scalar float or double (all fields)
   \tparam MemorySpace where the cells, tubes and scratch arrays live
 */
@@ -119,6 +130,7 @@ class TumourAngiogenesis
         m_counters = Kokkos::View<long long*, MemorySpace>( "morula::angio::counters", detail::num_counters );
         m_work.counters = m_counters;
         m_work.exchange_rate = Kokkos::View<Scalar*, MemorySpace>( "morula::angio::exchange_rate", 2 );
+        m_work.num_cells = Kokkos::View<int, MemorySpace>( "morula::angio::num_cells" );
         grid::GridOptions options; // row-major cells: Algorithm 5 reads rows of cells as one run
         m_grid = std::make_unique<grid_type>( box, m_constants.cell_reach, options );
         m_tube_grid = std::make_unique<grid_type>( box, m_tube_reach, options );
@@ -157,7 +169,7 @@ class TumourAngiogenesis
         m_times.run( timed, Phase::blood_flow, exec, [&] { update_blood_flow( exec ); } );
         m_times.run( timed, Phase::tube_tube, exec, [&] { interact_tubes( exec ); } );
         m_times.run( timed, Phase::tube_cell, exec, [&] { interact_tubes_and_cells( exec ); } );
-        m_times.run( timed, Phase::exchange, exec, [&] { exchange( exec ); } );
+        m_times.run( timed, Phase::exchange, exec, [&] { exchange_replayed( exec ); } );
         m_times.run( timed, Phase::motion, exec, [&] { move( exec ); } );
         m_times.run( timed, Phase::tube_growth, exec, [&] { grow_vessels( exec ); } );
         m_times.run( timed, Phase::life_cycle, exec, [&] { advance_life_cycle( exec ); } );
@@ -166,6 +178,44 @@ class TumourAngiogenesis
         if ( timed )
             m_times.count_step();
         return report;
+    }
+
+    /*!
+      \brief `n` untimed steps: what n calls of step(exec) do, bit for bit. The report sums the steps'
+      divisions, removals, new tubes, sprouts and anastomoses; `step` is the last step's index and `sorted`
+      whether any of them sorted the cells.
+    */
+    template <class ExecutionSpace>
+    TumourAngiogenesisReport advance( const ExecutionSpace& exec, long long n )
+    {
+        if ( n < 0 )
+            throw core::InputError( core::detail::concat( "TumourAngiogenesis::advance: n = ", n, " steps (expected >= 0)" ) );
+        TumourAngiogenesisReport total;
+        total.step = m_step - 1;
+        for ( long long k = 0; k < n; ++k )
+        {
+            const TumourAngiogenesisReport r = step( exec );
+            total.step = r.step;
+            total.divisions += r.divisions;
+            total.removed += r.removed;
+            total.new_tubes += r.new_tubes;
+            total.sprouts += r.sprouts;
+            total.anastomoses += r.anastomoses;
+            total.sorted = total.sorted || r.sorted;
+        }
+        return total;
+    }
+
+    //! Whether the exchange is replayed from a captured graph (the default) or launched kernel by kernel.
+    void set_step_graphs( bool on ) { m_use_graphs = on; }
+    bool step_graphs() const { return m_use_graphs; }
+    //! Device graphs captured so far (0 where replays relaunch: host backends, Kokkos without graphs).
+    long long graph_captures() const
+    {
+        long long k = 0;
+        for ( const auto& g : m_exchange_graphs )
+            k += g.graph.captures();
+        return k;
     }
 
     // The phases, in step order. Public so that benchmarks can time them one by one (and because nvcc
@@ -218,7 +268,7 @@ class TumourAngiogenesis
             m_work.midpoints = decltype( m_work.midpoints )( "morula::angio::tube_midpoints", tcap );
             m_work.children_fixed = decltype( m_work.children_fixed )( "morula::angio::murray_sums", tcap );
         }
-        Kokkos::deep_copy( exec, m_counters, 0LL );
+        detail::begin_step( exec, num_cells(), m_work );
     }
 
     //! Bins the cells; every sort_every builds also rearranges them in grid order. Returns whether it did.
@@ -252,13 +302,22 @@ class TumourAngiogenesis
             detail::blood_flow( exec, tubes_view(), num_tubes(), m_constants, m_work );
     }
 
-    //! Tube grid over the midpoints, tube-tube contacts and anastomosis.
+    //! Tube-tube contacts and anastomosis: through a tube grid over the midpoints, or (few tubes, device
+    //! backends) every pair directly.
     template <class ExecutionSpace>
     void interact_tubes( const ExecutionSpace& exec )
     {
         const int m = num_tubes();
         if ( m == 0 )
             return;
+        // A few hundred tubes: every pair directly, one kernel instead of a grid build and its host read.
+        constexpr bool host_backend =
+            Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename ExecutionSpace::memory_space>::accessible;
+        if ( !host_backend && m <= detail::tube_tube_all_pairs_max )
+        {
+            detail::tube_tube_all_pairs( exec, tubes_view(), m, m_tube_reach, m_constants, m_work );
+            return;
+        }
         detail::tube_midpoints( exec, tubes_view(), m, m_work );
         m_tube_grid->build( exec, m_work.midpoints, m );
         detail::tube_tube( exec, m_tube_grid->query( m_work.midpoints ), tubes_view(), m, m_tube_reach, m_constants,
@@ -277,30 +336,41 @@ class TumourAngiogenesis
         detail::cell_tube( exec, cells_view(), tubes_view(), n, m_constants, m_work );
     }
 
-    //! The pseudo-time steps, then `sweeps` exchange sweeps of oxygen and TAF.
+    //! The pseudo-time steps, then `sweeps` exchange sweeps of oxygen and TAF, launched one by one (the
+    //! cell count is the one prepare_step() stored on the device).
     template <class ExecutionSpace>
     void exchange( const ExecutionSpace& exec )
     {
-        const int n = num_cells(), sweeps = m_params.exchange.sweeps;
-        if ( sweeps == 0 || n == 0 )
+        if ( m_params.exchange.sweeps == 0 || num_cells() == 0 )
             return;
-        const auto cells = cells_view();
-        detail::exchange_steps( exec, cells, n, m_constants, m_work );
-        for ( int s = 0; s < sweeps; ++s )
+        launch_exchange( exec );
+    }
+
+    //! exchange(), replayed from a captured graph where step graphs are on and the backend has them.
+    template <class ExecutionSpace>
+    void exchange_replayed( const ExecutionSpace& exec )
+    {
+        if ( m_params.exchange.sweeps == 0 || num_cells() == 0 )
+            return;
+        // Through the graphs on the host backends too (where a replay relaunches the recorded kernels), so
+        // that the keyed recordings are exercised, and tested, wherever the model runs.
+        if constexpr ( std::is_same_v<ExecutionSpace, graph_space> )
         {
-            if ( s % 2 == 0 )
-                detail::exchange_sweep( exec, cells, n, m_constants, m_work, cells.oxygen, cells.taf,
-                                        m_work.oxygen_next, m_work.taf_next );
-            else
-                detail::exchange_sweep( exec, cells, n, m_constants, m_work, m_work.oxygen_next, m_work.taf_next,
-                                        cells.oxygen, cells.taf );
+            if ( m_use_graphs )
+            {
+                replay_exchange( exec );
+                return;
+            }
         }
-        if ( sweeps % 2 == 1 )
-        {
-            const auto range = std::make_pair( 0, n );
-            Kokkos::deep_copy( exec, Kokkos::subview( cells.oxygen, range ), Kokkos::subview( m_work.oxygen_next, range ) );
-            Kokkos::deep_copy( exec, Kokkos::subview( cells.taf, range ), Kokkos::subview( m_work.taf_next, range ) );
-        }
+        launch_exchange( exec );
+    }
+
+    //! The exchange's kernels (detail::exchange_all), over the cells' capacity.
+    template <class ExecutionSpace>
+    void launch_exchange( const ExecutionSpace& exec ) const
+    {
+        detail::exchange_all( exec, cells_view(), static_cast<int>( m_cells.capacity() ), m_params.exchange.sweeps,
+                              m_constants, m_work );
     }
 
     //! Barrier forces and overdamped motion.
@@ -379,6 +449,8 @@ class TumourAngiogenesis
     {
         m_params.vessels.sprouting = on;
         m_constants.sprouting = on;
+        for ( auto& g : m_exchange_graphs ) // a graph keeps the constants it was captured with
+            g.graph.invalidate();
     }
 
     long long divisions() const { return m_divisions; }
@@ -390,6 +462,68 @@ class TumourAngiogenesis
     detail::TubeViews<Scalar, MemorySpace> tubes_view() const { return detail::TubeViews<Scalar, MemorySpace>( m_tubes ); }
 
   private:
+    using graph_space = typename MemorySpace::execution_space;
+
+    //! What a captured exchange graph froze: every array its kernels touch, the launch size and the stream.
+    struct ExchangeKey
+    {
+        std::array<const void*, 13> arrays{};
+        std::size_t capacity = 0;
+        std::uint64_t instance = 0;
+        bool operator==( const ExchangeKey& o ) const
+        {
+            return arrays == o.arrays && capacity == o.capacity && instance == o.instance;
+        }
+    };
+    struct ExchangeGraph
+    {
+        ExchangeKey key;
+        core::StepGraph<graph_space> graph;
+        long long last_use = -1; // -1: nothing recorded
+    };
+
+    ExchangeKey exchange_key( const graph_space& exec ) const
+    {
+        ExchangeKey k;
+        const auto c = cells_view();
+        k.arrays = { c.oxygen.data(), c.taf.data(), c.s.data(), c.r.data(), m_work.contact.data(),
+                     m_work.conductance.data(), m_work.contact_count.data(), m_work.supply_level.data(),
+                     m_work.supply_rate.data(), m_work.oxygen_next.data(), m_work.taf_next.data(),
+                     m_work.exchange_rate.data(), m_work.counters.data() };
+        k.capacity = m_cells.capacity();
+        if constexpr ( core::StepGraph<graph_space>::uses_device_graph() )
+            k.instance = static_cast<std::uint64_t>( exec.impl_instance_id() );
+        return k;
+    }
+
+    // The graph whose key matches the current arrays replays; on a miss the least recently used slot
+    // records the exchange again and this step launches it plainly (a kernel must have run once before
+    // its capture), so the next step with these arrays captures and later ones replay.
+    void replay_exchange( const graph_space& exec )
+    {
+        const ExchangeKey key = exchange_key( exec );
+        ExchangeGraph* hit = nullptr;
+        for ( auto& g : m_exchange_graphs )
+            if ( g.last_use >= 0 && g.key == key )
+                hit = &g;
+        if ( hit )
+        {
+            hit->last_use = m_step;
+            hit->graph.replay( exec );
+            return;
+        }
+        ExchangeGraph& slot = m_exchange_graphs[0].last_use <= m_exchange_graphs[1].last_use ? m_exchange_graphs[0]
+                                                                                              : m_exchange_graphs[1];
+        slot.key = key;
+        slot.last_use = m_step;
+        // The operation holds its own handles (not `this`: the model may move), the ones the key names.
+        slot.graph.record( [cells = cells_view(), cap = static_cast<int>( m_cells.capacity() ),
+                            sweeps = m_params.exchange.sweeps, c = m_constants, w = m_work]( const graph_space& e ) {
+            detail::exchange_all( e, cells, cap, sweeps, c, w );
+        } );
+        launch_exchange( exec );
+    }
+
     // Cells must be alive or dead, no larger than the division radius; tubes no longer than the tube
     // grid's reach allows (longer ones must be cut, as HostTubes::add_vessel does).
     void check_inputs( const std::string& where )
@@ -447,6 +581,8 @@ class TumourAngiogenesis
     long long m_builds = 0;
     int m_pending_lysed = 0;
     long long m_divisions = 0, m_sprouts = 0, m_anastomoses = 0;
+    bool m_use_graphs = true;
+    std::array<ExchangeGraph, 2> m_exchange_graphs;
 };
 
 } // namespace morula::angio

@@ -125,6 +125,7 @@ struct Workspace
     Kokkos::View<Scalar*, MemorySpace> oxygen_next, taf_next;
     Kokkos::View<Scalar*, MemorySpace> exchange_rate; // [0]: max over cells of (D_O sum g + D_O B) / V, [1]: D_T sum g / V
     Kokkos::View<long long*, MemorySpace> counters;
+    Kokkos::View<int, MemorySpace> num_cells; // the cell count of the step, for kernels launched over the capacity
     Kokkos::View<Scalar* [3], Kokkos::LayoutLeft, MemorySpace> midpoints; // of tubes, for the tube grid
     Kokkos::View<long long*, MemorySpace> children_fixed; // Murray sums in fixed point (deterministic)
     Kokkos::View<int*, MemorySpace> permutation;

@@ -140,6 +140,102 @@ void tube_tube( const ExecutionSpace& exec, const Query& query, const TubeViews<
         } );
 }
 
+//! Tubes up to which interact_tubes() uses tube_tube_all_pairs() on a device backend instead of the tube
+//! grid (a GPU checks 512^2 pairs in microseconds; a grid build costs several launches and a host read).
+//! Below the tube-cell benchmark's smallest case (1000 tubes), which times the grid path.
+constexpr int tube_tube_all_pairs_max = 512;
+
+/*!
+  \brief tube_tube() without a grid: every tube checks every other tube whose midpoint lies within `reach`
+  of its own (the pairs the grid query visits), one team per tube, thread r taking tubes r, r + T, ...
+  The contacts and anastomoses are those of tube_tube(); the reported force sums the same terms in
+  another order (tubes are anchored: the force is reported, never applied).
+*/
+template <class ExecutionSpace, class Scalar, class MemorySpace>
+void tube_tube_all_pairs( const ExecutionSpace& exec, const TubeViews<Scalar, MemorySpace>& t, int m, Scalar reach,
+                          const Constants<Scalar>& c, const Workspace<Scalar, MemorySpace>& w )
+{
+    using policy_type = core::LaunchTeam<ExecutionSpace>;
+    using member_type = typename policy_type::member_type;
+    using shares_type = Kokkos::View<Scalar**, Kokkos::LayoutRight, typename ExecutionSpace::scratch_memory_space,
+                                     Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+    constexpr int fields = 5; // force (3), touching tubes, fuses
+    const auto counters = w.counters;
+    const Scalar reach2 = reach * reach;
+    const auto body = KOKKOS_LAMBDA( const member_type& team )
+    {
+        const int i = team.league_rank();
+        const int r = team.team_rank(), T = team.team_size();
+        Scalar ai[3], bi[3], mi[3];
+        t.ends( i, ai, bi );
+        for ( int d = 0; d < 3; ++d )
+            mi[d] = Scalar( 0.5 ) * ( ai[d] + bi[d] );
+        const int flags = t.flags( i );
+        const bool tip = ( flags & tube_tip ) != 0;
+        Scalar F[3] = { 0, 0, 0 };
+        int touching = 0;
+        bool fuse = false;
+        for ( int j = r; j < m; j += T )
+        {
+            if ( j == i || t.parent( i ) == j || t.parent( j ) == i )
+                continue; // itself, or linked in a chain: they meet by construction
+            Scalar aj[3], bj[3], s, u;
+            t.ends( j, aj, bj );
+            Scalar r2 = 0;
+            for ( int d = 0; d < 3; ++d )
+            {
+                const Scalar dm = mi[d] - Scalar( 0.5 ) * ( aj[d] + bj[d] );
+                r2 += dm * dm;
+            }
+            if ( !( r2 <= reach2 ) )
+                continue;
+            const Scalar d2 = segment_distance2( ai, bi, aj, bj, s, u );
+            const Scalar rsum = t.ra( i ) + s * ( t.rb( i ) - t.ra( i ) ) + t.ra( j ) + u * ( t.rb( j ) - t.ra( j ) );
+            if ( !( d2 < rsum * rsum ) )
+                continue;
+            ++touching;
+            const Scalar d = compat::sqrt( d2 );
+            if ( d > Scalar( 0 ) )
+            {
+                const Scalar k = c.tube_repulsion * ( rsum - d ) / d;
+                for ( int a = 0; a < 3; ++a )
+                    F[a] += k * ( ai[a] + s * ( bi[a] - ai[a] ) - aj[a] - u * ( bj[a] - aj[a] ) );
+            }
+            if ( tip && s >= Scalar( 0.5 ) && !is_ancestor( t, j, i ) )
+                fuse = true;
+        }
+        const shares_type shares( team.team_scratch( 0 ), T, fields );
+        for ( int a = 0; a < 3; ++a )
+            shares( r, a ) = F[a];
+        shares( r, 3 ) = static_cast<Scalar>( touching );
+        shares( r, 4 ) = fuse ? Scalar( 1 ) : Scalar( 0 );
+        team.team_barrier();
+        Kokkos::single( Kokkos::PerTeam( team ), [&]() {
+            Scalar total[fields];
+            for ( int f = 0; f < fields; ++f )
+                total[f] = shares( 0, f );
+            for ( int q = 1; q < T; ++q )
+                for ( int f = 0; f < fields; ++f )
+                    total[f] += shares( q, f );
+            for ( int a = 0; a < 3; ++a )
+                t.f( i, a ) = total[a];
+            t.contacts( i ) = static_cast<int>( total[3] );
+            if ( total[4] > Scalar( 0 ) )
+            {
+                t.flags( i ) = ( flags & ~tube_tip ) | tube_anastomosed;
+                Kokkos::atomic_add( &counters( counter_anastomoses ), 1LL );
+            }
+        } );
+    };
+    if ( m == 0 )
+        return;
+    const int most = policy_type( exec, m, Kokkos::AUTO ).team_size_max( body, Kokkos::ParallelForTag() );
+    const int team_size = most < 64 ? most : 64;
+    policy_type policy( exec, m, team_size );
+    policy.set_scratch_size( 0, Kokkos::PerTeam( shares_type::shmem_size( team_size, fields ) ) );
+    Kokkos::parallel_for( "morula::angio::tube_tube_all_pairs", policy, body );
+}
+
 /*!
   \brief Geometry of a cell-tube pair: closest point q on the tube to the cell centre p, distance, the
   tube radius there, and the direction from q to p.
@@ -190,75 +286,118 @@ KOKKOS_INLINE_FUNCTION void tube_cell_stencil( const grid::GridGeometry<Scalar>&
     }
 }
 
+//! Largest team of tube_cell(): a tube's stencil holds a few hundred cells, 64 threads take a few each.
+constexpr int tube_cell_team = 64;
+
 /*!
   \brief Tube-cell interactions (the paper's Algorithm 5): each tube visits the grid cells its bounding box,
   widened by the interaction reach, covers; for every cell it touches it appends itself to the cell's tube
   list (atomic counter), and sums, for itself only, the reaction force, the TAF it senses (largest
   concentration and a weighted direction to it) and the oxygen it delivers at the current concentrations.
+
+  One team per tube: a small tumour has tens of tubes, and one thread per tube walked its few hundred
+  candidate cells alone, a chain of dependent loads that left the GPU idle (17% of a step at 23 311 cells
+  and 80 tubes). The team's threads take the slots of every stencil row in turn (thread r the slots
+  r, r + T, ...); each sums its own share in slot order, then the shares are added in thread order, so the
+  result depends on the team size T only (T = 1 on the host backends, where the sums are the one-thread
+  sums of the slots in order).
 */
 template <class ExecutionSpace, class Scalar, class MemorySpace, class Query>
 void tube_cell( const ExecutionSpace& exec, const Query& query, const CellViews<Scalar, MemorySpace>& cells,
                 const TubeViews<Scalar, MemorySpace>& t, int m, const Constants<Scalar>& c,
                 const Workspace<Scalar, MemorySpace>& w )
 {
+    using policy_type = core::LaunchTeam<ExecutionSpace>;
+    using member_type = typename policy_type::member_type;
+    using shares_type = Kokkos::View<Scalar**, Kokkos::LayoutRight, typename ExecutionSpace::scratch_memory_space,
+                                     Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+    constexpr int fields = 8; // force (3), TAF direction (3), delivered oxygen, sensed TAF
     const auto tube_list = w.tube_list;
     const auto tube_count = w.tube_count;
     const auto geom = query.geometry();
     const auto offsets = query.cell_offsets();
-    Kokkos::parallel_for(
-        "morula::angio::tube_cell", core::LaunchRange<ExecutionSpace>( exec, 0, m ), KOKKOS_LAMBDA( const int i ) {
-            int lo[3], hi[3];
-            tube_cell_stencil( geom, t, i, c, lo, hi );
-            const Scalar perf = perfusion( t.flow( i ), c.perfusion_half );
-            const Scalar blood = t.blood( i );
-            Scalar F[3] = { 0, 0, 0 }, grad[3] = { 0, 0, 0 };
-            Scalar sensed = 0, delivered = 0;
-            for ( int cz = lo[2]; cz <= hi[2]; ++cz )
-                for ( int cy = lo[1]; cy <= hi[1]; ++cy )
+    const auto body = KOKKOS_LAMBDA( const member_type& team )
+    {
+        const int i = team.league_rank();
+        const int r = team.team_rank(), T = team.team_size();
+        int lo[3], hi[3];
+        tube_cell_stencil( geom, t, i, c, lo, hi );
+        const Scalar perf = perfusion( t.flow( i ), c.perfusion_half );
+        const Scalar blood = t.blood( i );
+        Scalar F[3] = { 0, 0, 0 }, grad[3] = { 0, 0, 0 };
+        Scalar sensed = 0, delivered = 0;
+        for ( int cz = lo[2]; cz <= hi[2]; ++cz )
+            for ( int cy = lo[1]; cy <= hi[1]; ++cy )
+            {
+                // Row-major cells: the run of cells lo[0]..hi[0] of one row is one run of slots.
+                const int row = geom.linear_index( 0, cy, cz );
+                const int end = offsets( row + hi[0] + 1 );
+                for ( int slot = offsets( row + lo[0] ) + r; slot < end; slot += T )
                 {
-                    // Row-major cells: the run of cells lo[0]..hi[0] of one row is one run of slots.
-                    const int row = geom.linear_index( 0, cy, cz );
-                    for ( int slot = offsets( row + lo[0] ); slot < offsets( row + hi[0] + 1 ); ++slot )
+                    const int j = query.particle( slot );
+                    const std::int32_t sj = cells.state( j );
+                    if ( sj == cell_lysed )
+                        continue;
+                    const Scalar p[3] = { cells.x( j, 0 ), cells.x( j, 1 ), cells.x( j, 2 ) };
+                    const TubeContact<Scalar> g = tube_contact( t, i, p );
+                    const Scalar sum = cells.radius( j ) + g.tube_radius;
+                    if ( !( g.d < ( Scalar( 1 ) + c.range ) * sum ) )
+                        continue;
+                    const int k = Kokkos::atomic_fetch_add( &tube_count( j ), 1 );
+                    if ( k < c.max_tubes )
+                        tube_list( j, k ) = i;
+                    if ( g.d < sum && g.d > Scalar( 0 ) )
                     {
-                        const int j = query.particle( slot );
-                        const std::int32_t sj = cells.state( j );
-                        if ( sj == cell_lysed )
-                            continue;
-                        const Scalar p[3] = { cells.x( j, 0 ), cells.x( j, 1 ), cells.x( j, 2 ) };
-                        const TubeContact<Scalar> g = tube_contact( t, i, p );
-                        const Scalar sum = cells.radius( j ) + g.tube_radius;
-                        if ( !( g.d < ( Scalar( 1 ) + c.range ) * sum ) )
-                            continue;
-                        const int k = Kokkos::atomic_fetch_add( &tube_count( j ), 1 );
-                        if ( k < c.max_tubes )
-                            tube_list( j, k ) = i;
-                        if ( g.d < sum && g.d > Scalar( 0 ) )
-                        {
-                            const Scalar f = c.tube_repulsion * ( sum - g.d ) / g.d;
+                        const Scalar f = c.tube_repulsion * ( sum - g.d ) / g.d;
+                        for ( int d = 0; d < 3; ++d )
+                            F[d] -= f * g.diff[d];
+                    }
+                    if ( is_alive( sj ) )
+                    {
+                        const Scalar wgt = contact_weight( g.d, sum, c.range );
+                        const Scalar tj = cells.taf( j );
+                        sensed = tj > sensed ? tj : sensed;
+                        if ( g.d > Scalar( 0 ) )
                             for ( int d = 0; d < 3; ++d )
-                                F[d] -= f * g.diff[d];
-                        }
-                        if ( is_alive( sj ) )
-                        {
-                            const Scalar wgt = contact_weight( g.d, sum, c.range );
-                            const Scalar tj = cells.taf( j );
-                            sensed = tj > sensed ? tj : sensed;
-                            if ( g.d > Scalar( 0 ) )
-                                for ( int d = 0; d < 3; ++d )
-                                    grad[d] += wgt * tj * g.diff[d] / g.d;
-                            const Scalar gc = c.wall_conductance * contact_conductance( cells.radius( j ), g.tube_radius, wgt );
-                            delivered += c.oxygen_diffusion * gc * perf * ( blood - cells.oxygen( j ) );
-                        }
+                                grad[d] += wgt * tj * g.diff[d] / g.d;
+                        const Scalar gc = c.wall_conductance * contact_conductance( cells.radius( j ), g.tube_radius, wgt );
+                        delivered += c.oxygen_diffusion * gc * perf * ( blood - cells.oxygen( j ) );
                     }
                 }
+            }
+        const shares_type shares( team.team_scratch( 0 ), T, fields );
+        for ( int d = 0; d < 3; ++d )
+        {
+            shares( r, d ) = F[d];
+            shares( r, 3 + d ) = grad[d];
+        }
+        shares( r, 6 ) = delivered;
+        shares( r, 7 ) = sensed;
+        team.team_barrier();
+        Kokkos::single( Kokkos::PerTeam( team ), [&]() {
+            Scalar total[fields];
+            for ( int f = 0; f < fields; ++f )
+                total[f] = shares( 0, f );
+            for ( int q = 1; q < T; ++q )
+            {
+                for ( int f = 0; f < 7; ++f )
+                    total[f] += shares( q, f );
+                total[7] = shares( q, 7 ) > total[7] ? shares( q, 7 ) : total[7];
+            }
             for ( int d = 0; d < 3; ++d )
             {
-                t.f( i, d ) += F[d];
-                t.grad( i, d ) = grad[d];
+                t.f( i, d ) += total[d];
+                t.grad( i, d ) = total[3 + d];
             }
-            t.taf( i ) = sensed;
-            t.delivered( i ) = delivered;
+            t.taf( i ) = total[7];
+            t.delivered( i ) = total[6];
         } );
+    };
+    const int most = policy_type( exec, m, Kokkos::AUTO ).team_size_max( body, Kokkos::ParallelForTag() );
+    const int team_size = most < tube_cell_team ? most : tube_cell_team;
+    policy_type policy( exec, m, team_size );
+    policy.set_scratch_size( 0, Kokkos::PerTeam( shares_type::shmem_size( team_size, fields ) ) );
+    Kokkos::parallel_for( "morula::angio::tube_cell", policy, body );
 }
 
 /*!
