@@ -117,6 +117,59 @@ TEST( TEST_CATEGORY, step_graph_invalidate_recaptures )
     EXPECT_EQ( graph.captures(), StepGraph<TEST_EXECSPACE>::uses_device_graph() ? 2 : 0 );
 }
 
+// A reduction of 1024 doubles per value: it needs far more of Kokkos' reduction scratch than any step's
+// scalar reductions, so on CUDA the instance frees and reallocates its scratch buffer.
+struct WideHistogram
+{
+    using value_type = double[];
+    unsigned value_count = 1024;
+    int n = 0;
+
+    KOKKOS_FUNCTION void operator()( const int i, double* v ) const { v[i % value_count] += 1.0; }
+    KOKKOS_FUNCTION void init( double* v ) const
+    {
+        for ( unsigned k = 0; k < value_count; ++k )
+            v[k] = 0.0;
+    }
+    KOKKOS_FUNCTION void join( double* v, const double* w ) const
+    {
+        for ( unsigned k = 0; k < value_count; ++k )
+            v[k] += w[k];
+    }
+};
+
+// A graph whose reductions point at a scratch buffer that a later kernel made Kokkos reallocate is
+// captured again before it runs: its replays still equal the plain run.
+TEST( TEST_CATEGORY, step_graph_recaptures_after_scratch_reallocation )
+{
+    const int n = 1 << 20, replays = 4;
+    TEST_EXECSPACE exec;
+    View xa = initial( n ), ya( "ya", n ), xb = initial( n ), yb( "yb", n );
+    Scalar0 la( "la" ), lb( "lb" );
+    for ( int s = 0; s < replays; ++s )
+        step( exec, xa, ya, la );
+    step( exec, xb, yb, lb );
+    StepGraph<TEST_EXECSPACE> graph;
+    graph.record( [=]( const TEST_EXECSPACE& e ) { step( e, xb, yb, lb ); } );
+    graph.replay( exec );
+    EXPECT_EQ( graph.current( exec ), StepGraph<TEST_EXECSPACE>::uses_device_graph() );
+    std::vector<double> histogram( 1024 );
+    WideHistogram wide;
+    wide.n = n;
+    Kokkos::parallel_reduce( "test_step_graph_wide", Kokkos::RangePolicy<TEST_EXECSPACE>( exec, 0, n ), wide,
+                             histogram.data() );
+    EXPECT_EQ( histogram[5], static_cast<double>( n / 1024 ) );
+    // On CUDA the wide reduction grew the scratch buffer the graph's reduction used.
+    EXPECT_FALSE( graph.current( exec ) );
+    for ( int r = 2; r < replays; ++r )
+        graph.replay( exec );
+    exec.fence();
+    EXPECT_EQ( graph.captures(), StepGraph<TEST_EXECSPACE>::uses_device_graph() ? 2 : 0 );
+    const auto a = to_host( xa ), b = to_host( xb );
+    for ( int i = 0; i < n; ++i )
+        ASSERT_EQ( a[i], b[i] ) << i;
+}
+
 TEST( TEST_CATEGORY, step_graph_without_recording_throws )
 {
     StepGraph<TEST_EXECSPACE> graph;

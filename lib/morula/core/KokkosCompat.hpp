@@ -13,6 +13,7 @@
 
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #if KOKKOS_VERSION >= 40000
 #define MORULA_KOKKOS_4 1
@@ -232,15 +233,36 @@ class DeviceGraph<Kokkos::Cuda>
         : m_graph( Kokkos::Experimental::create_graph( exec, [&]( const auto& root ) {
             root.cuda_capture( exec, [op]( const Kokkos::Cuda& stream ) { op( stream ); } );
         } ) )
+        , m_buffers( buffers_of( exec ) )
     {
         m_graph.instantiate();
     }
+
+    /*!
+      Whether the graph may run on exec: the same instance (stream) it was captured on, whose buffers are
+      the ones the captured kernels point at. Kokkos' CUDA instance keeps reduction and team scratch
+      buffers that it frees and reallocates when a later kernel needs more; a graph captured before that
+      would write into freed memory, so it must be captured again.
+    */
+    bool runs_on( const Kokkos::Cuda& exec ) const { return buffers_of( exec ) == m_buffers; }
 
     //! Runs the captured work on exec's stream, after the work already enqueued there.
     void submit( const Kokkos::Cuda& exec ) const { m_graph.submit( exec ); }
 
   private:
+    // The instance and the addresses of its scratch buffers (Kokkos internals, hence here).
+    static std::vector<const void*> buffers_of( const Kokkos::Cuda& exec )
+    {
+        const auto* in = exec.impl_internal_space_instance();
+        std::vector<const void*> b{ in, in->m_scratchSpace, in->m_scratchFlags, in->m_scratchUnified,
+                                    in->m_scratchFunctor };
+        for ( int i = 0; i < in->m_n_team_scratch; ++i )
+            b.push_back( in->m_team_scratch_ptr[i] );
+        return b;
+    }
+
     Kokkos::Experimental::Graph<Kokkos::Cuda> m_graph;
+    std::vector<const void*> m_buffers;
 };
 #endif
 

@@ -62,19 +62,31 @@ class StepGraph
     bool recorded() const { return static_cast<bool>( m_op ); }
     //! Whether a device graph is held now (false before the first replay and on host backends).
     bool captured() const { return m_graph != nullptr; }
+    //! Whether the next replay on exec submits the graph held now (false: it captures first).
+    bool current( const ExecutionSpace& exec ) const
+    {
+        if constexpr ( uses_device_graph() )
+            return m_graph && m_graph->runs_on( exec );
+        else
+            return false;
+    }
     //! Whether replays go through a device graph on this backend.
     static constexpr bool uses_device_graph() { return compat::has_device_graph<ExecutionSpace>; }
     //! Number of captures so far (each costs about one plain run of op plus the graph's instantiation).
     long long captures() const { return m_captures; }
 
-    //! Enqueues the recorded work on `exec` (the instance must be the one the graph was captured on).
+    /*!
+      Enqueues the recorded work on `exec`. A graph captured on another instance, or before Kokkos
+      reallocated the instance's reduction or team scratch buffers (a later, larger kernel does that), is
+      captured again first: its kernels would point at the old buffers.
+    */
     void replay( const ExecutionSpace& exec )
     {
         if ( !m_op )
             throw InputError( "StepGraph::replay: nothing was recorded" );
         if constexpr ( uses_device_graph() )
         {
-            if ( !m_graph )
+            if ( !m_graph || !m_graph->runs_on( exec ) )
             {
                 m_graph = std::make_unique<compat::DeviceGraph<ExecutionSpace>>( exec, m_op );
                 ++m_captures;
