@@ -29,8 +29,11 @@ std::uint64_t bits( double v )
 }
 
 // On host backends the two paths run the same arithmetic in the same order (sequential reductions, the
-// same std::pow in the step control), so they must agree bit for bit. On a GPU the reductions' order and
-// the device's pow (up to 2 ulp) may differ from the reference loop's host-side control in the last bits.
+// same std::pow in the step control), so they must agree bit for bit. On a GPU they agree in every step
+// decision but not in the last bits: the reductions' order, the device's pow (up to 2 ulp) in place of the
+// host's, and where the compiler fuses multiply-adds in the fused kernels differ - and the paper norm's
+// |w - u| cancels most digits, so an ulp there moves dt by ~1e-8 and a handover time by ~1e-6 (measured
+// on the H100).
 constexpr bool exact = Kokkos::SpaceAccessibility<Kokkos::HostSpace, TEST_MEMSPACE>::accessible;
 
 void expect_same_value( double a, double b, const std::string& what )
@@ -40,7 +43,7 @@ void expect_same_value( double a, double b, const std::string& what )
     else if ( std::isnan( a ) || std::isnan( b ) )
         EXPECT_EQ( std::isnan( a ), std::isnan( b ) ) << what;
     else
-        EXPECT_NEAR( a, b, 1e-9 * std::fabs( b ) + 1e-15 ) << what;
+        EXPECT_NEAR( a, b, 1e-5 * std::fabs( b ) + 1e-15 ) << what;
 }
 
 // A non-stiff chain with a reversible step and a second-order reaction.
