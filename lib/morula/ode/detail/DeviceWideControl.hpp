@@ -23,10 +23,12 @@
 namespace morula::ode::detail
 {
 
-//! Rows of the device-wide stage buffer (7, n): k1..k6 in rows 0..5, f(x + e) of the stiffness estimate in
-//! row dw_row_perturbed.
-constexpr int dw_stage_rows = 7;
+//! Rows of the device-wide stage buffer (8, n): k1 lives in row 0 or row dw_k1_alt (the stiffness check
+//! computes the next step's k1 = f(x_new) before the step is accepted, so the current k1 must survive a
+//! rejection), k2..k6 in rows 1..5, f(x + e) of the stiffness estimate in row dw_row_perturbed.
+constexpr int dw_stage_rows = 8;
 constexpr int dw_row_perturbed = 6;
+constexpr int dw_k1_alt = 7;
 
 //! One device-wide integration's state between attempts; lives in device memory, read back by the host
 //! only every few attempts. Plain data (copied as bytes between host and device).
@@ -35,52 +37,48 @@ struct DeviceWideStatus
     double t = 0.0;  //!< time of the current state
     double dt = 0.0; //!< the step RKF45 proposes next
     double h = 0.0;  //!< the step of the pending attempt (dt, or clipped to the next sample time)
-    double check_h = 0.0, check_den = 0.0; //!< the pending stiffness estimate's step and |e|^2
     long steps = 0, rejected = 0, rhs_evaluations = 0;
-    int sample = 0;              //!< the first sample not yet reached
-    int record_begin = 0;        //!< samples [record_begin, record_end) are reached but not yet written
+    int sample = 0;             //!< the first sample not yet reached
+    int record_begin = 0;       //!< samples [record_begin, record_end) are reached but not yet written
     int record_end = 0;
-    int clipped = 0;             //!< the pending attempt ends on a sample time
-    int current = 0;             //!< which of the two state buffers holds x
-    int k1_valid = 0;            //!< row 0 already holds f(x) (after a stiffness estimate)
-    int since_check = 0;         //!< accepted steps since the last stiffness check
+    int clipped = 0;            //!< the pending attempt ends on a sample time
+    int current = 0;            //!< which of the two state buffers holds x
+    int k1_row = 0;             //!< stage row holding k1 = f(x): 0 or dw_k1_alt
+    int k1_valid = 0;           //!< k1 already holds f(x) (after a stiffness check)
+    int since_check = 0;        //!< accepted steps since the last stiffness check
     int stiff = 0, nonstiff = 0; //!< StiffnessCounter's run lengths
-    //! A stiffness estimate is due for the last accepted step: the next begin kernel evaluates f(x + e)
-    //! (with k1 = f(x), which it computes anyway) and the next control resolves it - before anything else,
-    //! discarding that attempt if the estimate hands over to BDF - so the estimate costs no kernel of its own.
-    int check_pending = 0;
-    int idle = 0;    //!< no further attempt (every sample reached, a handover, an error); once a pending
-                     //!< estimate is resolved the integration stops
-    int stopped = 0; //!< nothing left to do: every kernel returns at once
-    int handover = 0; //!< continue in the team integrator's BDF
-    int status = 0;  //!< SolverStatus: success, max_steps or step_too_small
+    int stopped = 0;            //!< no further attempt: all samples reached, a handover or an error
+    int handover = 0;           //!< continue in the team integrator's BDF
+    int status = 0;             //!< SolverStatus: success, max_steps or step_too_small
 };
 
 //! What the control needs besides the status: fixed for one solve.
 struct DeviceWideParameters
 {
-    int n = 0;              //!< species
-    int samples = 0;        //!< sample times
-    bool paper = false;     //!< ErrorNorm::paper
+    int n = 0;            //!< species
+    int samples = 0;      //!< sample times
+    bool paper = false;   //!< ErrorNorm::paper
     bool automatic = false; //!< Method::automatic (stiffness checks and handover)
     double stiffness_threshold = 0.0;
     long max_steps = 0;
 };
 
 /*!
-  Sets up the next attempt: idle when every sample is reached, on a handover, at max_steps, or when the
+  Sets up the next attempt: stops when every sample is reached, on a handover, at max_steps, or when the
   step fell below round-off; otherwise the attempt's step h is dt clipped to the next sample time.
 */
 KOKKOS_INLINE_FUNCTION void device_wide_prepare( DeviceWideStatus& s, const DeviceWideParameters& p, const double* times )
 {
+    if ( s.stopped )
+        return;
     if ( s.handover || s.sample >= p.samples )
     {
-        s.idle = 1;
+        s.stopped = 1;
         return;
     }
     if ( s.steps + s.rejected >= p.max_steps )
     {
-        s.idle = 1;
+        s.stopped = 1;
         s.status = static_cast<int>( SolverStatus::max_steps );
         return;
     }
@@ -91,7 +89,7 @@ KOKKOS_INLINE_FUNCTION void device_wide_prepare( DeviceWideStatus& s, const Devi
     const double scale = 1.0 < at ? at : 1.0; // std::max(1.0, |t|)
     if ( !clipped && !( h > 4.0e-16 * scale ) )
     {
-        s.idle = 1;
+        s.stopped = 1;
         s.status = static_cast<int>( SolverStatus::step_too_small );
         return;
     }
@@ -99,63 +97,27 @@ KOKKOS_INLINE_FUNCTION void device_wide_prepare( DeviceWideStatus& s, const Devi
     s.clipped = clipped ? 1 : 0;
 }
 
-//! Whether an attempt runs now (its stage kernels do work).
-KOKKOS_INLINE_FUNCTION bool device_wide_attempting( const DeviceWideStatus& s ) { return !s.stopped && !s.idle; }
-
 /*!
-  Whether this attempt's last kernel should also prepare the stiffness estimate (x_new + e and |e|^2): it
-  is due if the attempt is accepted and completes a run of rkf45_stiffness_check_interval accepted steps.
+  Whether this attempt's kernels should also prepare the stiffness estimate: it is due if the attempt is
+  accepted and completes a run of rkf45_stiffness_check_interval accepted steps.
 */
 KOKKOS_INLINE_FUNCTION bool device_wide_check_due( const DeviceWideStatus& s, const DeviceWideParameters& p )
 {
-    return device_wide_attempting( s ) && p.automatic && s.since_check == rkf45_stiffness_check_interval - 1;
-}
-
-//! Feeds one estimate dt rho into the run of stiff estimates; true asks for BDF.
-KOKKOS_INLINE_FUNCTION bool device_wide_stiff( DeviceWideStatus& s, double h_rho )
-{
-    StiffnessCounter counter{ s.stiff, s.nonstiff };
-    const bool stiff = counter.stiff_enough( h_rho );
-    s.stiff = counter.stiff;
-    s.nonstiff = counter.nonstiff;
-    return stiff;
+    return !s.stopped && p.automatic && s.since_check == rkf45_stiffness_check_interval - 1;
 }
 
 /*!
-  The decision after one attempt: first a pending stiffness estimate of the previous step from
-  num = |f(x + e) - f(x)|^2 (a handover discards this attempt: the state is the one the estimate was for);
-  then accept or reject from the attempt's reduced error measure q, the next step, t, the samples reached
-  and, for the stiffness estimate, |e|^2 = den; then prepares the next attempt.
+  The decision after one attempt from its reduced error measure q (and, when the check was due, the
+  stiffness estimate's |e|^2 = den and |f(x + e) - f(x)|^2 = num): accept or reject, the next step, t,
+  the samples reached, the stiffness counters; then prepares the next attempt.
 */
 KOKKOS_INLINE_FUNCTION void device_wide_control( DeviceWideStatus& s, const DeviceWideParameters& p, const double* times,
                                                  double q, double den, double num )
 {
     if ( s.stopped )
         return;
-    bool k1_from_check = false;
-    if ( s.check_pending )
-    {
-        // The estimate's f(x) is this attempt's k1: both RHS evaluations count here.
-        s.check_pending = 0;
-        s.rhs_evaluations += 2;
-        k1_from_check = true;
-        if ( device_wide_stiff( s, s.check_h * compat::sqrt( num / s.check_den ) ) )
-        {
-            s.handover = 1;
-            s.status = static_cast<int>( SolverStatus::success );
-            s.k1_valid = 1;
-            s.stopped = 1;
-            return;
-        }
-    }
-    if ( s.idle )
-    {
-        s.stopped = 1;
-        return;
-    }
-    s.rhs_evaluations += ( s.k1_valid || k1_from_check ? 0 : 1 ) + 5;
-    if ( k1_from_check )
-        s.k1_valid = 1;
+    const bool check = device_wide_check_due( s, p );
+    s.rhs_evaluations += ( s.k1_valid ? 0 : 1 ) + 5;
     s.record_begin = s.record_end = s.sample;
     double dt_new = 0.0;
     const bool accepted = rkf45_step_control( p.paper, q, p.n, s.h, dt_new );
@@ -165,33 +127,38 @@ KOKKOS_INLINE_FUNCTION void device_wide_control( DeviceWideStatus& s, const Devi
         s.dt = dt_new;
         if ( p.automatic && dt_new < p.stiffness_threshold )
             s.handover = 1;
+        device_wide_prepare( s, p, times );
+        return;
     }
-    else
+    s.current = 1 - s.current;
+    s.k1_valid = 0;
+    ++s.steps;
+    s.t = s.clipped ? times[s.sample] : s.t + s.h;
+    s.dt = s.clipped ? ( dt_new < s.dt ? s.dt : dt_new ) : dt_new; // std::max(dt_new, dt) when clipped
+    while ( s.sample < p.samples && times[s.sample] <= s.t )
+        ++s.sample;
+    s.record_end = s.sample;
+    if ( check )
     {
-        s.current = 1 - s.current;
-        s.k1_valid = 0;
-        ++s.steps;
-        s.t = s.clipped ? times[s.sample] : s.t + s.h;
-        s.dt = s.clipped ? ( dt_new < s.dt ? s.dt : dt_new ) : dt_new; // std::max(dt_new, dt) when clipped
-        while ( s.sample < p.samples && times[s.sample] <= s.t )
-            ++s.sample;
-        s.record_end = s.sample;
-        if ( p.automatic && ++s.since_check >= rkf45_stiffness_check_interval )
+        s.since_check = 0;
+        double h_rho = 0.0;
+        if ( den > 0.0 )
         {
-            s.since_check = 0;
-            if ( den > 0.0 )
-            {
-                s.check_pending = 1;
-                s.check_h = s.h;
-                s.check_den = den;
-            }
-            else
-                device_wide_stiff( s, 0.0 ); // never stiff: counts as a non-stiff estimate
+            // The check's f(x_new) is the next step's k1, written to the other k1 row.
+            s.rhs_evaluations += 2;
+            s.k1_row = s.k1_row == 0 ? dw_k1_alt : 0;
+            s.k1_valid = 1;
+            h_rho = s.h * compat::sqrt( num / den );
         }
+        StiffnessCounter counter{ s.stiff, s.nonstiff };
+        if ( counter.stiff_enough( h_rho ) )
+            s.handover = 1;
+        s.stiff = counter.stiff;
+        s.nonstiff = counter.nonstiff;
     }
+    else if ( p.automatic )
+        ++s.since_check;
     device_wide_prepare( s, p, times );
-    if ( s.idle && !s.check_pending )
-        s.stopped = 1;
 }
 
 } // namespace morula::ode::detail

@@ -53,7 +53,8 @@ class DeviceWideDriver
         m_k = View1( "morula::ode::dw::k", system.reactions );
         m_status = Kokkos::View<DeviceWideStatus*, MemorySpace>( "morula::ode::dw::status", 1 );
         m_host_status = Kokkos::View<DeviceWideStatus*, Kokkos::HostSpace>( "morula::ode::dw::status_host", 1 );
-        m_error = Kokkos::View<DeviceWideError, MemorySpace>( "morula::ode::dw::error" );
+        m_q = Kokkos::View<double, MemorySpace>( "morula::ode::dw::q" );
+        m_den = Kokkos::View<double, MemorySpace>( "morula::ode::dw::den" );
         m_num = Kokkos::View<double, MemorySpace>( "morula::ode::dw::num" );
     }
 
@@ -96,7 +97,6 @@ class DeviceWideDriver
         s.record_end = s.sample;
         s.handover = m_options.method == Method::bdf ? 1 : 0;
         device_wide_prepare( s, m_params, times.data() );
-        s.stopped = s.idle;
         Kokkos::deep_copy( exec, m_status, m_host_status );
 
         while ( !s.stopped )
@@ -145,11 +145,19 @@ class DeviceWideDriver
         const int begin_range = std::max( n, static_cast<int>( m_saved.extent( 0 ) ) );
         for ( int a = 0; a < attempts; ++a )
         {
-            Kokkos::parallel_reduce( "morula::ode::dw::begin", Range( exec, 0, begin_range ), m_begin, m_num );
+            Kokkos::parallel_for( "morula::ode::dw::begin", Range( exec, 0, begin_range ), m_begin );
             for ( int r = 0; r < 4; ++r )
                 Kokkos::parallel_for( "morula::ode::dw::stage", Range( exec, 0, n ), m_stage[r] );
-            Kokkos::parallel_reduce( "morula::ode::dw::last_stage_error", Range( exec, 0, n ), m_last,
-                                     DeviceWideErrorReducer<MemorySpace>{ m_error, m_params.paper } );
+            if ( m_params.paper )
+                Kokkos::parallel_reduce( "morula::ode::dw::last_stage_error", Range( exec, 0, n ), m_last,
+                                         Kokkos::Max<double, MemorySpace>( m_q ) );
+            else
+                Kokkos::parallel_reduce( "morula::ode::dw::last_stage_error", Range( exec, 0, n ), m_last, m_q );
+            if ( m_params.automatic )
+            {
+                Kokkos::parallel_reduce( "morula::ode::dw::perturb", Range( exec, 0, n ), m_perturb, m_den );
+                Kokkos::parallel_reduce( "morula::ode::dw::check_rhs", Range( exec, 0, n ), m_check, m_num );
+            }
             Kokkos::parallel_for( "morula::ode::dw::control", Range( exec, 0, 1 ), m_control );
         }
     }
@@ -186,7 +194,7 @@ class DeviceWideDriver
         const MassActionRates rates( m_system, m_k );
         const FehlbergTableau tab;
 
-        m_begin = DeviceWideBegin{ b,           rates, m_perturbed.data(), m_samples.data(), m_saved.data(), m_params.samples,
+        m_begin = DeviceWideBegin{ b, rates, m_samples.data(), m_saved.data(), m_params.samples,
                                    static_cast<int>( m_saved.extent( 0 ) ) };
         m_record = DeviceWideRecord{ b, m_samples.data(), m_saved.data(), m_params.samples };
         for ( int r = 0; r < 4; ++r )
@@ -199,14 +207,15 @@ class DeviceWideDriver
         }
         m_last.b = b;
         m_last.rates = rates;
-        m_last.p = m_params;
-        m_last.perturbed = m_perturbed.data();
         m_last.atol = m_atol.data();
         m_last.atol_count = static_cast<int>( m_atol.extent( 0 ) );
         m_last.rtol = m_options.relative_tolerance;
+        m_last.paper = m_params.paper;
         for ( int l = 0; l < 5; ++l )
             m_last.a[l] = tab.a[5][l];
-        m_control = DeviceWideControlKernel{ m_status.data(), m_params, m_times.data(), m_error.data(), m_num.data() };
+        m_perturb = DeviceWidePerturb{ b, m_params, m_perturbed.data() };
+        m_check = DeviceWideCheckRhs{ b, m_params, rates, m_perturbed.data(), m_den.data() };
+        m_control = DeviceWideControlKernel{ m_status.data(), m_params, m_times.data(), m_q.data(), m_den.data(), m_num.data() };
     }
 
     MassActionSystem<MemorySpace> m_system;
@@ -218,14 +227,15 @@ class DeviceWideDriver
     Samples m_samples;
     Kokkos::View<DeviceWideStatus*, MemorySpace> m_status;
     Kokkos::View<DeviceWideStatus*, Kokkos::HostSpace> m_host_status;
-    Kokkos::View<DeviceWideError, MemorySpace> m_error;
-    Kokkos::View<double, MemorySpace> m_num;
+    Kokkos::View<double, MemorySpace> m_q, m_den, m_num;
 
     DeviceWideParameters m_params;
     DeviceWideBegin m_begin;
     DeviceWideRecord m_record;
     DeviceWideStage m_stage[4];
     DeviceWideLastStageError m_last;
+    DeviceWidePerturb m_perturb;
+    DeviceWideCheckRhs m_check;
     DeviceWideControlKernel m_control;
 
     std::map<int, core::StepGraph<ExecutionSpace>> m_graphs;

@@ -4,9 +4,9 @@
          device, one kernel per stage, as in LASSIE, and the
          step decided on the device.
 
-  An attempt is seven kernels: samples, k1 and the second half of a pending stiffness estimate; k2..k5;
-  k6 fused with the error norm's reduction (and the estimate's first half); and a one-thread control
-  kernel that decides the step on the device (DeviceWideControl.hpp). The reductions go into device scalars, so a run of attempts launches
+  An attempt is nine kernels: samples and k1, k2..k5, k6 fused with the error norm's reduction, the two
+  halves of the stiffness estimate (they return at once unless the estimate is due), and a one-thread
+  control kernel that decides the step on the device (DeviceWideControl.hpp). The reductions go into device scalars, so a run of attempts launches
   with no value read back and can be captured once and replayed (core::StepGraph).
 */
 #ifndef MORULA_ODE_DETAIL_DEVICEWIDERKF45_HPP
@@ -61,51 +61,32 @@ struct MassActionRates
     {
     }
 
-    //! k_r prod_p y(q_p)^a_p for the reaction of species term t.
-    template <class Y>
-    KOKKOS_INLINE_FUNCTION double term_rate( const int t, const Y& y ) const
-    {
-        const int r = term_reaction[t];
-        double v = k[r];
-        for ( int p = reactant_offsets[r]; p < reactant_offsets[r + 1]; ++p )
-            v *= integer_power( y( reactant_species[p] ), reactant_order[p] );
-        return v;
-    }
-
     //! sum over the reactions r changing species i of nu_ir k_r prod_p y(q_p)^a_p; y(q) gives a species'
     //! stage value, computed on the fly (LASSIE's species-major decoding of V_H and V_A, which recomputes a
     //! rate once per species it changes instead of storing it - that saves a launch and a barrier per stage).
-    //! Four terms' rates are formed before they are summed, in term order as one at a time would: each
-    //! rate is a chain of dependent loads (term -> reaction -> reactants -> stage values) that a fresh
-    //! kernel serves from L2, and four independent chains in flight hide most of that latency.
     template <class Y>
     KOKKOS_INLINE_FUNCTION double rhs( const int i, const Y& y ) const
     {
         double sum = 0.0;
-        int t = term_offsets[i];
-        const int end = term_offsets[i + 1];
-        for ( ; t + 3 < end; t += 4 )
+        for ( int t = term_offsets[i]; t < term_offsets[i + 1]; ++t )
         {
-            const double v0 = term_rate( t, y ), v1 = term_rate( t + 1, y ), v2 = term_rate( t + 2, y ),
-                         v3 = term_rate( t + 3, y );
-            sum += term_coefficient[t] * v0;
-            sum += term_coefficient[t + 1] * v1;
-            sum += term_coefficient[t + 2] * v2;
-            sum += term_coefficient[t + 3] * v3;
+            const int r = term_reaction[t];
+            double v = k[r];
+            for ( int p = reactant_offsets[r]; p < reactant_offsets[r + 1]; ++p )
+                v *= integer_power( y( reactant_species[p] ), reactant_order[p] );
+            sum += term_coefficient[t] * v;
         }
-        for ( ; t < end; ++t )
-            sum += term_coefficient[t] * term_rate( t, y );
         return sum;
     }
 };
 
-//! y_q = x_q + h sum_{l < terms} a_l stage_l(q).
+//! y_q = x_q + h sum_{l < terms} a_l stage_l(q), stage 0 being k1's row.
 struct StageValue
 {
     const double* x;
     const double* stages;
     const double* a;
-    int n, terms;
+    int n, terms, k1_row;
     double h;
 
     KOKKOS_INLINE_FUNCTION double operator()( const int q ) const
@@ -115,7 +96,7 @@ struct StageValue
         {
             double s = 0.0;
             for ( int l = 0; l < terms; ++l )
-                s += a[l] * stages[l * n + q];
+                s += a[l] * stages[( l == 0 ? k1_row : l ) * n + q];
             y += h * s;
         }
         return y;
@@ -142,10 +123,10 @@ KOKKOS_INLINE_FUNCTION double fehlberg_b5( int l )
 }
 
 /*
-  The kernels of one device-wide RKF45 attempt. Each reads the attempt's step and the current state buffer
-  from the DeviceWideStatus in device memory (never from host arguments), and returns at once once the
-  status says the integration stopped: a captured run of attempts (core::StepGraph) stays valid whatever
-  the device decides, and the attempts after the stop cost only empty launches. Only
+  The kernels of one device-wide RKF45 attempt. Each reads the attempt's step, the current state buffer and
+  k1's row from the DeviceWideStatus in device memory (never from host arguments), and returns at once once
+  the status says the integration stopped: a captured run of attempts (core::StepGraph) stays valid
+  whatever the device decides, and the attempts after the stop cost only empty launches. Only
   DeviceWideControlKernel writes the status; every other kernel only reads it.
 */
 
@@ -161,21 +142,16 @@ struct DeviceWideBuffers
     KOKKOS_INLINE_FUNCTION double* next( const DeviceWideStatus& s ) const { return states + ( 1 - s.current ) * n; }
 };
 
-/*!
-  The attempt's first kernel: writes the samples the last accepted step reached (from x), k1 = f(x) unless
-  it is valid, and, when a stiffness estimate is pending, f(x + e) into the scratch row; reduces
-  |f(x + e) - f(x)|^2 (zero otherwise).
-*/
+//! Writes the samples reached by the last accepted step (from x) and, unless k1 is valid, k1 = f(x).
 struct DeviceWideBegin
 {
     DeviceWideBuffers b;
     MassActionRates rates;
-    const double* perturbed = nullptr; // x + e, written by the previous attempt's last kernel
-    double* output = nullptr;          // (samples, saved) column-major: output[sample + samples * j]
+    double* output = nullptr; // (samples, saved) column-major: output[sample + samples * j]
     const int* saved = nullptr;
     int samples = 0, nsaved = 0;
 
-    KOKKOS_INLINE_FUNCTION void operator()( const int i, double& acc ) const
+    KOKKOS_INLINE_FUNCTION void operator()( const int i ) const
     {
         const DeviceWideStatus& s = *b.status;
         if ( s.stopped )
@@ -185,17 +161,7 @@ struct DeviceWideBegin
             for ( int m = s.record_begin; m < s.record_end; ++m )
                 output[m + samples * i] = x[saved[i]];
         if ( i < b.n && !s.k1_valid )
-        {
-            const double k1 = rates.rhs( i, PlainValue{ x } );
-            b.stages[i] = k1;
-            if ( s.check_pending )
-            {
-                const double fy = rates.rhs( i, PlainValue{ perturbed } );
-                b.stages[dw_row_perturbed * b.n + i] = fy;
-                const double d = fy - k1;
-                acc += d * d;
-            }
-        }
+            b.stages[s.k1_row * b.n + i] = rates.rhs( i, PlainValue{ x } );
     }
 };
 
@@ -227,84 +193,43 @@ struct DeviceWideStage
     KOKKOS_INLINE_FUNCTION void operator()( const int i ) const
     {
         const DeviceWideStatus& s = *b.status;
-        if ( !device_wide_attempting( s ) )
+        if ( s.stopped )
             return;
-        const StageValue y{ b.x( s ), b.stages, a, b.n, row, s.h };
+        const StageValue y{ b.x( s ), b.stages, a, b.n, row, s.k1_row, s.h };
         b.stages[row * b.n + i] = rates.rhs( i, y );
     }
-};
-
-//! The last kernel's two reduced values: the error measure and the stiffness estimate's |e|^2.
-struct DeviceWideError
-{
-    double q;
-    double den;
-};
-
-//! Reduces DeviceWideError: q by max (paper) or sum (mixed), den by sum, into a device View.
-template <class MemorySpace>
-struct DeviceWideErrorReducer
-{
-    using reducer = DeviceWideErrorReducer;
-    using value_type = DeviceWideError;
-    using result_view_type = Kokkos::View<value_type, MemorySpace>;
-
-    result_view_type value;
-    bool paper = false;
-
-    KOKKOS_INLINE_FUNCTION void join( value_type& dest, const value_type& src ) const
-    {
-        dest.q = paper ? ( src.q > dest.q ? src.q : dest.q ) : dest.q + src.q;
-        dest.den += src.den;
-    }
-    // Kokkos 3.4 joins through volatile references; Kokkos 4 takes the overload above.
-    KOKKOS_INLINE_FUNCTION void join( volatile value_type& dest, const volatile value_type& src ) const
-    {
-        dest.q = paper ? ( src.q > dest.q ? src.q : dest.q ) : dest.q + src.q;
-        dest.den = dest.den + src.den;
-    }
-    KOKKOS_INLINE_FUNCTION void init( value_type& v ) const
-    {
-        v.q = paper ? Kokkos::reduction_identity<double>::max() : 0.0;
-        v.den = 0.0;
-    }
-    KOKKOS_INLINE_FUNCTION value_type& reference() const { return *value.data(); }
-    KOKKOS_INLINE_FUNCTION result_view_type view() const { return value; }
-    KOKKOS_INLINE_FUNCTION bool references_scalar() const { return false; }
 };
 
 /*!
   k6 and, in the same pass, u (4th order) and w (5th order) from the stages; the kept one (u for the
   paper's rule, w for the mixed norm) goes to the candidate next state. Reduces max_j ER_j / eps_j (paper)
-  or sum_j (|w - u| / sc_j)^2 (mixed); when a stiffness estimate would be due should the step be
-  accepted, also x_new + e (e = w - u) and |e|^2, ahead of the decision.
+  or sum_j (|w - u| / sc_j)^2 (mixed).
 */
 struct DeviceWideLastStageError
 {
     DeviceWideBuffers b;
     MassActionRates rates;
-    DeviceWideParameters p;
-    double* perturbed = nullptr;
     const double* atol = nullptr;
     int atol_count = 1;
     double rtol = 0.0;
+    bool paper = false;
     double a[5] = { 0, 0, 0, 0, 0 };
 
-    KOKKOS_INLINE_FUNCTION void operator()( const int j, DeviceWideError& acc ) const
+    KOKKOS_INLINE_FUNCTION void operator()( const int j, double& acc ) const
     {
         const DeviceWideStatus& s = *b.status;
-        if ( !device_wide_attempting( s ) )
+        if ( s.stopped )
             return;
         const int n = b.n;
         const double* x = b.x( s );
         const double h = s.h;
-        const StageValue y{ x, b.stages, a, n, 5, h };
+        const StageValue y{ x, b.stages, a, n, 5, s.k1_row, h };
         const double k6 = rates.rhs( j, y );
         b.stages[5 * n + j] = k6;
         double du = 0.0, dw = 0.0;
         for ( int l = 0; l < 6; ++l )
         {
-            const double kl = l == 5 ? k6 : b.stages[l * n + j];
+            const double kl = l == 5 ? k6 : b.stages[( l == 0 ? s.k1_row : l ) * n + j];
             du += fehlberg_b4( l ) * kl;
             dw += fehlberg_b5( l ) * kl;
         }
@@ -312,28 +237,72 @@ struct DeviceWideLastStageError
         const double e = compat::fabs( w - u );
         const double tol = atol[atol_count == 1 ? 0 : j];
         double* next = b.next( s );
-        if ( p.paper )
+        if ( paper )
         {
             next[j] = u;
             const double v = e / h / tol;
-            acc.q = v > acc.q ? v : acc.q;
+            acc = v > acc ? v : acc;
         }
         else
         {
             next[j] = w;
             const double ax = compat::fabs( x[j] ), aw = compat::fabs( w );
             const double r = e / ( tol + rtol * ( ax > aw ? ax : aw ) );
-            acc.q += r * r;
+            acc += r * r;
         }
-        if ( device_wide_check_due( s, p ) )
-        {
-            double d = 0.0;
-            for ( int l = 0; l < 6; ++l )
-                d += ( fehlberg_b5( l ) - fehlberg_b4( l ) ) * ( l == 5 ? k6 : b.stages[l * n + j] );
-            const double ej = h * d;
-            perturbed[j] = next[j] + ej;
-            acc.den += ej * ej;
-        }
+    }
+};
+
+/*!
+  The stiffness estimate's first half, run when the check is due should the attempt be accepted:
+  y = x_new + e with e = w - u of the attempt's stages; reduces |e|^2. Computed before the decision (on the
+  candidate state) so that the decision needs no further round of kernels; wasted when rejected.
+*/
+struct DeviceWidePerturb
+{
+    DeviceWideBuffers b;
+    DeviceWideParameters p;
+    double* y = nullptr;
+
+    KOKKOS_INLINE_FUNCTION void operator()( const int j, double& acc ) const
+    {
+        const DeviceWideStatus& s = *b.status;
+        if ( !device_wide_check_due( s, p ) )
+            return;
+        const int n = b.n;
+        double d = 0.0;
+        for ( int l = 0; l < 6; ++l )
+            d += ( fehlberg_b5( l ) - fehlberg_b4( l ) ) * b.stages[( l == 0 ? s.k1_row : l ) * n + j];
+        const double e = s.h * d;
+        y[j] = b.next( s )[j] + e;
+        acc += e * e;
+    }
+};
+
+/*!
+  The estimate's second half: f(x_new + e) into the scratch row and f(x_new) into the other k1 row (the
+  next step's k1 if the attempt is accepted); reduces |f(x_new + e) - f(x_new)|^2.
+*/
+struct DeviceWideCheckRhs
+{
+    DeviceWideBuffers b;
+    DeviceWideParameters p;
+    MassActionRates rates;
+    const double* y = nullptr;
+    const double* den = nullptr;
+
+    KOKKOS_INLINE_FUNCTION void operator()( const int i, double& acc ) const
+    {
+        const DeviceWideStatus& s = *b.status;
+        if ( !device_wide_check_due( s, p ) || !( *den > 0.0 ) )
+            return;
+        const int n = b.n;
+        const double fy = rates.rhs( i, PlainValue{ y } );
+        const double fx = rates.rhs( i, PlainValue{ b.next( s ) } );
+        b.stages[dw_row_perturbed * n + i] = fy;
+        b.stages[( s.k1_row == 0 ? dw_k1_alt : 0 ) * n + i] = fx;
+        const double d = fy - fx;
+        acc += d * d;
     }
 };
 
@@ -343,12 +312,14 @@ struct DeviceWideControlKernel
     DeviceWideStatus* status = nullptr;
     DeviceWideParameters p;
     const double* times = nullptr;
-    const DeviceWideError* error = nullptr;
+    const double* q = nullptr;
+    const double* den = nullptr;
     const double* num = nullptr;
 
     KOKKOS_INLINE_FUNCTION void operator()( const int ) const
     {
-        device_wide_control( *status, p, times, error->q, error->den, *num );
+        const bool check = device_wide_check_due( *status, p );
+        device_wide_control( *status, p, times, *q, check ? *den : 0.0, check ? *num : 0.0 );
     }
 };
 
