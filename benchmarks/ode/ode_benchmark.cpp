@@ -51,6 +51,8 @@ struct Settings
     int runs = 3;
     int team_size = 0;
     std::string mode = "fine"; // table1: fine (one team) or device (one kernel per stage)
+    int dw_attempts = 0;       // table1 device: RKF45 attempts between status reads (0: automatic)
+    bool dw_graphs = true;     // table1 device: replay runs of attempts as captured graphs
 };
 
 std::vector<double> even_times( double t_end, int samples )
@@ -125,6 +127,8 @@ nlohmann::json table1( const Settings& cfg, const std::vector<int>& sizes, const
                     auto options = named_settings( name );
                     options.mode = cfg.mode == "device" ? ode::ExecutionMode::device_wide : ode::ExecutionMode::fine_grained;
                     options.team_size = cfg.team_size;
+                    options.device_wide_attempts_per_sync = cfg.dw_attempts;
+                    options.device_wide_graphs = cfg.dw_graphs;
                     ode::OdeSolver<Exec> solver( system, options );
                     const auto times = even_times( 50.0, samples );
                     ode::OdeResult<Mem> result;
@@ -133,6 +137,8 @@ nlohmann::json table1( const Settings& cfg, const std::vector<int>& sizes, const
                                       { "model", model },     { "seed", seed },      { "samples", samples },
                                       { "settings", name },   { "time", stats.to_json() },
                                       { "mode", cfg.mode },
+                                      { "dw_attempts", cfg.dw_attempts },
+                                      { "dw_graphs", cfg.dw_graphs },
                                       { "linear_solver", static_cast<int>( solver.linear_solver() ) },
                                       { "statistics", statistics_json( result ) } };
                     std::cout << j.dump() << std::endl;
@@ -845,6 +851,9 @@ int main( int argc, char* argv[] )
     app.add_option( "--team-size", cfg.team_size, "fine-grained team size (0: automatic)" );
     app.add_option( "--mode", cfg.mode, "table1: fine (one team per system) or device (one kernel per RKF45 stage)" )
         ->check( CLI::IsMember( { "fine", "device" } ) );
+    app.add_option( "--dw-attempts", cfg.dw_attempts,
+                    "table1 device: RKF45 attempts between two reads of the device status (0: automatic)" );
+    app.add_option( "--dw-graphs", cfg.dw_graphs, "table1 device: 1 replays runs of attempts as captured graphs, 0 launches" );
     app.add_option( "--out", out_path, "JSON results file" );
     std::string space = "device";
     app.add_option( "--space", space, "device (default execution space) or host (default host execution space)" )

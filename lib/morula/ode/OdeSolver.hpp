@@ -21,7 +21,7 @@
 #include <morula/core/LaunchPolicy.hpp>
 #include <morula/ode/MassActionSystem.hpp>
 #include <morula/ode/SolverOptions.hpp>
-#include <morula/ode/detail/DeviceWideRkf45.hpp>
+#include <morula/ode/detail/DeviceWideDriver.hpp>
 #include <morula/ode/detail/Integrator.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -29,6 +29,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <type_traits>
 #include <string>
 #include <vector>
@@ -232,145 +233,63 @@ class OdeSolver
     }
 
     /*!
-      The device-wide mode: RKF45 with one kernel per stage over all species and the step decision on the
-      host from one reduced value per step; the state and the samples stay on the device. A stiff system
-      (the paper's eps_s rule or three stiff estimates in a row) continues from its current state in the
-      team integrator, starting in BDF.
+      The device-wide mode: RKF45 with one kernel per stage over all species and the step decided on the
+      device (detail/DeviceWideDriver.hpp); the host reads the status only between runs of attempts. A
+      stiff system (the paper's eps_s rule or three stiff estimates in a row) continues from its current
+      state in the team integrator, starting in BDF.
     */
     OdeResult<MemorySpace> solve_device_wide( const ExecutionSpace& exec, const matrix_type& initial_states,
                                               const matrix_type& rate_constants, const std::vector<double>& times,
                                               const std::vector<int>& saved, double t_start )
     {
-        using View1 = Kokkos::View<double*, MemorySpace>;
-        using Stages = Kokkos::View<double**, Kokkos::LayoutRight, MemorySpace>;
+        using Range = core::LaunchRange<ExecutionSpace>;
         const int n = m_system.species, m = m_system.reactions;
         const int nsamples = static_cast<int>( times.size() );
-        const int nsaved = static_cast<int>( saved.size() );
         OdeResult<MemorySpace> result;
         result.samples = Kokkos::View<double***, Kokkos::LayoutLeft, MemorySpace>(
-            Kokkos::view_alloc( Kokkos::WithoutInitializing, "morula::ode::samples" ), 1, nsamples, nsaved );
-        Kokkos::deep_copy( exec, result.samples, std::numeric_limits<double>::quiet_NaN() );
+            Kokkos::view_alloc( Kokkos::WithoutInitializing, "morula::ode::samples" ), 1, nsamples, saved.size() );
         result.statistics = Kokkos::View<long**, Kokkos::LayoutLeft, MemorySpace>( "morula::ode::statistics", 1, stat_count );
-
-        View1 x( "morula::ode::dw::x", n ), next( "morula::ode::dw::next", n ), perturbed( "morula::ode::dw::perturbed", n );
-        Stages stages( "morula::ode::dw::stages", 7, n );
-        View1 k( Kokkos::view_alloc( Kokkos::WithoutInitializing, "morula::ode::dw::k" ), m );
-        Kokkos::deep_copy( exec, x, Kokkos::subview( initial_states, 0, Kokkos::ALL ) );
-        if ( rate_constants.extent( 0 ) > 0 )
-            Kokkos::deep_copy( exec, k, Kokkos::subview( rate_constants, 0, Kokkos::ALL ) );
-        else
-            Kokkos::deep_copy( exec, k, m_system.rate_constants );
-        const auto saved_device = to_device( "morula::ode::saved_species", saved );
+        if ( !m_device_wide )
+            m_device_wide = std::make_shared<detail::DeviceWideDriver<ExecutionSpace, MemorySpace>>( m_system, m_options, m_atol );
+        auto& driver = *m_device_wide;
+        const auto x0 = Kokkos::subview( initial_states, 0, Kokkos::ALL );
+        const detail::DeviceWideStatus st =
+            rate_constants.extent( 0 ) > 0
+                ? driver.run( exec, x0, Kokkos::subview( rate_constants, 0, Kokkos::ALL ), times, saved, t_start )
+                : driver.run( exec, x0, m_system.rate_constants, times, saved, t_start );
+        Kokkos::deep_copy( exec, result.samples, driver.samples() );
 
         long c[stat_count] = {};
-        const detail::FehlbergTableau tab;
-        const bool paper = m_options.error_norm == ErrorNorm::paper;
-        const bool automatic = m_options.method == Method::automatic;
-        using Range = core::LaunchRange<ExecutionSpace>;
-        auto record = [&]( int sample ) {
-            Kokkos::parallel_for( "morula::ode::dw::record", Range( exec, 0, nsaved ),
-                                  detail::RecordSample<MemorySpace>{ x, saved_device, result.samples, sample } );
-        };
-        auto stage = [&]( const View1& from, int row, int terms, double dt ) {
-            const detail::StageRhs<MemorySpace> f( m_system, k, from, stages, row, terms, tab.a[row], dt );
-            Kokkos::parallel_for( "morula::ode::dw::stage", Range( exec, 0, n ), f );
-            ++c[stat_rhs_evaluations];
-        };
-
-        double t = t_start, dt = m_options.initial_step;
-        int sample = 0;
-        while ( sample < nsamples && times[sample] <= t )
-            record( sample++ );
-        bool k1_valid = false, handover = m_options.method == Method::bdf;
-        int since_check = 0;
-        detail::StiffnessCounter stiffness;
-        SolverStatus status = SolverStatus::success;
-        while ( sample < nsamples && !handover )
-        {
-            if ( c[stat_steps] + c[stat_rejected] >= m_options.max_steps )
-            {
-                status = SolverStatus::max_steps;
-                break;
-            }
-            const double target = times[sample];
-            const bool clipped = dt >= target - t;
-            const double h = clipped ? target - t : dt;
-            if ( !clipped && !( h > 4.0e-16 * std::max( 1.0, std::fabs( t ) ) ) )
-            {
-                status = SolverStatus::step_too_small;
-                break;
-            }
-            if ( !k1_valid )
-                stage( x, 0, 0, 0.0 );
-            for ( int s = 1; s < 6; ++s )
-                stage( x, s, s, h );
-            detail::StepError<MemorySpace> err{ x, stages, next, m_atol, m_options.relative_tolerance, h, paper };
-            double q = 0.0;
-            if ( paper )
-                Kokkos::parallel_reduce( "morula::ode::dw::error", Range( exec, 0, n ), err, Kokkos::Max<double>( q ) );
-            else
-                Kokkos::parallel_reduce( "morula::ode::dw::error", Range( exec, 0, n ), err, q );
-            double dt_new;
-            const bool accepted = detail::rkf45_step_control( paper, q, n, h, dt_new );
-            if ( !accepted )
-            {
-                ++c[stat_rejected];
-                dt = dt_new;
-                if ( automatic && dt_new < m_options.stiffness_threshold )
-                    handover = true;
-                continue;
-            }
-            std::swap( x, next );
-            k1_valid = false;
-            ++c[stat_steps];
-            ++c[stat_rkf_steps];
-            t = clipped ? target : t + h;
-            dt = clipped ? std::max( dt_new, dt ) : dt_new;
-            while ( sample < nsamples && times[sample] <= t )
-                record( sample++ );
-            if ( automatic && ++since_check >= 5 )
-            {
-                since_check = 0;
-                double den = 0.0, num = 0.0;
-                Kokkos::parallel_reduce( "morula::ode::dw::perturb", Range( exec, 0, n ),
-                                         detail::PerturbByError<MemorySpace>{ x, stages, perturbed, h }, den );
-                double h_rho = 0.0;
-                if ( den > 0.0 )
-                {
-                    stage( perturbed, 6, 0, 0.0 );
-                    stage( x, 0, 0, 0.0 );
-                    k1_valid = true;
-                    Kokkos::parallel_reduce( "morula::ode::dw::distance", Range( exec, 0, n ),
-                                             detail::RowDistance<MemorySpace>{ stages, 6, 0 }, num );
-                    h_rho = h * std::sqrt( num / den );
-                }
-                if ( stiffness.stiff_enough( h_rho ) )
-                    handover = true;
-            }
-        }
+        c[stat_steps] = st.steps;
+        c[stat_rejected] = st.rejected;
+        c[stat_rkf_steps] = st.steps;
+        c[stat_rhs_evaluations] = st.rhs_evaluations;
+        SolverStatus status = static_cast<SolverStatus>( st.status );
+        const bool handover = st.handover != 0;
+        const auto x = driver.state( st );
         if ( status == SolverStatus::success && !handover )
         {
             double bad = 0.0;
-            Kokkos::parallel_reduce(
-                "morula::ode::dw::finite", Range( exec, 0, n ), detail::NonFiniteCount<MemorySpace>{ x }, bad );
+            Kokkos::parallel_reduce( "morula::ode::dw::finite", Range( exec, 0, n ), detail::NonFiniteCount<MemorySpace>{ x }, bad );
             if ( bad > 0.0 )
                 status = SolverStatus::not_finite;
         }
-        if ( handover && sample < nsamples )
+        if ( handover && st.sample < nsamples )
         {
             // Continue from (t, x) in the team integrator, in BDF from the step RKF45 last proposed.
+            const int sample = st.sample;
             if ( m_options.method == Method::automatic )
                 ++c[stat_switches_to_bdf];
-            Kokkos::View<double**, Kokkos::LayoutLeft, MemorySpace> x0( "morula::ode::dw::x0", 1, n );
-            Kokkos::deep_copy( exec, Kokkos::subview( x0, 0, Kokkos::ALL ), x );
+            Kokkos::View<double**, Kokkos::LayoutLeft, MemorySpace> x0_team( "morula::ode::dw::x0", 1, n );
+            Kokkos::deep_copy( exec, Kokkos::subview( x0_team, 0, Kokkos::ALL ), x );
             Kokkos::View<double**, Kokkos::LayoutLeft, MemorySpace> k0( "morula::ode::dw::k0", 1, m );
-            Kokkos::deep_copy( exec, Kokkos::subview( k0, 0, Kokkos::ALL ), k );
+            Kokkos::deep_copy( exec, Kokkos::subview( k0, 0, Kokkos::ALL ), driver.rate_constants() );
             detail::DeviceOptions team_options = m_device;
             team_options.start_in_bdf = true;
-            team_options.initial_step = m_options.bdf_fixed_step > 0.0 ? m_options.bdf_fixed_step : dt;
+            team_options.initial_step = m_options.bdf_fixed_step > 0.0 ? m_options.bdf_fixed_step : st.dt;
             team_options.max_steps = std::max( 1L, m_options.max_steps - c[stat_steps] - c[stat_rejected] );
             const std::vector<double> rest( times.begin() + sample, times.end() );
-            auto tail = launch( exec, x0, k0, rest, saved, t, true, team_options );
+            auto tail = launch( exec, x0_team, k0, rest, saved, st.t, true, team_options );
             Kokkos::deep_copy( exec,
                                Kokkos::subview( result.samples, Kokkos::ALL, std::make_pair( sample, nsamples ), Kokkos::ALL ),
                                tail.samples );
@@ -454,6 +373,9 @@ class OdeSolver
     Kokkos::View<double*, MemorySpace> m_atol;
     Kokkos::View<double*, MemorySpace> m_workspace;
     Kokkos::View<int*, MemorySpace> m_pivots;
+    //! The device-wide mode's buffers and captured graphs, kept between solves (shared by copies of the
+    //! solver, which must not solve concurrently).
+    std::shared_ptr<detail::DeviceWideDriver<ExecutionSpace, MemorySpace>> m_device_wide;
 };
 
 } // namespace morula::ode

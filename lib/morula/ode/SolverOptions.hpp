@@ -62,8 +62,8 @@ enum class ExecutionMode
     fine_grained,
     /*!
       One system spread over the whole device, LASSIE's fine-grained scheme: each RKF45 stage is one kernel
-      over all species, the error norm one reduction - the only value the host reads per step, to decide
-      the step. When the system turns stiff it is handed over, from the current state, to the
+      over all species, the error norm one reduction, and the step decided on the device, so runs of
+      attempts go without the host (replayed as device graphs where there are any). When the system turns stiff it is handed over, from the current state, to the
       fine-grained (team) integrator in BDF, which may switch back to RKF45 within the team. For one large
       network (thousands of species) whose team would be limited by one multiprocessor.
     */
@@ -91,6 +91,13 @@ struct SolverOptions
     int dense_limit = 16;
     ExecutionMode mode = ExecutionMode::batched;
     int team_size = 0;                   //!< fine-grained mode: threads per team (0: Kokkos chooses)
+    //! Device-wide mode: RKF45 attempts launched between two reads of the device-side status by the host
+    //! (the step is decided on the device); 0 picks 1 to 32 from the steps expected to be left. The
+    //! results do not depend on it: attempts after the integration stopped return at once.
+    int device_wide_attempts_per_sync = 0;
+    //! Device-wide mode: replay each run of attempts as one captured device graph where the backend has
+    //! them (core::StepGraph; CUDA with Kokkos >= 4.6.99), else launch every kernel. Same results.
+    bool device_wide_graphs = true;
 
     //! LASSIE's published settings (paper, Results): RKF eps = 1e-12, first-order BDF with step 0.1,
     //! Newton tolerance 1e-6 and at most 10^4 iterations, first RKF step 1e-3, eps_s = 1e-6.
@@ -156,6 +163,9 @@ struct SolverOptions
             throw InputError( concat( "ODE solver: max_steps = ", max_steps, "; expected >= 1" ) );
         if ( dense_limit < 1 )
             throw InputError( concat( "ODE solver: dense_limit = ", dense_limit, "; expected >= 1" ) );
+        if ( device_wide_attempts_per_sync < 0 )
+            throw InputError( concat( "ODE solver: device_wide_attempts_per_sync = ", device_wide_attempts_per_sync,
+                                      "; expected >= 0 (0: chosen from the steps left)" ) );
         if ( team_size < 0 )
             throw InputError( concat( "ODE solver: team_size = ", team_size, "; expected >= 0" ) );
         if ( linear_solver == LinearSolver::sparse_iterative && mode == ExecutionMode::batched )

@@ -1,0 +1,249 @@
+/*!
+  \file DeviceWideDriver.hpp
+  \brief Runs the device-wide RKF45 phase of one system: runs of attempts launched (or replayed as one
+         captured graph) with the step decided on the device, the host reading the status between runs.
+*/
+#ifndef MORULA_ODE_DETAIL_DEVICEWIDEDRIVER_HPP
+#define MORULA_ODE_DETAIL_DEVICEWIDEDRIVER_HPP
+
+#include <morula/core/LaunchPolicy.hpp>
+#include <morula/core/StepGraph.hpp>
+#include <morula/ode/MassActionSystem.hpp>
+#include <morula/ode/SolverOptions.hpp>
+#include <morula/ode/detail/DeviceWideControl.hpp>
+#include <morula/ode/detail/DeviceWideRkf45.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace morula::ode::detail
+{
+
+/*!
+  The buffers, kernels and captured graphs of the device-wide mode, kept from one solve to the next so
+  that a repeated solve replays the graphs it captured before (capturing costs about one plain run plus
+  the instantiation). The graphs freeze the buffers' addresses and the sample and saved-species counts:
+  any change of those reallocates and invalidates them.
+*/
+template <class ExecutionSpace, class MemorySpace>
+class DeviceWideDriver
+{
+  public:
+    using View1 = Kokkos::View<double*, MemorySpace>;
+    using Rows = Kokkos::View<double**, Kokkos::LayoutRight, MemorySpace>;
+    using Samples = Kokkos::View<double***, Kokkos::LayoutLeft, MemorySpace>;
+    //! The longest run of attempts between two status reads when the count is chosen automatically.
+    static constexpr int max_attempts = 32;
+
+    DeviceWideDriver( const MassActionSystem<MemorySpace>& system, const SolverOptions& options,
+                      const Kokkos::View<double*, MemorySpace>& atol )
+        : m_system( system )
+        , m_options( options )
+        , m_atol( atol )
+    {
+        const int n = system.species;
+        m_states = Rows( "morula::ode::dw::states", 2, n );
+        m_stages = Rows( "morula::ode::dw::stages", dw_stage_rows, n );
+        m_perturbed = View1( "morula::ode::dw::perturbed", n );
+        m_k = View1( "morula::ode::dw::k", system.reactions );
+        m_status = Kokkos::View<DeviceWideStatus*, MemorySpace>( "morula::ode::dw::status", 1 );
+        m_host_status = Kokkos::View<DeviceWideStatus*, Kokkos::HostSpace>( "morula::ode::dw::status_host", 1 );
+        m_q = Kokkos::View<double, MemorySpace>( "morula::ode::dw::q" );
+        m_den = Kokkos::View<double, MemorySpace>( "morula::ode::dw::den" );
+        m_num = Kokkos::View<double, MemorySpace>( "morula::ode::dw::num" );
+    }
+
+    /*!
+      RKF45 from (t_start, x0) with rate constants k through `times`, samples of `saved` into the driver's
+      sample buffer (samples()). Returns the final status: stopped with all samples reached, a handover
+      to BDF, max_steps or step_too_small; the state is state().
+    */
+    template <class X0, class K>
+    DeviceWideStatus run( const ExecutionSpace& exec, const X0& x0, const K& k, const std::vector<double>& times,
+                          const std::vector<int>& saved, double t_start )
+    {
+        const int nsamples = static_cast<int>( times.size() ), nsaved = static_cast<int>( saved.size() );
+        if ( m_samples.extent( 1 ) != times.size() || m_samples.extent( 2 ) != saved.size() )
+        {
+            // The graphs hold the sample buffer's address and both counts.
+            m_samples = Samples( Kokkos::view_alloc( Kokkos::WithoutInitializing, "morula::ode::dw::samples" ), 1,
+                                 nsamples, nsaved );
+            m_times = View1( Kokkos::view_alloc( Kokkos::WithoutInitializing, "morula::ode::dw::times" ), nsamples );
+            m_saved = Kokkos::View<int*, MemorySpace>( Kokkos::view_alloc( Kokkos::WithoutInitializing, "morula::ode::dw::saved" ),
+                                                       nsaved );
+            for ( auto& g : m_graphs )
+                g.second.invalidate();
+            build_kernels();
+        }
+        Kokkos::deep_copy( exec, m_samples, std::numeric_limits<double>::quiet_NaN() );
+        Kokkos::deep_copy( exec, m_times, Kokkos::View<const double*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(
+                                              times.data(), times.size() ) );
+        Kokkos::deep_copy( exec, m_saved, Kokkos::View<const int*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(
+                                              saved.data(), saved.size() ) );
+        Kokkos::deep_copy( exec, Kokkos::subview( m_states, 0, Kokkos::ALL ), x0 );
+        Kokkos::deep_copy( exec, m_k, k );
+
+        DeviceWideStatus& s = m_host_status( 0 );
+        s = DeviceWideStatus{};
+        s.t = t_start;
+        s.dt = m_options.initial_step;
+        while ( s.sample < nsamples && times[s.sample] <= t_start )
+            ++s.sample;
+        s.record_end = s.sample;
+        s.handover = m_options.method == Method::bdf ? 1 : 0;
+        device_wide_prepare( s, m_params, times.data() );
+        Kokkos::deep_copy( exec, m_status, m_host_status );
+
+        while ( !s.stopped )
+        {
+            const int attempts = attempts_for( s, times );
+            if ( m_options.device_wide_graphs && m_kernels_ran )
+            {
+                auto& graph = m_graphs[attempts];
+                if ( !graph.recorded() )
+                    graph.record( [this, attempts]( const ExecutionSpace& e ) { enqueue( e, attempts ); } );
+                graph.replay( exec );
+            }
+            else
+                enqueue( exec, attempts ); // also the plain run every kernel needs before a capture
+            m_kernels_ran = true;
+            ++m_runs;
+            Kokkos::deep_copy( exec, m_host_status, m_status );
+            exec.fence();
+        }
+        if ( s.record_begin < s.record_end )
+            Kokkos::parallel_for( "morula::ode::dw::record", core::LaunchRange<ExecutionSpace>( exec, 0, nsaved ), m_record );
+        return s;
+    }
+
+    //! (1, samples, saved) as written by the last run; NaN where no sample was reached.
+    const Samples& samples() const { return m_samples; }
+    //! The state reached, given the final status's `current`.
+    auto state( const DeviceWideStatus& s ) const { return Kokkos::subview( m_states, s.current, Kokkos::ALL ); }
+    const View1& rate_constants() const { return m_k; }
+    //! Runs of attempts launched so far (each followed by one status read).
+    long runs() const { return m_runs; }
+    //! Graph captures so far (0 where replay relaunches).
+    long long captures() const
+    {
+        long long c = 0;
+        for ( const auto& g : m_graphs )
+            c += g.second.captures();
+        return c;
+    }
+
+    //! Enqueues `attempts` RKF45 attempts; reads and writes only device data (replayable as a graph).
+    void enqueue( const ExecutionSpace& exec, int attempts ) const
+    {
+        using Range = core::LaunchRange<ExecutionSpace>;
+        const int n = m_system.species;
+        const int begin_range = std::max( n, static_cast<int>( m_saved.extent( 0 ) ) );
+        for ( int a = 0; a < attempts; ++a )
+        {
+            Kokkos::parallel_for( "morula::ode::dw::begin", Range( exec, 0, begin_range ), m_begin );
+            for ( int r = 0; r < 4; ++r )
+                Kokkos::parallel_for( "morula::ode::dw::stage", Range( exec, 0, n ), m_stage[r] );
+            if ( m_params.paper )
+                Kokkos::parallel_reduce( "morula::ode::dw::last_stage_error", Range( exec, 0, n ), m_last,
+                                         Kokkos::Max<double, MemorySpace>( m_q ) );
+            else
+                Kokkos::parallel_reduce( "morula::ode::dw::last_stage_error", Range( exec, 0, n ), m_last, m_q );
+            if ( m_params.automatic )
+            {
+                Kokkos::parallel_reduce( "morula::ode::dw::perturb", Range( exec, 0, n ), m_perturb, m_den );
+                Kokkos::parallel_reduce( "morula::ode::dw::check_rhs", Range( exec, 0, n ), m_check, m_num );
+            }
+            Kokkos::parallel_for( "morula::ode::dw::control", Range( exec, 0, 1 ), m_control );
+        }
+    }
+
+  private:
+    //! Attempts before the next status read: fixed by the option, or about the steps left at the current
+    //! step size (a power of two, so a few graphs serve every run), at most max_attempts.
+    int attempts_for( const DeviceWideStatus& s, const std::vector<double>& times ) const
+    {
+        if ( m_options.device_wide_attempts_per_sync > 0 )
+            return m_options.device_wide_attempts_per_sync;
+        const double left = ( times.back() - s.t ) / s.dt;
+        int attempts = 1;
+        while ( attempts < max_attempts && 2.0 * attempts <= left + 1.0 )
+            attempts *= 2;
+        return attempts;
+    }
+
+    void build_kernels()
+    {
+        const int n = m_system.species;
+        m_params.n = n;
+        m_params.samples = static_cast<int>( m_samples.extent( 1 ) );
+        m_params.paper = m_options.error_norm == ErrorNorm::paper;
+        m_params.automatic = m_options.method == Method::automatic;
+        m_params.stiffness_threshold = m_options.stiffness_threshold;
+        m_params.max_steps = m_options.max_steps;
+
+        DeviceWideBuffers b;
+        b.status = m_status.data();
+        b.states = m_states.data();
+        b.stages = m_stages.data();
+        b.n = n;
+        const MassActionRates rates( m_system, m_k );
+        const FehlbergTableau tab;
+
+        m_begin = DeviceWideBegin{ b, rates, m_samples.data(), m_saved.data(), m_params.samples,
+                                   static_cast<int>( m_saved.extent( 0 ) ) };
+        m_record = DeviceWideRecord{ b, m_samples.data(), m_saved.data(), m_params.samples };
+        for ( int r = 0; r < 4; ++r )
+        {
+            m_stage[r].b = b;
+            m_stage[r].rates = rates;
+            m_stage[r].row = r + 1;
+            for ( int l = 0; l < 5; ++l )
+                m_stage[r].a[l] = tab.a[r + 1][l];
+        }
+        m_last.b = b;
+        m_last.rates = rates;
+        m_last.atol = m_atol.data();
+        m_last.atol_count = static_cast<int>( m_atol.extent( 0 ) );
+        m_last.rtol = m_options.relative_tolerance;
+        m_last.paper = m_params.paper;
+        for ( int l = 0; l < 5; ++l )
+            m_last.a[l] = tab.a[5][l];
+        m_perturb = DeviceWidePerturb{ b, m_params, m_perturbed.data() };
+        m_check = DeviceWideCheckRhs{ b, m_params, rates, m_perturbed.data(), m_den.data() };
+        m_control = DeviceWideControlKernel{ m_status.data(), m_params, m_times.data(), m_q.data(), m_den.data(), m_num.data() };
+    }
+
+    MassActionSystem<MemorySpace> m_system;
+    SolverOptions m_options;
+    Kokkos::View<double*, MemorySpace> m_atol;
+    Rows m_states, m_stages;
+    View1 m_perturbed, m_k, m_times;
+    Kokkos::View<int*, MemorySpace> m_saved;
+    Samples m_samples;
+    Kokkos::View<DeviceWideStatus*, MemorySpace> m_status;
+    Kokkos::View<DeviceWideStatus*, Kokkos::HostSpace> m_host_status;
+    Kokkos::View<double, MemorySpace> m_q, m_den, m_num;
+
+    DeviceWideParameters m_params;
+    DeviceWideBegin m_begin;
+    DeviceWideRecord m_record;
+    DeviceWideStage m_stage[4];
+    DeviceWideLastStageError m_last;
+    DeviceWidePerturb m_perturb;
+    DeviceWideCheckRhs m_check;
+    DeviceWideControlKernel m_control;
+
+    std::map<int, core::StepGraph<ExecutionSpace>> m_graphs;
+    bool m_kernels_ran = false;
+    long m_runs = 0;
+};
+
+} // namespace morula::ode::detail
+
+#endif
