@@ -53,6 +53,7 @@ struct Settings
     std::string mode = "fine"; // table1: fine (one team) or device (one kernel per stage)
     int dw_attempts = 0;       // table1 device: RKF45 attempts between status reads (0: automatic)
     bool dw_graphs = true;     // table1 device: replay runs of attempts as captured graphs
+    int dw_lanes = 0;          // table1 device: vector lanes per species (0: automatic)
 };
 
 std::vector<double> even_times( double t_end, int samples )
@@ -129,6 +130,7 @@ nlohmann::json table1( const Settings& cfg, const std::vector<int>& sizes, const
                     options.team_size = cfg.team_size;
                     options.device_wide_attempts_per_sync = cfg.dw_attempts;
                     options.device_wide_graphs = cfg.dw_graphs;
+                    options.device_wide_lanes = cfg.dw_lanes;
                     ode::OdeSolver<Exec> solver( system, options );
                     const auto times = even_times( 50.0, samples );
                     ode::OdeResult<Mem> result;
@@ -139,6 +141,7 @@ nlohmann::json table1( const Settings& cfg, const std::vector<int>& sizes, const
                                       { "mode", cfg.mode },
                                       { "dw_attempts", cfg.dw_attempts },
                                       { "dw_graphs", cfg.dw_graphs },
+                                      { "dw_lanes", cfg.dw_lanes },
                                       { "linear_solver", static_cast<int>( solver.linear_solver() ) },
                                       { "statistics", statistics_json( result ) } };
                     std::cout << j.dump() << std::endl;
@@ -854,6 +857,7 @@ int main( int argc, char* argv[] )
     app.add_option( "--dw-attempts", cfg.dw_attempts,
                     "table1 device: RKF45 attempts between two reads of the device status (0: automatic)" );
     app.add_option( "--dw-graphs", cfg.dw_graphs, "table1 device: 1 replays runs of attempts as captured graphs, 0 launches" );
+    app.add_option( "--dw-lanes", cfg.dw_lanes, "table1 device: vector lanes per species, a power of two up to 32 (0: 8 on GPUs, 1 on hosts)" );
     app.add_option( "--out", out_path, "JSON results file" );
     std::string space = "device";
     app.add_option( "--space", space, "device (default execution space) or host (default host execution space)" )

@@ -156,8 +156,8 @@ TEST( TEST_CATEGORY, step_graph_recaptures_after_scratch_reallocation )
     std::vector<double> histogram( 1024 );
     WideHistogram wide;
     wide.n = n;
-    Kokkos::parallel_reduce( "test_step_graph_wide", Kokkos::RangePolicy<TEST_EXECSPACE>( exec, 0, n ), wide,
-                             histogram.data() );
+    Kokkos::View<double*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> result( histogram.data(), 1024 );
+    Kokkos::parallel_reduce( "test_step_graph_wide", Kokkos::RangePolicy<TEST_EXECSPACE>( exec, 0, n ), wide, result );
     EXPECT_EQ( histogram[5], static_cast<double>( n / 1024 ) );
     // On CUDA the wide reduction grew the scratch buffer the graph's reduction used.
     EXPECT_FALSE( graph.current( exec ) );

@@ -149,14 +149,18 @@ TEST( TEST_CATEGORY, ode_device_wide_control_equals_host_loop )
         saw_max_steps |= ref.status == ode::SolverStatus::max_steps;
         saw_too_small |= ref.status == ode::SolverStatus::step_too_small;
         saw_rejection |= ref.rejected > 0;
+        // Lanes: one thread per species, or a species' terms over 4 or (0: the backend's choice) vector
+        // lanes, a team kernel on every backend.
         for ( int per_sync : { 1, 0, 5 } )
             for ( bool graphs : { false, true } )
+                for ( int lanes : { 1, 4, 0 } )
             {
                 const std::string what = c.name + ", attempts per sync " + std::to_string( per_sync ) +
-                                         ( graphs ? ", graphs" : ", launches" );
+                                         ( graphs ? ", graphs" : ", launches" ) + ", lanes " + std::to_string( lanes );
                 auto o = c.options;
                 o.device_wide_attempts_per_sync = per_sync;
                 o.device_wide_graphs = graphs;
+                o.device_wide_lanes = lanes;
                 Kokkos::View<double*, Mem> atol( "atol", o.absolute_tolerance.size() );
                 Kokkos::deep_copy( atol, Kokkos::View<const double*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(
                                              o.absolute_tolerance.data(), o.absolute_tolerance.size() ) );
@@ -243,6 +247,26 @@ TEST( TEST_CATEGORY, ode_device_wide_runs_equal_step_by_step )
             EXPECT_EQ( ref.status(), ode::SolverStatus::success ) << c.name;
             EXPECT_EQ( ref.stat( ode::stat_switches_to_bdf ), 1 ) << c.name;
             EXPECT_GT( ref.stat( ode::stat_bdf_steps ), 0 ) << c.name;
+        }
+    }
+}
+
+TEST( TEST_CATEGORY, ode_device_wide_rejects_bad_lane_counts )
+{
+    for ( int lanes : { -1, 3, 12, 64 } )
+    {
+        ode::SolverOptions o;
+        o.mode = ode::ExecutionMode::device_wide;
+        o.device_wide_lanes = lanes;
+        try
+        {
+            o.validate( 3 );
+            ADD_FAILURE() << "accepted device_wide_lanes = " << lanes;
+        }
+        catch ( const core::InputError& e )
+        {
+            EXPECT_NE( std::string( e.what() ).find( "device_wide_lanes = " + std::to_string( lanes ) ), std::string::npos )
+                << e.what();
         }
     }
 }

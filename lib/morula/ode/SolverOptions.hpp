@@ -98,6 +98,11 @@ struct SolverOptions
     //! Device-wide mode: replay each run of attempts as one captured device graph where the backend has
     //! them (core::StepGraph; CUDA with Kokkos >= 4.6.99), else launch every kernel. Same results.
     bool device_wide_graphs = true;
+    //! Device-wide mode: threads (vector lanes) that share one species' right-hand side, each taking some
+    //! of its reaction terms (a power of two up to 32; 0: 8 on GPUs, 1 on host backends). A species' terms
+    //! are chains of dependent loads; spreading them over lanes shortens the longest chain, which bounds a
+    //! stage kernel. On a GPU the terms' sum is then a tree over the lanes instead of left to right.
+    int device_wide_lanes = 0;
 
     //! LASSIE's published settings (paper, Results): RKF eps = 1e-12, first-order BDF with step 0.1,
     //! Newton tolerance 1e-6 and at most 10^4 iterations, first RKF step 1e-3, eps_s = 1e-6.
@@ -166,6 +171,10 @@ struct SolverOptions
         if ( device_wide_attempts_per_sync < 0 )
             throw InputError( concat( "ODE solver: device_wide_attempts_per_sync = ", device_wide_attempts_per_sync,
                                       "; expected >= 0 (0: chosen from the steps left)" ) );
+        if ( device_wide_lanes < 0 || device_wide_lanes > 32 ||
+             ( device_wide_lanes & ( device_wide_lanes - 1 ) ) != 0 )
+            throw InputError( concat( "ODE solver: device_wide_lanes = ", device_wide_lanes,
+                                      "; expected 0 (automatic) or a power of two up to 32" ) );
         if ( team_size < 0 )
             throw InputError( concat( "ODE solver: team_size = ", team_size, "; expected >= 0" ) );
         if ( linear_solver == LinearSolver::sparse_iterative && mode == ExecutionMode::batched )

@@ -146,24 +146,58 @@ class DeviceWideDriver
         const int begin_range = std::max( n, static_cast<int>( m_saved.extent( 0 ) ) );
         for ( int a = 0; a < attempts; ++a )
         {
-            Kokkos::parallel_for( "morula::ode::dw::begin", Range( exec, 0, begin_range ), m_begin );
+            over_species( exec, "morula::ode::dw::begin", begin_range, m_begin );
             for ( int r = 0; r < 4; ++r )
-                Kokkos::parallel_for( "morula::ode::dw::stage", Range( exec, 0, n ), m_stage[r] );
+                over_species( exec, "morula::ode::dw::stage", n, m_stage[r] );
             if ( m_params.paper )
-                Kokkos::parallel_reduce( "morula::ode::dw::last_stage_error", Range( exec, 0, n ), m_last,
-                                         Kokkos::Max<double, MemorySpace>( m_q ) );
+                over_species( exec, "morula::ode::dw::last_stage_error", n, m_last, Kokkos::Max<double, MemorySpace>( m_q ) );
             else
-                Kokkos::parallel_reduce( "morula::ode::dw::last_stage_error", Range( exec, 0, n ), m_last, m_q );
+                over_species( exec, "morula::ode::dw::last_stage_error", n, m_last, m_q );
             if ( m_params.automatic )
             {
                 Kokkos::parallel_reduce( "morula::ode::dw::perturb", Range( exec, 0, n ), m_perturb, m_den );
-                Kokkos::parallel_reduce( "morula::ode::dw::check_rhs", Range( exec, 0, n ), m_check, m_num );
+                over_species( exec, "morula::ode::dw::check_rhs", n, m_check, m_num );
             }
             Kokkos::parallel_for( "morula::ode::dw::control", Range( exec, 0, 1 ), m_control );
         }
     }
 
+    //! Threads sharing one species' terms (SolverOptions::device_wide_lanes; 1: one thread per species).
+    int lanes() const
+    {
+        constexpr bool host = Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename ExecutionSpace::memory_space>::accessible;
+        const int wanted = m_options.device_wide_lanes > 0 ? m_options.device_wide_lanes : ( host ? 1 : 8 );
+        return std::min( wanted, static_cast<int>( core::LaunchTeam<ExecutionSpace>::vector_length_max() ) );
+    }
+
   private:
+    // One species per thread (range) or per team thread with its terms over vector lanes; `result...` is
+    // the reduction's target when the kernel reduces.
+    template <class Kernel, class... Result>
+    void over_species( const ExecutionSpace& exec, const char* label, int range, const Kernel& kernel,
+                       const Result&... result ) const
+    {
+        const int vector = lanes();
+        if ( vector == 1 )
+        {
+            if constexpr ( sizeof...( Result ) == 0 )
+                Kokkos::parallel_for( label, core::LaunchRange<ExecutionSpace>( exec, 0, range ), kernel );
+            else
+                Kokkos::parallel_reduce( label, core::LaunchRange<ExecutionSpace>( exec, 0, range ), kernel, result... );
+            return;
+        }
+        using Policy = core::LaunchTeam<ExecutionSpace>;
+        constexpr bool host = Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename ExecutionSpace::memory_space>::accessible;
+        // 128 threads per block on a GPU; a host team is one thread.
+        const int species_per_team = host ? 1 : std::max( 1, 128 / vector );
+        const Policy policy( exec, ( range + species_per_team - 1 ) / species_per_team, species_per_team, vector );
+        if constexpr ( sizeof...( Result ) == 0 )
+            Kokkos::parallel_for( label, policy, OnVectorLanes<typename Policy::member_type, Kernel>{ kernel, range } );
+        else
+            Kokkos::parallel_reduce( label, policy, OnVectorLanesReduce<typename Policy::member_type, Kernel>{ kernel, range },
+                                     result... );
+    }
+
     //! Attempts before the next status read: fixed by the option, or about the steps left at the current
     //! step size (a power of two, so a few graphs serve every run), at most max_attempts.
     int attempts_for( const DeviceWideStatus& s, const std::vector<double>& times ) const

@@ -35,6 +35,47 @@ struct FehlbergTableau
     double b5[6] = { 16.0 / 135.0, 0, 6656.0 / 12825.0, 28561.0 / 56430.0, -9.0 / 50.0, 2.0 / 55.0 };
 };
 
+//! One thread per species: a species' sum over its terms from left to right; writes done by the thread.
+struct SerialLanes
+{
+    template <class Term>
+    KOKKOS_INLINE_FUNCTION double sum( const int begin, const int end, const Term& term ) const
+    {
+        double s = 0.0;
+        for ( int t = begin; t < end; ++t )
+            s += term( t );
+        return s;
+    }
+    template <class F>
+    KOKKOS_INLINE_FUNCTION void single( const F& f ) const
+    {
+        f();
+    }
+};
+
+//! A species per team thread, its terms spread over the thread's vector lanes (a fixed tree of partial
+//! sums); writes and reduction contributions made once per species, by one lane.
+template <class Member>
+struct VectorLanes
+{
+    const Member& member;
+
+    template <class Term>
+    KOKKOS_INLINE_FUNCTION double sum( const int begin, const int end, const Term& term ) const
+    {
+        double s = 0.0;
+        Kokkos::parallel_reduce(
+            Kokkos::ThreadVectorRange( member, begin, end ), [&]( const int t, double& partial ) { partial += term( t ); },
+            s );
+        return s;
+    }
+    template <class F>
+    KOKKOS_INLINE_FUNCTION void single( const F& f ) const
+    {
+        Kokkos::single( Kokkos::PerThread( member ), f );
+    }
+};
+
 //! The mass-action right-hand side f_i(y) through raw device pointers: the kernels that hold it stay far
 //! below the size (512 bytes on CUDA) above which Kokkos launches through constant memory with a host
 //! synchronisation per launch - measured at ~20 us per stage with the Views of a whole MassActionSystem.
@@ -67,16 +108,20 @@ struct MassActionRates
     template <class Y>
     KOKKOS_INLINE_FUNCTION double rhs( const int i, const Y& y ) const
     {
-        double sum = 0.0;
-        for ( int t = term_offsets[i]; t < term_offsets[i + 1]; ++t )
-        {
+        return rhs( SerialLanes{}, i, y );
+    }
+
+    //! The same, the terms summed through `lanes` (SerialLanes: left to right, as above).
+    template <class Lanes, class Y>
+    KOKKOS_INLINE_FUNCTION double rhs( const Lanes& lanes, const int i, const Y& y ) const
+    {
+        return lanes.sum( term_offsets[i], term_offsets[i + 1], [&]( const int t ) {
             const int r = term_reaction[t];
             double v = k[r];
             for ( int p = reactant_offsets[r]; p < reactant_offsets[r + 1]; ++p )
                 v *= integer_power( y( reactant_species[p] ), reactant_order[p] );
-            sum += term_coefficient[t] * v;
-        }
-        return sum;
+            return term_coefficient[t] * v;
+        } );
     }
 };
 
@@ -151,17 +196,25 @@ struct DeviceWideBegin
     const int* saved = nullptr;
     int samples = 0, nsaved = 0;
 
-    KOKKOS_INLINE_FUNCTION void operator()( const int i ) const
+    KOKKOS_INLINE_FUNCTION void operator()( const int i ) const { body( SerialLanes{}, i ); }
+
+    template <class Lanes>
+    KOKKOS_INLINE_FUNCTION void body( const Lanes& lanes, const int i ) const
     {
         const DeviceWideStatus& s = *b.status;
         if ( s.stopped )
             return;
         const double* x = b.x( s );
         if ( i < nsaved )
-            for ( int m = s.record_begin; m < s.record_end; ++m )
-                output[m + samples * i] = x[saved[i]];
+            lanes.single( [&]() {
+                for ( int m = s.record_begin; m < s.record_end; ++m )
+                    output[m + samples * i] = x[saved[i]];
+            } );
         if ( i < b.n && !s.k1_valid )
-            b.stages[s.k1_row * b.n + i] = rates.rhs( i, PlainValue{ x } );
+        {
+            const double f = rates.rhs( lanes, i, PlainValue{ x } );
+            lanes.single( [&]() { b.stages[s.k1_row * b.n + i] = f; } );
+        }
     }
 };
 
@@ -190,13 +243,17 @@ struct DeviceWideStage
     int row = 1;
     double a[5] = { 0, 0, 0, 0, 0 };
 
-    KOKKOS_INLINE_FUNCTION void operator()( const int i ) const
+    KOKKOS_INLINE_FUNCTION void operator()( const int i ) const { body( SerialLanes{}, i ); }
+
+    template <class Lanes>
+    KOKKOS_INLINE_FUNCTION void body( const Lanes& lanes, const int i ) const
     {
         const DeviceWideStatus& s = *b.status;
         if ( s.stopped )
             return;
         const StageValue y{ b.x( s ), b.stages, a, b.n, row, s.k1_row, s.h };
-        b.stages[row * b.n + i] = rates.rhs( i, y );
+        const double f = rates.rhs( lanes, i, y );
+        lanes.single( [&]() { b.stages[row * b.n + i] = f; } );
     }
 };
 
@@ -215,7 +272,10 @@ struct DeviceWideLastStageError
     bool paper = false;
     double a[5] = { 0, 0, 0, 0, 0 };
 
-    KOKKOS_INLINE_FUNCTION void operator()( const int j, double& acc ) const
+    KOKKOS_INLINE_FUNCTION void operator()( const int j, double& acc ) const { body( SerialLanes{}, j, acc ); }
+
+    template <class Lanes>
+    KOKKOS_INLINE_FUNCTION void body( const Lanes& lanes, const int j, double& acc ) const
     {
         const DeviceWideStatus& s = *b.status;
         if ( s.stopped )
@@ -224,7 +284,16 @@ struct DeviceWideLastStageError
         const double* x = b.x( s );
         const double h = s.h;
         const StageValue y{ x, b.stages, a, n, 5, s.k1_row, h };
-        const double k6 = rates.rhs( j, y );
+        const double k6 = rates.rhs( lanes, j, y );
+        lanes.single( [&]() { finish( s, j, k6, acc ); } );
+    }
+
+    // The rest of species j's work once k6 is known: the candidate state and the error's contribution.
+    KOKKOS_INLINE_FUNCTION void finish( const DeviceWideStatus& s, const int j, const double k6, double& acc ) const
+    {
+        const int n = b.n;
+        const double* x = b.x( s );
+        const double h = s.h;
         b.stages[5 * n + j] = k6;
         double du = 0.0, dw = 0.0;
         for ( int l = 0; l < 6; ++l )
@@ -291,18 +360,23 @@ struct DeviceWideCheckRhs
     const double* y = nullptr;
     const double* den = nullptr;
 
-    KOKKOS_INLINE_FUNCTION void operator()( const int i, double& acc ) const
+    KOKKOS_INLINE_FUNCTION void operator()( const int i, double& acc ) const { body( SerialLanes{}, i, acc ); }
+
+    template <class Lanes>
+    KOKKOS_INLINE_FUNCTION void body( const Lanes& lanes, const int i, double& acc ) const
     {
         const DeviceWideStatus& s = *b.status;
         if ( !device_wide_check_due( s, p ) || !( *den > 0.0 ) )
             return;
         const int n = b.n;
-        const double fy = rates.rhs( i, PlainValue{ y } );
-        const double fx = rates.rhs( i, PlainValue{ b.next( s ) } );
-        b.stages[dw_row_perturbed * n + i] = fy;
-        b.stages[( s.k1_row == 0 ? dw_k1_alt : 0 ) * n + i] = fx;
-        const double d = fy - fx;
-        acc += d * d;
+        const double fy = rates.rhs( lanes, i, PlainValue{ y } );
+        const double fx = rates.rhs( lanes, i, PlainValue{ b.next( s ) } );
+        lanes.single( [&]() {
+            b.stages[dw_row_perturbed * n + i] = fy;
+            b.stages[( s.k1_row == 0 ? dw_k1_alt : 0 ) * n + i] = fx;
+            const double d = fy - fx;
+            acc += d * d;
+        } );
     }
 };
 
@@ -320,6 +394,41 @@ struct DeviceWideControlKernel
     {
         const bool check = device_wide_check_due( *status, p );
         device_wide_control( *status, p, times, *q, check ? *den : 0.0, check ? *num : 0.0 );
+    }
+};
+
+/*!
+  A kernel above launched with a team policy: team thread t of league entry l takes species
+  l * team_size + t (below `range`), its vector lanes that species' terms.
+*/
+template <class Member, class Kernel>
+struct OnVectorLanes
+{
+    Kernel kernel;
+    int range = 0;
+
+    KOKKOS_INLINE_FUNCTION void operator()( const Member& m ) const
+    {
+        const int i = m.league_rank() * m.team_size() + m.team_rank();
+        if ( i < range )
+            kernel.body( VectorLanes<Member>{ m }, i );
+    }
+};
+
+//! The same for the kernels that reduce (a separate type: Kokkos 3.4 deduces the reduction's value type
+//! from the one call operator).
+template <class Member, class Kernel>
+struct OnVectorLanesReduce
+{
+    using value_type = double;
+    Kernel kernel;
+    int range = 0;
+
+    KOKKOS_INLINE_FUNCTION void operator()( const Member& m, double& acc ) const
+    {
+        const int i = m.league_rank() * m.team_size() + m.team_rank();
+        if ( i < range )
+            kernel.body( VectorLanes<Member>{ m }, i, acc );
     }
 };
 
