@@ -117,12 +117,12 @@ TEST( TEST_CATEGORY, step_graph_invalidate_recaptures )
     EXPECT_EQ( graph.captures(), StepGraph<TEST_EXECSPACE>::uses_device_graph() ? 2 : 0 );
 }
 
-// A reduction of 1024 doubles per value: it needs far more of Kokkos' reduction scratch than any step's
+// A reduction of 64 doubles per value: it needs far more of Kokkos' reduction scratch than any step's
 // scalar reductions, so on CUDA the instance frees and reallocates its scratch buffer.
 struct WideHistogram
 {
     using value_type = double[];
-    unsigned value_count = 1024;
+    unsigned value_count = 64;
     int n = 0;
 
     KOKKOS_FUNCTION void operator()( const int i, double* v ) const { v[i % value_count] += 1.0; }
@@ -153,12 +153,12 @@ TEST( TEST_CATEGORY, step_graph_recaptures_after_scratch_reallocation )
     graph.record( [=]( const TEST_EXECSPACE& e ) { step( e, xb, yb, lb ); } );
     graph.replay( exec );
     EXPECT_EQ( graph.current( exec ), StepGraph<TEST_EXECSPACE>::uses_device_graph() );
-    std::vector<double> histogram( 1024 );
+    std::vector<double> histogram( 64 );
     WideHistogram wide;
     wide.n = n;
-    Kokkos::View<double*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> result( histogram.data(), 1024 );
+    Kokkos::View<double*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> result( histogram.data(), 64 );
     Kokkos::parallel_reduce( "test_step_graph_wide", Kokkos::RangePolicy<TEST_EXECSPACE>( exec, 0, n ), wide, result );
-    EXPECT_EQ( histogram[5], static_cast<double>( n / 1024 ) );
+    EXPECT_EQ( histogram[5], static_cast<double>( n / 64 ) );
     // On CUDA the wide reduction grew the scratch buffer the graph's reduction used.
     EXPECT_FALSE( graph.current( exec ) );
     for ( int r = 2; r < replays; ++r )
