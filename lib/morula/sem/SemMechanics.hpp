@@ -21,7 +21,9 @@
 #include <cmath>
 #include <limits>
 #include <optional>
+#include <cstdint>
 #include <string>
+#include <vector>
 
 namespace morula::sem
 {
@@ -60,14 +62,24 @@ class SemMechanics
                     "SemMechanics: the periodic box is ", box.length( d ), " long along ",
                     "xy"[d], ", less than twice the intercellular cutoff plus skin (",
                     m_cutoff + m_skin, ")" ) );
-        m_metric = Kokkos::View<Scalar, MemorySpace>( "morula::sem::list_metric" );
+        // Slot 0 is the bound a plain step reduces and reads; a chunk's step j reads slot j and reduces
+        // into slot j + 1, so that the bound a failing step read survives its chunk.
+        m_metrics = Kokkos::View<Scalar*, MemorySpace>( "morula::sem::list_metric", max_chunk_steps + 1 );
+        m_metric = metric_slot( 0 );
+        m_extent = Kokkos::View<Kokkos::MinMaxScalar<Scalar>*, MemorySpace>( "morula::sem::element_extent", 3 );
     }
+
+    //! Most steps one chunk of Epidermis::advance runs (the number of displacement-bound slots).
+    static constexpr int max_chunk_steps = 64;
 
     const core::Box<Scalar>& box() const { return m_box; }
     const SemParameters& parameters() const { return m_params; }
     Scalar inter_cutoff() const { return m_cutoff; }
     Scalar skin() const { return m_skin; }
     long long list_builds() const { return m_list_builds; }
+    //! Steps since the list was last built, and the length of the interval between the last two builds.
+    long long steps_since_build() const { return m_steps - m_steps_at_build; }
+    long long last_build_interval() const { return m_last_interval; }
 
     //! The box of the element grid (covers every element along open axes); valid after prepare().
     core::Box<Scalar> grid_box() const { return m_grid ? m_grid->geometry().box : m_box; }
@@ -86,11 +98,99 @@ class SemMechanics
     template <class ExecutionSpace>
     void compute_cell_geometry( const ExecutionSpace& exec, tissue_type& t ) const
     {
-        detail::CellGeometryFunctor<Scalar, MemorySpace> f{ t.positions(), t.cell_offset(),
-                                                            t.cell_count(), t.element_type(),
-                                                            t.centres(), t.adhesion(), m_box };
         Kokkos::parallel_for( "morula::sem::cell_geometry",
-                              core::LaunchRange<ExecutionSpace>( exec, 0, t.num_cells() ), f );
+                              core::LaunchRange<ExecutionSpace>( exec, 0, t.num_cells() ),
+                              geometry_functor( t, t.positions() ) );
+    }
+
+    //! The cell-geometry kernel over positions x (a plain step's: no chunk guard).
+    detail::CellGeometryFunctor<Scalar, MemorySpace> geometry_functor( const tissue_type& t,
+                                                                       const position_view& x ) const
+    {
+        detail::CellGeometryFunctor<Scalar, MemorySpace> f{ x, t.cell_offset(), t.cell_count(),
+                                                            t.element_type(), t.centres(), t.adhesion(),
+                                                            m_box };
+        f.metric = m_metric;
+        f.half_skin = m_skin / 2;
+        return f;
+    }
+
+    //! The stages of one step from positions x into `out` (first: RK2's half step; unused for Euler).
+    struct Stages
+    {
+        detail::StageFunctor<Scalar, MemorySpace> first, last;
+    };
+    Stages stage_functors( const tissue_type& t, const position_view& x, const position_view& out ) const
+    {
+        const Scalar dt = static_cast<Scalar>( m_params.time_step );
+        Stages s{ { evaluator( t, x, false ), x, m_half, m_reference, dt / 2 },
+                  { evaluator( t, x, false ), x, out, m_reference, dt } };
+        if ( m_params.integrator == TimeScheme::runge_kutta2 )
+            s.last.velocity = evaluator( t, m_half, false );
+        return s;
+    }
+    bool runge_kutta2() const { return m_params.integrator == TimeScheme::runge_kutta2; }
+
+    //! Spare position arrays of the tissue's capacity (the stages write into them).
+    void ensure_spares( const tissue_type& t )
+    {
+        ensure( m_half, t.element_capacity(), "morula::sem::positions_half" );
+        ensure( m_next, t.element_capacity(), "morula::sem::positions_next" );
+    }
+    //! The array the next step writes its positions into (swapped with the tissue's afterwards).
+    const position_view& spare_positions() const { return m_next; }
+    //! Device scalar j of the displacement bounds (slot 0: the plain steps').
+    Kokkos::View<Scalar, MemorySpace> metric_slot( int j ) const
+    {
+        return Kokkos::View<Scalar, MemorySpace>( m_metrics.data() + j );
+    }
+    const Kokkos::View<Scalar*, MemorySpace>& metric_slots() const { return m_metrics; }
+
+    //! After a plain step's final stage (into spare_positions()): its positions become the tissue's.
+    void finish_step( tissue_type& t )
+    {
+        t.swap_positions( m_next );
+        m_metric_pending = true;
+        ++m_steps;
+    }
+
+    /*!
+      \brief After a chunk that completed `done` steps (ping-ponging between the tissue's positions and
+      spare_positions()): the last positions become the tissue's and the bound of its last step becomes
+      slot 0's, so the next plain step reads what it would have read after `done` plain steps.
+    */
+    template <class ExecutionSpace>
+    void finish_chunk( const ExecutionSpace& exec, tissue_type& t, int done )
+    {
+        if ( done <= 0 )
+            return;
+        if ( done % 2 == 1 )
+            t.swap_positions( m_next );
+        Kokkos::deep_copy( exec, m_metric, metric_slot( done ) );
+        m_metric_pending = true;
+        m_steps += done;
+    }
+
+    //! Whether a chunk may start now: the list is current for these elements and its bound is pending.
+    bool ready_for_chunk( const tissue_type& t ) const
+    {
+        return m_list_valid && m_metric_pending && m_list.num_particles() == t.num_elements() &&
+               static_cast<int>( m_next.extent( 0 ) ) == t.element_capacity() &&
+               static_cast<int>( m_half.extent( 0 ) ) == t.element_capacity();
+    }
+
+    //! Pointers and sizes a chunk's kernels freeze (a CUDA graph keeps them); any change needs a new capture.
+    void chunk_signature( const tissue_type& t, std::vector<std::uintptr_t>& sig ) const
+    {
+        auto p = []( const void* q ) { return reinterpret_cast<std::uintptr_t>( q ); };
+        const auto a = p( t.positions().data() ), b = p( m_next.data() );
+        sig.insert( sig.end(), { a < b ? a : b, a < b ? b : a, p( m_half.data() ), p( m_reference.data() ),
+                                 p( m_list.offsets().data() ), p( m_list.indices().data() ),
+                                 p( t.element_cell().data() ), p( t.element_type().data() ),
+                                 p( t.cell_offset().data() ), p( t.cell_count().data() ),
+                                 p( t.centres().data() ), p( t.adhesion().data() ),
+                                 static_cast<std::uintptr_t>( t.num_elements() ),
+                                 static_cast<std::uintptr_t>( t.num_cells() ) } );
     }
 
     /*!
@@ -104,28 +204,16 @@ class SemMechanics
         compat::ScopedRegion region( "morula::sem::SemMechanics::step" );
         prepare_list( exec, t );
         const int n = t.num_elements();
-        ensure( m_half, t.element_capacity(), "morula::sem::positions_half" );
-        ensure( m_next, t.element_capacity(), "morula::sem::positions_next" );
-        const Scalar dt = static_cast<Scalar>( m_params.time_step );
-        auto x = t.positions();
-        detail::StageFunctor<Scalar, MemorySpace> stage{ evaluator( t, x, false ), x, m_half,
-                                                         m_reference, dt };
-        if ( m_params.integrator == TimeScheme::runge_kutta2 )
-        {
-            stage.coeff = dt / 2;
+        ensure_spares( t );
+        const auto stages = stage_functors( t, t.positions(), m_next );
+        if ( runge_kutta2() )
             Kokkos::parallel_for( "morula::sem::rk2_half_step",
-                                  core::LaunchRange<ExecutionSpace>( exec, 0, n ), stage );
-            stage.velocity = evaluator( t, m_half, false );
-            stage.coeff = dt;
-        }
-        stage.out = m_next;
+                                  core::LaunchRange<ExecutionSpace>( exec, 0, n ), stages.first );
         Kokkos::parallel_reduce( "morula::sem::final_stage",
-                                 core::LaunchRange<ExecutionSpace>( exec, 0, n ), stage,
+                                 core::LaunchRange<ExecutionSpace>( exec, 0, n ), stages.last,
                                  Kokkos::Max<Scalar, MemorySpace>( m_metric ) );
         // The new positions become the tissue's; the old array is the next step's spare.
-        t.swap_positions( m_next );
-        m_metric_pending = true;
-        ++m_steps;
+        finish_step( t );
     }
 
     //! Velocities dX/dt of every element into v (first num_elements rows).
@@ -171,25 +259,27 @@ class SemMechanics
     {
         const int n = t.num_elements();
         auto x = t.positions();
-        const auto box = m_box;
+        // Positions at build time, for the displacement bound: the wrapped positions, saved by the wrap.
+        if ( static_cast<int>( m_reference.extent( 0 ) ) < n )
+            m_reference = position_view(
+                Kokkos::view_alloc( Kokkos::WithoutInitializing, "morula::sem::list_reference" ),
+                n + n / 2 + 16 );
         // Wrap periodic coordinates into the box (the list is rebuilt, so nothing refers to the old
-        // images) and find the extent along the open axes for the grid.
+        // images) and find the extent along the open axes for the grid: one kernel per axis into device
+        // scalars and one read, instead of a reduction to the host per axis and bound.
+        for ( int d = 0; d < 3; ++d )
+            Kokkos::parallel_reduce(
+                "morula::sem::wrap_and_extent", core::LaunchRange<ExecutionSpace>( exec, 0, n ),
+                detail::WrapExtentFunctor<Scalar, position_view>{ x, m_reference, m_box, d, true },
+                Kokkos::MinMax<Scalar, MemorySpace>(
+                    Kokkos::View<Kokkos::MinMaxScalar<Scalar>, MemorySpace>( m_extent.data() + d ) ) );
+        const auto extent = Kokkos::create_mirror_view( m_extent );
+        Kokkos::deep_copy( exec, extent, m_extent );
+        exec.fence();
         Scalar lo[3], hi[3];
         for ( int d = 0; d < 3; ++d )
         {
-            Scalar mn = 0, mx = 0;
-            Kokkos::parallel_reduce(
-                "morula::sem::wrap_and_extent", core::LaunchRange<ExecutionSpace>( exec, 0, n ),
-                KOKKOS_LAMBDA( const int i, Scalar& m ) {
-                    const Scalar w = detail::wrap( box, d, x( i, d ) );
-                    x( i, d ) = w;
-                    m = w < m ? w : m;
-                },
-                Kokkos::Min<Scalar>( mn ) );
-            Kokkos::parallel_reduce(
-                "morula::sem::extent", core::LaunchRange<ExecutionSpace>( exec, 0, n ),
-                KOKKOS_LAMBDA( const int i, Scalar& m ) { m = x( i, d ) > m ? x( i, d ) : m; },
-                Kokkos::Max<Scalar>( mx ) );
+            const Scalar mn = extent( d ).min_val, mx = extent( d ).max_val;
             if ( !std::isfinite( static_cast<double>( mn ) ) || !std::isfinite( static_cast<double>( mx ) ) )
                 throw core::InputError( core::detail::concat(
                     "SemMechanics: an element position is not finite after step ", m_steps,
@@ -224,17 +314,13 @@ class SemMechanics
         if ( regrid )
             m_grid.emplace( gbox, edge );
         m_grid->build( exec, x, n );
-        m_list.build( exec, m_grid->query( x ), m_cutoff, m_skin );
-        // Positions at build time, for the displacement bound.
-        if ( static_cast<int>( m_reference.extent( 0 ) ) < n )
-            m_reference = position_view(
-                Kokkos::view_alloc( Kokkos::WithoutInitializing, "morula::sem::list_reference" ),
-                n + n / 2 + 16 );
-        Kokkos::deep_copy( exec, Kokkos::subview( m_reference, std::make_pair( 0, n ), Kokkos::ALL ),
-                           Kokkos::subview( x, std::make_pair( 0, n ), Kokkos::ALL ) );
+        // Radius cutoff + skin, no skin of the list's own: its reference copy would repeat ours.
+        m_list.build( exec, m_grid->query( x ), m_cutoff + m_skin, Scalar( 0 ) );
         m_list_valid = true;
         m_metric_pending = false;
         ++m_list_builds;
+        m_last_interval = m_steps - m_steps_at_build;
+        m_steps_at_build = m_steps;
     }
 
   private:
@@ -294,7 +380,11 @@ class SemMechanics
     std::optional<grid::UniformGrid<Scalar, MemorySpace>> m_grid;
     grid::NeighborList<Scalar, MemorySpace> m_list;
     position_view m_reference, m_half, m_next;
+    Kokkos::View<Scalar*, MemorySpace> m_metrics;
     Kokkos::View<Scalar, MemorySpace> m_metric;
+    Kokkos::View<Kokkos::MinMaxScalar<Scalar>*, MemorySpace> m_extent;
+    long long m_steps_at_build = 0;
+    long long m_last_interval = 0;
     bool m_list_valid = false;
     bool m_metric_pending = false;
     long long m_list_builds = 0;

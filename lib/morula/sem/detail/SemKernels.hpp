@@ -19,6 +19,27 @@
 namespace morula::sem::detail
 {
 
+/*!
+  \brief Where a kernel sits in a chunk of steps run without the host (Epidermis::advance), or nowhere
+  (step < 0: a plain step, whose checks the host makes).
+
+  A chunk's check that fails at its step j (a list that is due, a position that is not finite) writes j
+  into `failed` (the smallest failing step wins); every kernel of step j and later then returns at once,
+  so the state after the chunk is exactly the state after its step j - 1, and the host runs step j as a
+  plain step, with today's checks, rebuilds and exceptions. No state needs saving or restoring.
+*/
+template <class MemorySpace>
+struct StepGuard
+{
+    Kokkos::View<int, MemorySpace> failed;
+    int step = -1;
+
+    KOKKOS_INLINE_FUNCTION bool in_chunk() const { return step >= 0; }
+    //! True when an earlier check of the chunk (this step's or an earlier step's) failed.
+    KOKKOS_INLINE_FUNCTION bool skip() const { return step >= 0 && failed() <= step; }
+    KOKKOS_INLINE_FUNCTION void fail() const { Kokkos::atomic_fetch_min( &failed(), step ); }
+};
+
 //! Position along a periodic axis wrapped into [lo, hi); other axes unchanged.
 template <class Scalar>
 KOKKOS_INLINE_FUNCTION Scalar wrap( const core::Box<Scalar>& box, int d, Scalar x )
@@ -48,9 +69,25 @@ struct CellGeometryFunctor
     typename tissue_type::position_view centre;
     typename tissue_type::scalar_view adhesion;
     core::Box<Scalar> box;
+    //! In a chunk: the element list's displacement bound after the previous step, and its limit skin / 2.
+    StepGuard<MemorySpace> guard;
+    Kokkos::View<Scalar, MemorySpace> metric;
+    Scalar half_skin = 0;
 
     KOKKOS_INLINE_FUNCTION void operator()( const int c ) const
     {
+        if ( guard.in_chunk() )
+        {
+            if ( guard.skip() )
+                return;
+            // The host's test of SemMechanics::prepare: a list that is due, or a non-finite position
+            // (the bound is then infinite), ends the chunk before this step changes anything.
+            if ( !( metric() <= half_skin ) )
+            {
+                guard.fail();
+                return;
+            }
+        }
         const int b = offset( c );
         const int n = count( c );
         const Scalar ref[3] = { x( b, 0 ), x( b, 1 ), x( b, 2 ) };
@@ -250,6 +287,42 @@ struct StageFunctor
             m = infinite;
         metric = m > metric ? m : metric;
     }
+};
+
+/*!
+  \brief Wraps axis d of every position into the box (periodic axes) and stores the wrapped value as the
+  list's reference, reducing the axis' extent; with `wrap_and_save` off it only reduces the extent.
+*/
+template <class Scalar, class PositionView>
+struct WrapExtentFunctor
+{
+    PositionView x, reference;
+    core::Box<Scalar> box;
+    int d = 0;
+    bool wrap_and_save = true;
+
+    KOKKOS_INLINE_FUNCTION void operator()( const int i, Kokkos::MinMaxScalar<Scalar>& m ) const
+    {
+        Scalar w = x( i, d );
+        if ( wrap_and_save )
+        {
+            w = wrap( box, d, w );
+            x( i, d ) = w;
+            reference( i, d ) = w;
+        }
+        if ( w < m.min_val )
+            m.min_val = w;
+        if ( w > m.max_val )
+            m.max_val = w;
+    }
+};
+
+//! Resets a chunk's failure flag (the first kernel of every chunk).
+template <class MemorySpace>
+struct ResetGuardFunctor
+{
+    Kokkos::View<int, MemorySpace> failed;
+    KOKKOS_INLINE_FUNCTION void operator()( const int ) const { failed() = 2147483647; }
 };
 
 } // namespace morula::sem::detail
