@@ -370,7 +370,7 @@ class Epidermis
         {
             ++m_stats.failed;
             m_stats.wasted += k - done;
-            m_chunk_cap = done > 1 ? done : 1;
+            m_chunk_cap = k / 2 > 2 ? k / 2 : 2;
         }
         else if ( m_chunk_cap < detail_max_chunk )
             m_chunk_cap *= 2;
@@ -424,17 +424,18 @@ class Epidermis
                ( !gene_network() || m_genes.ready_for_chunk( m_tissue ) );
     }
 
-    // Steps of the next chunk: a power of two, at most `room`, the cap (halved to the completed steps
-    // after a failure, doubled after a success) and the steps the last rebuild interval predicts before
-    // the element list falls due (a failure wastes the rest of its chunk's launches).
+    // Steps of the next chunk: a power of two, at most `room`, the cap (halved after a failure, doubled
+    // after a success) and the steps the last rebuild interval predicts before the element list falls
+    // due (a failure wastes the rest of its chunk's launches, a short chunk costs one more host read).
     int chunk_length( long long room ) const
     {
         long long cap = room < m_chunk_cap ? room : m_chunk_cap;
         const long long interval = m_mechanics.last_build_interval();
         const long long since = m_mechanics.steps_since_build();
-        if ( interval > 0 && since < interval )
+        if ( interval > 0 )
         {
-            const long long predicted = interval - since;
+            // Past the last interval the list is due any step now: short chunks waste little.
+            const long long predicted = since < interval ? interval - since : ( interval / 4 > 2 ? interval / 4 : 2 );
             cap = cap < predicted ? cap : predicted;
         }
         int k = 1;
