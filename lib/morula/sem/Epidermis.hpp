@@ -17,7 +17,7 @@
 #include <morula/sem/SemParameters.hpp>
 #include <morula/sem/Tissue.hpp>
 #include <morula/sem/TissueGrowth.hpp>
-#include <morula/sem/detail/EpidermisKernels.hpp>
+#include <morula/sem/detail/SemKernels.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -128,10 +128,8 @@ class Epidermis
     bool gene_network() const { return m_params.model != EpidermisModel::movement; }
 
     /*!
-      \brief One step; with `timed`, each phase is fenced and timed (a few microseconds each) and runs its
-      kernels separately; untimed, the element and cell stages run fused (the same arithmetic: the
-      results are equal bit for bit). The host reads the element list's displacement bound and the
-      centre list's check once each.
+      \brief One step; with `timed`, each phase is fenced and timed (a few microseconds each). The host
+      reads the element list's displacement bound and the centre list's check once each.
     */
     template <class ExecutionSpace>
     EpidermisReport step( const ExecutionSpace& exec, bool timed = false )
@@ -156,7 +154,7 @@ class Epidermis
                 } );
         }
         else
-            fused_step( exec );
+            plain_step( exec );
         ++m_step;
         if ( m_params.model == EpidermisModel::full && m_growth.due( m_step ) )
             m_times.run( timed, Phase::growth, exec, [&] {
@@ -225,10 +223,10 @@ class Epidermis
 
     /*!
       \brief The untimed step's kernels (public only because CUDA lambdas and graphs' operations cannot
-      live in private member functions): geometry, the two host checks, the fused stages.
+      live in private member functions): geometry, the two host checks, then launch_step's kernels.
     */
     template <class ExecutionSpace>
-    void fused_step( const ExecutionSpace& exec )
+    void plain_step( const ExecutionSpace& exec )
     {
         const bool genes = gene_network();
         m_mechanics.ensure_spares( m_tissue );
@@ -247,10 +245,12 @@ class Epidermis
     struct StepKernels
     {
         detail::CellGeometryFunctor<Scalar, MemorySpace> geometry;
-        detail::CellInputsFunctor<Scalar, MemorySpace> counts;
-        detail::FusedStageFunctor<Scalar, MemorySpace> first, last;
+        detail::CellInputsFunctor<Scalar, MemorySpace> counts, inputs;
+        detail::StageFunctor<Scalar, MemorySpace> first, last;
+        detail::GeneStageFunctor<MemorySpace> gene_first, gene_last;
+        int elements = 0;
         int cells = 0;
-        int range = 0;
+        bool genes = false;
         bool distribute = false;
         bool rk2 = true;
     };
@@ -258,40 +258,39 @@ class Epidermis
     StepKernels step_kernels( const typename tissue_type::position_view& x,
                               const typename tissue_type::position_view& out, int j ) const
     {
-        const bool genes = gene_network();
         StepKernels k;
-        detail::StepGuard<MemorySpace> guard{ m_failed, j };
+        const detail::StepGuard<MemorySpace> guard{ m_failed, j };
         k.geometry = m_mechanics.geometry_functor( m_tissue, x );
         k.geometry.guard = guard;
         k.geometry.metric = m_mechanics.metric_slot( j < 0 ? 0 : j );
+        k.elements = m_tissue.num_elements();
         k.cells = m_tissue.num_cells();
-        const int n = m_tissue.num_elements();
-        k.range = genes && k.cells > n ? k.cells : n;
         k.rk2 = m_mechanics.runge_kutta2();
         const auto el = m_mechanics.stage_functors( m_tissue, x, out );
-        k.first.elements = el.first;
-        k.last.elements = el.last;
-        k.first.num_elements = k.last.num_elements = n;
+        k.first = el.first;
+        k.last = el.last;
         k.first.guard = k.last.guard = guard;
-        if ( genes )
+        k.genes = gene_network();
+        if ( k.genes )
         {
             const auto g = m_genes.stage_functors( m_tissue, m_params.mechanics.time_step,
                                                    m_params.mechanics.integrator );
-            k.first.genes = g.first;
-            k.last.genes = g.last;
-            k.first.num_cells = k.last.num_cells = k.cells;
-            auto inputs = m_genes.inputs_functor( m_tissue, false );
-            inputs.guard = guard;
-            ( k.rk2 ? k.first : k.last ).inputs = inputs;
-            ( k.rk2 ? k.first : k.last ).with_inputs = true;
-            k.distribute = m_genes.distribute();
+            k.gene_first = g.first;
+            k.gene_last = g.last;
+            k.gene_first.guard = k.gene_last.guard = guard;
+            k.inputs = m_genes.inputs_functor( m_tissue, false );
             k.counts = m_genes.inputs_functor( m_tissue, true );
-            k.counts.guard = guard;
+            k.inputs.guard = k.counts.guard = guard;
+            k.distribute = m_genes.distribute();
         }
         return k;
     }
 
-    //! Enqueues one step's kernels after the geometry (with_geometry: the geometry too).
+    /*!
+      \brief Enqueues one step's kernels after the geometry (with_geometry: the geometry too), in the
+      order of a timed step: neighbour inputs, element stages, gene stages. Every kernel is the one a
+      plain step launches, so a chunk's step equals a plain step bit for bit.
+    */
     template <class ExecutionSpace>
     static void launch_step( const ExecutionSpace& exec, const StepKernels& k,
                              const Kokkos::View<Scalar, MemorySpace>& metric_out, bool with_geometry )
@@ -299,12 +298,22 @@ class Epidermis
         using policy = core::LaunchRange<ExecutionSpace>;
         if ( with_geometry )
             Kokkos::parallel_for( "morula::sem::cell_geometry", policy( exec, 0, k.cells ), k.geometry );
-        if ( k.distribute )
-            Kokkos::parallel_for( "morula::sem::count_cell_neighbors", policy( exec, 0, k.cells ), k.counts );
+        if ( k.genes )
+        {
+            if ( k.distribute )
+                Kokkos::parallel_for( "morula::sem::count_cell_neighbors", policy( exec, 0, k.cells ), k.counts );
+            Kokkos::parallel_for( "morula::sem::neighbor_inputs", policy( exec, 0, k.cells ), k.inputs );
+        }
         if ( k.rk2 )
-            Kokkos::parallel_for( "morula::sem::first_stage", policy( exec, 0, k.range ), k.first );
-        Kokkos::parallel_reduce( "morula::sem::last_stage", policy( exec, 0, k.range ), k.last,
+            Kokkos::parallel_for( "morula::sem::rk2_half_step", policy( exec, 0, k.elements ), k.first );
+        Kokkos::parallel_reduce( "morula::sem::final_stage", policy( exec, 0, k.elements ), k.last,
                                  Kokkos::Max<Scalar, MemorySpace>( metric_out ) );
+        if ( k.genes )
+        {
+            if ( k.rk2 )
+                Kokkos::parallel_for( "morula::sem::gene_half_step", policy( exec, 0, k.cells ), k.gene_first );
+            Kokkos::parallel_for( "morula::sem::gene_step", policy( exec, 0, k.cells ), k.gene_last );
+        }
     }
 
     //! Runs one chunk of k steps; returns the steps it completed (k unless a check failed).

@@ -80,9 +80,12 @@ struct GeneStageFunctor
     species_view base, eval, out;
     input_view inputs;
     double coeff = 0;
+    StepGuard<MemorySpace> guard; //!< inside a chunk: nothing to do once a check of the chunk failed
 
     KOKKOS_INLINE_FUNCTION void operator()( const int c ) const
     {
+        if ( guard.skip() )
+            return;
         const ode::detail::Strided<const double> in{ &inputs( c, 0 ),
                                                      static_cast<std::ptrdiff_t>( inputs.stride_1() ) };
         const ode::detail::Strided<const double> x{ &eval( c, 0 ),
@@ -214,6 +217,22 @@ struct CellMovedFunctor
         }
         if ( !( r2 <= half_skin2 ) )
             moved = 1;
+    }
+};
+
+//! Extent of the centres along axis d.
+template <class Scalar, class MemorySpace>
+struct CentreExtentFunctor
+{
+    Kokkos::View<Scalar* [3], Kokkos::LayoutLeft, MemorySpace> centre;
+    int d = 0;
+    KOKKOS_INLINE_FUNCTION void operator()( const int c, Kokkos::MinMaxScalar<Scalar>& m ) const
+    {
+        const Scalar w = centre( c, d );
+        if ( w < m.min_val )
+            m.min_val = w;
+        if ( w > m.max_val )
+            m.max_val = w;
     }
 };
 
@@ -351,8 +370,7 @@ class GeneCoupling
                 continue;
             Kokkos::MinMaxScalar<Scalar> e;
             Kokkos::parallel_reduce( "morula::sem::centre_extent", core::LaunchRange<ExecutionSpace>( exec, 0, m ),
-                                     detail::WrapExtentFunctor<Scalar, position_view>{ centres, centres, m_box, d,
-                                                                                       false },
+                                     detail::CentreExtentFunctor<Scalar, MemorySpace>{ centres, d },
                                      Kokkos::MinMax<Scalar>( e ) );
             if ( !std::isfinite( static_cast<double>( e.min_val ) ) ||
                  !std::isfinite( static_cast<double>( e.max_val ) ) )

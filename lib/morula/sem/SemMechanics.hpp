@@ -62,11 +62,10 @@ class SemMechanics
                     "SemMechanics: the periodic box is ", box.length( d ), " long along ",
                     "xy"[d], ", less than twice the intercellular cutoff plus skin (",
                     m_cutoff + m_skin, ")" ) );
-        // Slot 0 is the bound a plain step reduces and reads; a chunk's step j reads slot j and reduces
-        // into slot j + 1, so that the bound a failing step read survives its chunk.
-        m_metrics = Kokkos::View<Scalar*, MemorySpace>( "morula::sem::list_metric", max_chunk_steps + 1 );
-        m_metric = metric_slot( 0 );
-        m_extent = Kokkos::View<Kokkos::MinMaxScalar<Scalar>*, MemorySpace>( "morula::sem::element_extent", 3 );
+        // m_metric is the bound a plain step reduces and reads (slot 0); a chunk's step j reads slot j and
+        // reduces into slot j + 1 of m_metrics, so that the bound a failing step read survives its chunk.
+        m_metric = Kokkos::View<Scalar, MemorySpace>( "morula::sem::list_metric" );
+        m_metrics = Kokkos::View<Scalar*, MemorySpace>( "morula::sem::chunk_list_metrics", max_chunk_steps + 1 );
     }
 
     //! Most steps one chunk of Epidermis::advance runs (the number of displacement-bound slots).
@@ -142,7 +141,7 @@ class SemMechanics
     //! Device scalar j of the displacement bounds (slot 0: the plain steps').
     Kokkos::View<Scalar, MemorySpace> metric_slot( int j ) const
     {
-        return Kokkos::View<Scalar, MemorySpace>( m_metrics.data() + j );
+        return j == 0 ? m_metric : Kokkos::View<Scalar, MemorySpace>( m_metrics.data() + j );
     }
     const Kokkos::View<Scalar*, MemorySpace>& metric_slots() const { return m_metrics; }
 
@@ -259,27 +258,25 @@ class SemMechanics
     {
         const int n = t.num_elements();
         auto x = t.positions();
-        // Positions at build time, for the displacement bound: the wrapped positions, saved by the wrap.
-        if ( static_cast<int>( m_reference.extent( 0 ) ) < n )
-            m_reference = position_view(
-                Kokkos::view_alloc( Kokkos::WithoutInitializing, "morula::sem::list_reference" ),
-                n + n / 2 + 16 );
+        const auto box = m_box;
         // Wrap periodic coordinates into the box (the list is rebuilt, so nothing refers to the old
-        // images) and find the extent along the open axes for the grid: one kernel per axis into device
-        // scalars and one read, instead of a reduction to the host per axis and bound.
-        for ( int d = 0; d < 3; ++d )
-            Kokkos::parallel_reduce(
-                "morula::sem::wrap_and_extent", core::LaunchRange<ExecutionSpace>( exec, 0, n ),
-                detail::WrapExtentFunctor<Scalar, position_view>{ x, m_reference, m_box, d, true },
-                Kokkos::MinMax<Scalar, MemorySpace>(
-                    Kokkos::View<Kokkos::MinMaxScalar<Scalar>, MemorySpace>( m_extent.data() + d ) ) );
-        const auto extent = Kokkos::create_mirror_view( m_extent );
-        Kokkos::deep_copy( exec, extent, m_extent );
-        exec.fence();
+        // images) and find the extent along the open axes for the grid.
         Scalar lo[3], hi[3];
         for ( int d = 0; d < 3; ++d )
         {
-            const Scalar mn = extent( d ).min_val, mx = extent( d ).max_val;
+            Scalar mn = 0, mx = 0;
+            Kokkos::parallel_reduce(
+                "morula::sem::wrap_and_extent", core::LaunchRange<ExecutionSpace>( exec, 0, n ),
+                KOKKOS_LAMBDA( const int i, Scalar& m ) {
+                    const Scalar w = detail::wrap( box, d, x( i, d ) );
+                    x( i, d ) = w;
+                    m = w < m ? w : m;
+                },
+                Kokkos::Min<Scalar>( mn ) );
+            Kokkos::parallel_reduce(
+                "morula::sem::extent", core::LaunchRange<ExecutionSpace>( exec, 0, n ),
+                KOKKOS_LAMBDA( const int i, Scalar& m ) { m = x( i, d ) > m ? x( i, d ) : m; },
+                Kokkos::Max<Scalar>( mx ) );
             if ( !std::isfinite( static_cast<double>( mn ) ) || !std::isfinite( static_cast<double>( mx ) ) )
                 throw core::InputError( core::detail::concat(
                     "SemMechanics: an element position is not finite after step ", m_steps,
@@ -314,8 +311,14 @@ class SemMechanics
         if ( regrid )
             m_grid.emplace( gbox, edge );
         m_grid->build( exec, x, n );
-        // Radius cutoff + skin, no skin of the list's own: its reference copy would repeat ours.
-        m_list.build( exec, m_grid->query( x ), m_cutoff + m_skin, Scalar( 0 ) );
+        m_list.build( exec, m_grid->query( x ), m_cutoff, m_skin );
+        // Positions at build time, for the displacement bound.
+        if ( static_cast<int>( m_reference.extent( 0 ) ) < n )
+            m_reference = position_view(
+                Kokkos::view_alloc( Kokkos::WithoutInitializing, "morula::sem::list_reference" ),
+                n + n / 2 + 16 );
+        Kokkos::deep_copy( exec, Kokkos::subview( m_reference, std::make_pair( 0, n ), Kokkos::ALL ),
+                           Kokkos::subview( x, std::make_pair( 0, n ), Kokkos::ALL ) );
         m_list_valid = true;
         m_metric_pending = false;
         ++m_list_builds;
@@ -382,7 +385,6 @@ class SemMechanics
     position_view m_reference, m_half, m_next;
     Kokkos::View<Scalar*, MemorySpace> m_metrics;
     Kokkos::View<Scalar, MemorySpace> m_metric;
-    Kokkos::View<Kokkos::MinMaxScalar<Scalar>*, MemorySpace> m_extent;
     long long m_steps_at_build = 0;
     long long m_last_interval = 0;
     bool m_list_valid = false;

@@ -253,9 +253,12 @@ struct StageFunctor
     Scalar coeff = 0;
     Scalar largest = std::numeric_limits<Scalar>::max();
     Scalar infinite = std::numeric_limits<Scalar>::infinity();
+    StepGuard<MemorySpace> guard; //!< inside a chunk: nothing to do once a check of the chunk failed
 
     KOKKOS_INLINE_FUNCTION void operator()( const int i ) const
     {
+        if ( guard.skip() )
+            return;
         Scalar v[3];
         velocity( i, v );
         for ( int d = 0; d < 3; ++d )
@@ -264,6 +267,8 @@ struct StageFunctor
 
     KOKKOS_INLINE_FUNCTION void operator()( const int i, Scalar& metric ) const
     {
+        if ( guard.skip() )
+            return;
         Scalar v[3];
         velocity( i, v );
         const auto& eval = velocity.pairs.x;
@@ -286,34 +291,6 @@ struct StageFunctor
         if ( !( m <= largest ) )
             m = infinite;
         metric = m > metric ? m : metric;
-    }
-};
-
-/*!
-  \brief Wraps axis d of every position into the box (periodic axes) and stores the wrapped value as the
-  list's reference, reducing the axis' extent; with `wrap_and_save` off it only reduces the extent.
-*/
-template <class Scalar, class PositionView>
-struct WrapExtentFunctor
-{
-    PositionView x, reference;
-    core::Box<Scalar> box;
-    int d = 0;
-    bool wrap_and_save = true;
-
-    KOKKOS_INLINE_FUNCTION void operator()( const int i, Kokkos::MinMaxScalar<Scalar>& m ) const
-    {
-        Scalar w = x( i, d );
-        if ( wrap_and_save )
-        {
-            w = wrap( box, d, w );
-            x( i, d ) = w;
-            reference( i, d ) = w;
-        }
-        if ( w < m.min_val )
-            m.min_val = w;
-        if ( w > m.max_val )
-            m.max_val = w;
     }
 };
 
