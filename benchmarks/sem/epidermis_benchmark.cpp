@@ -11,7 +11,7 @@
 //   table3 and full run the steps through Epidermis::advance (chunks of steps replayed without the host;
 //   --driver step: one step() call per step, as before issue #26) and report the element list's builds,
 //   the cell-centre list's builds and the chunk statistics (chunks, failed chunks = rollbacks, wasted
-//   steps, plain steps, graph records). --skin F sets SemParameters::skin_factor (default 1).
+//   steps, plain steps, graph records). --skin F sets SemParameters::skin_factor (default: the library's, 2 since issue #26).
 //   epidermis_benchmark --case force [--cells 5000] [--runs 20] [--settle 200]
 //     The roofline kernels (issue #8) after `settle` steps of the movement model, per cell count, boundary
 //     and precision: the force kernel alone (velocities of every element), the inter-cell Verlet list
@@ -64,7 +64,7 @@ struct Settings
     int settle = 200;
     std::string out;
     std::string driver = "advance"; // advance or step
-    double skin = 1.0;
+    double skin = 0; // 0: the library's default (SemParameters::skin_factor)
 };
 
 template <class Model, class Exec>
@@ -111,11 +111,12 @@ std::vector<bool> boundaries( const Settings& s )
 
 template <class Exec, class Scalar>
 sem::Epidermis<Scalar, typename Exec::memory_space> make_model( int cells, bool periodic, sem::EpidermisModel model,
-                                                                 double skin = 1.0 )
+                                                                 double skin = 0 )
 {
     sem::EpidermisParameters p;
     p.model = model;
-    p.mechanics.skin_factor = skin;
+    if ( skin > 0 )
+        p.mechanics.skin_factor = skin;
     sem::MonolayerSpec spec;
     spec.cells = cells;
     spec.periodic = periodic;
@@ -153,7 +154,7 @@ nlohmann::json table3( const Exec& exec, const Settings& s, const char* precisio
                 r["iterations"] = s.iterations;
                 r["list_builds_last_run"] = m->mechanics().list_builds();
                 r["driver"] = s.driver;
-                r["skin_factor"] = s.skin;
+                r["skin_factor"] = m->mechanics().parameters().skin_factor;
                 r["chunks_last_run"] = chunk_json( *m );
                 rows.push_back( r );
             }
@@ -199,7 +200,7 @@ nlohmann::json full( const Exec& exec, const Settings& s, const char* precision 
                               { "divisions", m.divisions() },
                               { "list_builds", m.mechanics().list_builds() },
                               { "driver", s.driver },
-                              { "skin_factor", s.skin },
+                              { "skin_factor", m.mechanics().parameters().skin_factor },
                               { "chunks", chunk_json( m ) },
                               { "runs", 1 } } );
         }
@@ -608,7 +609,7 @@ int main( int argc, char* argv[] )
     app.add_option( "--out", s.out, "JSON results file" );
     app.add_option( "--driver", s.driver, "table3/full: advance (default) or step (one call per step)" )
         ->check( CLI::IsMember( { "advance", "step" } ) );
-    app.add_option( "--skin", s.skin, "Verlet skin of the element list, in inter-cell cutoffs (default 1)" )
+    app.add_option( "--skin", s.skin, "Verlet skin of the element list, in inter-cell cutoffs (default: the library's, 2)" )
         ->check( CLI::PositiveNumber );
     app.add_option( "--space", space, "device (default execution space) or host (default host execution space)" )
         ->check( CLI::IsMember( { "device", "host" } ) );

@@ -182,7 +182,8 @@ class Epidermis
       non-finite position, the centre list's validity) run on the device; the first failing step and
       every later one of the chunk do nothing, the host reads the outcome once per chunk and runs the
       failing step as a plain step (which rebuilds or throws exactly as step() does). Growth events are
-      plain steps too. k follows the predicted steps until the next list rebuild.
+      plain steps too. k follows the predicted steps until the next list rebuild; while chunks fail at
+      their first or second step, plain steps run instead for a growing number of steps.
     */
     template <class ExecutionSpace>
     void advance( const ExecutionSpace& exec, long long n )
@@ -199,7 +200,7 @@ class Epidermis
                 const long long growth_step = ( m_step / interval + 1 ) * interval - 1;
                 room = room < growth_step - m_step ? room : growth_step - m_step;
             }
-            if ( room < 1 || !ready_for_chunk() )
+            if ( room < 1 || !ready_for_chunk() || m_step < m_plain_until )
             {
                 step( exec );
                 ++m_stats.plain_steps;
@@ -383,6 +384,17 @@ class Epidermis
         }
         else if ( m_chunk_cap < detail_max_chunk )
             m_chunk_cap *= 2;
+        // A chunk that completed at most one step bought nothing over plain steps and cost a replay and a
+        // read (measured on the H100: the full model's list falls due every step once cells divide, and
+        // chunks that fail at once made those steps slower than plain ones). Back off to plain steps for
+        // 2, 4, ... 64 steps while that lasts; a chunk of two or more steps ends the back-off.
+        if ( done <= 1 && done < k )
+        {
+            m_backoff = m_backoff == 0 ? 2 : ( 2 * m_backoff < detail_max_chunk ? 2 * m_backoff : detail_max_chunk );
+            m_plain_until = m_step + 1 + m_backoff; // the failing step runs plain anyway
+        }
+        else if ( done >= 2 )
+            m_backoff = 0;
         return done;
     }
 
@@ -470,6 +482,8 @@ class Epidermis
     std::vector<std::uintptr_t> m_signature;
     EpidermisChunkStats m_stats;
     long long m_chunk_cap = 8;
+    long long m_backoff = 0;
+    long long m_plain_until = 0;
     bool m_reset_ran = false;
 };
 
