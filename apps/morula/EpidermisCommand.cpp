@@ -238,17 +238,27 @@ int run_epidermis( const EpidermisSettings& s )
         writer->write( last );
     const auto t0 = std::chrono::steady_clock::now();
     Progress progress( s.steps, s.progress );
-    for ( long i = 0; i < s.steps; ++i )
+    // Steps run through advance() (chunks without the host in between) up to the next snapshot or
+    // progress report, whichever comes first.
+    constexpr long report_every = 1000;
+    for ( long i = 0; i < s.steps; )
     {
-        model.step( space );
-        const bool out = ( s.output_every > 0 && ( i + 1 ) % s.output_every == 0 ) || i + 1 == s.steps;
+        long next = i + report_every < s.steps ? i + report_every : s.steps;
+        if ( s.output_every > 0 )
+        {
+            const long snapshot = ( i / s.output_every + 1 ) * s.output_every;
+            next = snapshot < next ? snapshot : next;
+        }
+        model.advance( space, next - i );
+        i = next;
+        const bool out = ( s.output_every > 0 && i % s.output_every == 0 ) || i == s.steps;
         if ( out )
         {
             last = frame();
             if ( writer )
                 writer->write( last );
         }
-        progress.update( i + 1, [&] { return core::detail::concat( model.tissue().num_cells(), " cells" ); } );
+        progress.update( i, [&] { return core::detail::concat( model.tissue().num_cells(), " cells" ); } );
     }
     const double seconds = std::chrono::duration<double>( std::chrono::steady_clock::now() - t0 ).count();
     TissueView view;

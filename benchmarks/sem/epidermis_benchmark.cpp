@@ -8,6 +8,10 @@
 //     (setup excluded), median over runs after one warm-up run.
 //   epidermis_benchmark --case full [--cells 100,1000] [--iterations 130000]
 //     The full model (growth and division) once per cell count and boundary, with the final cell count.
+//   table3 and full run the steps through Epidermis::advance (chunks of steps replayed without the host;
+//   --driver step: one step() call per step, as before issue #26) and report the element list's builds,
+//   the cell-centre list's builds and the chunk statistics (chunks, failed chunks = rollbacks, wasted
+//   steps, plain steps, graph records). --skin F sets SemParameters::skin_factor (default: the library's, 2 since issue #26).
 //   epidermis_benchmark --case force [--cells 5000] [--runs 20] [--settle 200]
 //     The roofline kernels (issue #8) after `settle` steps of the movement model, per cell count, boundary
 //     and precision: the force kernel alone (velocities of every element), the inter-cell Verlet list
@@ -59,7 +63,40 @@ struct Settings
     int runs = 3;
     int settle = 200;
     std::string out;
+    std::string driver = "advance"; // advance or step
+    double skin = 0; // 0: the library's default (SemParameters::skin_factor)
 };
+
+template <class Model, class Exec>
+void run_steps( Model& m, const Exec& exec, long n, const Settings& s )
+{
+    if ( s.driver == "step" )
+        for ( long i = 0; i < n; ++i )
+            m.step( exec );
+    else
+        m.advance( exec, n );
+}
+
+template <class Model>
+std::string chunk_summary( const Model& m )
+{
+    const auto& c = m.chunk_stats();
+    char buf[256];
+    std::snprintf( buf, sizeof buf,
+                   "%lld cell-list builds, %lld chunks (%lld steps, %lld failed, %lld wasted), %lld plain steps, "
+                   "%lld records",
+                   m.genes().list_builds(), c.chunks, c.chunk_steps, c.failed, c.wasted, c.plain_steps, c.captures );
+    return buf;
+}
+
+template <class Model>
+nlohmann::json chunk_json( const Model& m )
+{
+    const auto& c = m.chunk_stats();
+    return { { "cell_list_builds", m.genes().list_builds() }, { "chunks", c.chunks }, { "chunk_steps", c.chunk_steps },
+             { "failed_chunks", c.failed },  { "wasted_steps", c.wasted }, { "plain_steps", c.plain_steps },
+             { "records", c.captures } };
+}
 
 // The boundaries a case runs, in the order of the paper's Table 3 (no boundary first).
 std::vector<bool> boundaries( const Settings& s )
@@ -73,10 +110,13 @@ std::vector<bool> boundaries( const Settings& s )
 }
 
 template <class Exec, class Scalar>
-sem::Epidermis<Scalar, typename Exec::memory_space> make_model( int cells, bool periodic, sem::EpidermisModel model )
+sem::Epidermis<Scalar, typename Exec::memory_space> make_model( int cells, bool periodic, sem::EpidermisModel model,
+                                                                 double skin = 0 )
 {
     sem::EpidermisParameters p;
     p.model = model;
+    if ( skin > 0 )
+        p.mechanics.skin_factor = skin;
     sem::MonolayerSpec spec;
     spec.cells = cells;
     spec.periodic = periodic;
@@ -96,16 +136,14 @@ nlohmann::json table3( const Exec& exec, const Settings& s, const char* precisio
             {
                 std::optional<sem::Epidermis<Scalar, Mem>> m;
                 const Stats t = morula::bench::time_phase(
-                    exec, 1, s.runs, [&] { m.emplace( make_model<Exec, Scalar>( cells, periodic, model ) ); },
-                    [&] {
-                        for ( long i = 0; i < s.iterations; ++i )
-                            m->step( exec );
-                    } );
-                std::printf( "%-6s %5d cells %-12s %-8s %ld iterations: median %.3f s (min %.3f, max %.3f), "
-                             "%.1f us/step, %lld list builds\n",
+                    exec, 1, s.runs, [&] { m.emplace( make_model<Exec, Scalar>( cells, periodic, model, s.skin ) ); },
+                    [&] { run_steps( *m, exec, s.iterations, s ); } );
+                std::printf( "%-6s %5d cells %-12s %-8s %ld iterations (%s): median %.3f s (min %.3f, max %.3f), "
+                             "%.1f us/step, %lld list builds, %s\n",
                              precision, cells, sem::to_string( model ), periodic ? "periodic" : "none",
-                             s.iterations, t.median(), t.min(), t.max(), 1e6 * t.median() / s.iterations,
-                             m->mechanics().list_builds() );
+                             s.iterations, s.driver.c_str(), t.median(), t.min(), t.max(),
+                             1e6 * t.median() / s.iterations, m->mechanics().list_builds(),
+                             chunk_summary( *m ).c_str() );
                 std::fflush( stdout );
                 nlohmann::json r = t.to_json();
                 r["precision"] = precision;
@@ -115,6 +153,9 @@ nlohmann::json table3( const Exec& exec, const Settings& s, const char* precisio
                 r["boundary"] = periodic ? "periodic" : "none";
                 r["iterations"] = s.iterations;
                 r["list_builds_last_run"] = m->mechanics().list_builds();
+                r["driver"] = s.driver;
+                r["skin_factor"] = m->mechanics().parameters().skin_factor;
+                r["chunks_last_run"] = chunk_json( *m );
                 rows.push_back( r );
             }
     return rows;
@@ -127,27 +168,27 @@ nlohmann::json full( const Exec& exec, const Settings& s, const char* precision 
     for ( const int cells : s.cells )
         for ( const bool periodic : boundaries( s ) )
         {
-            auto m = make_model<Exec, Scalar>( cells, periodic, sem::EpidermisModel::full );
+            auto m = make_model<Exec, Scalar>( cells, periodic, sem::EpidermisModel::full, s.skin );
             exec.fence();
             const auto t0 = std::chrono::steady_clock::now();
-            for ( long i = 0; i < s.iterations; ++i )
+            for ( long i = 0; i < s.iterations; i += 10000 )
             {
-                m.step( exec );
-                if ( ( i + 1 ) % 10000 == 0 )
-                {
-                    std::printf( "  %s %d cells %s: step %ld, %d cells, %lld list builds\n", precision, cells,
-                                 periodic ? "periodic" : "none", i + 1, m.tissue().num_cells(),
-                                 m.mechanics().list_builds() );
-                    std::fflush( stdout );
-                }
+                const long n = s.iterations - i < 10000 ? s.iterations - i : 10000;
+                run_steps( m, exec, n, s );
+                exec.fence();
+                std::printf( "  %s %d cells %s: step %ld, %.2f s, %d cells, %lld list builds, %s\n", precision,
+                             cells, periodic ? "periodic" : "none", i + n,
+                             std::chrono::duration<double>( std::chrono::steady_clock::now() - t0 ).count(),
+                             m.tissue().num_cells(), m.mechanics().list_builds(), chunk_summary( m ).c_str() );
+                std::fflush( stdout );
             }
             exec.fence();
             const double seconds = std::chrono::duration<double>( std::chrono::steady_clock::now() - t0 ).count();
-            std::printf( "%-6s full model %5d cells %-8s %ld iterations: %.2f s, final %d cells (%d elements), "
-                         "%lld divisions, %lld list builds\n",
-                         precision, cells, periodic ? "periodic" : "none", s.iterations, seconds,
+            std::printf( "%-6s full model %5d cells %-8s %ld iterations (%s): %.2f s, final %d cells (%d elements), "
+                         "%lld divisions, %lld list builds, %s\n",
+                         precision, cells, periodic ? "periodic" : "none", s.iterations, s.driver.c_str(), seconds,
                          m.tissue().num_cells(), m.tissue().num_elements(), m.divisions(),
-                         m.mechanics().list_builds() );
+                         m.mechanics().list_builds(), chunk_summary( m ).c_str() );
             std::fflush( stdout );
             rows.push_back( { { "precision", precision },
                               { "cells", cells },
@@ -158,6 +199,9 @@ nlohmann::json full( const Exec& exec, const Settings& s, const char* precision 
                               { "final_elements", m.tissue().num_elements() },
                               { "divisions", m.divisions() },
                               { "list_builds", m.mechanics().list_builds() },
+                              { "driver", s.driver },
+                              { "skin_factor", m.mechanics().parameters().skin_factor },
+                              { "chunks", chunk_json( m ) },
                               { "runs", 1 } } );
         }
     return rows;
@@ -359,8 +403,7 @@ nlohmann::json force( const Exec& exec, const Settings& s, const char* precision
         for ( const bool periodic : boundaries( s ) )
         {
             auto m = make_model<Exec, Scalar>( cells, periodic, sem::EpidermisModel::movement );
-            for ( int i = 0; i < s.settle; ++i ) // settle, so that the contacts are those of a run
-                m.step( exec );
+            m.advance( exec, s.settle ); // settle, so that the contacts are those of a run
             auto& t = m.tissue();
             auto& mech = m.mechanics();
             const int n = t.num_elements();
@@ -564,6 +607,10 @@ int main( int argc, char* argv[] )
     app.add_option( "--settle", s.settle, "force: movement-model steps before the kernels are timed (default 200)" )
         ->check( CLI::Range( 0, 1000000 ) );
     app.add_option( "--out", s.out, "JSON results file" );
+    app.add_option( "--driver", s.driver, "table3/full: advance (default) or step (one call per step)" )
+        ->check( CLI::IsMember( { "advance", "step" } ) );
+    app.add_option( "--skin", s.skin, "Verlet skin of the element list, in inter-cell cutoffs (default: the library's, 2)" )
+        ->check( CLI::PositiveNumber );
     app.add_option( "--space", space, "device (default execution space) or host (default host execution space)" )
         ->check( CLI::IsMember( { "device", "host" } ) );
     CLI11_PARSE( app, argc, argv );

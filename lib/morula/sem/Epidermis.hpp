@@ -11,16 +11,24 @@
 #include <morula/core/Error.hpp>
 #include <morula/core/KokkosCompat.hpp>
 #include <morula/core/LaunchPolicy.hpp>
+#include <morula/core/StepGraph.hpp>
 #include <morula/sem/GeneCoupling.hpp>
 #include <morula/sem/SemMechanics.hpp>
 #include <morula/sem/SemParameters.hpp>
 #include <morula/sem/Tissue.hpp>
 #include <morula/sem/TissueGrowth.hpp>
+#include <morula/sem/detail/SemKernels.hpp>
 
 #include <Kokkos_Core.hpp>
 
+#include <array>
+#include <climits>
+#include <cstdint>
+#include <map>
 #include <string>
+#include <type_traits>
 #include <utility>
+#include <vector>
 
 namespace morula::sem
 {
@@ -73,6 +81,17 @@ struct EpidermisReport : core::StepReport
     int divisions = 0; //!< cells that divided (= cells added)
 };
 
+//! What Epidermis::advance did so far (summed over its calls).
+struct EpidermisChunkStats
+{
+    long long chunks = 0;       //!< chunks replayed
+    long long chunk_steps = 0;  //!< steps completed inside chunks
+    long long failed = 0;       //!< chunks ended early by a failed check (the "rollbacks")
+    long long wasted = 0;       //!< steps of failed chunks that did nothing after the failure
+    long long plain_steps = 0;  //!< steps advance() ran as plain step()s (events, failures, starts)
+    long long captures = 0;     //!< graph captures (records) of chunks, each after a pointer or size change
+};
+
 /*!
   \brief One time step is, as in the paper: cell centres and adhesion; the element stages (RK2 or
   Euler); the neighbour inputs and gene-network stages (with the centres and species of the start of
@@ -108,7 +127,10 @@ class Epidermis
     long long divisions() const { return m_divisions; }
     bool gene_network() const { return m_params.model != EpidermisModel::movement; }
 
-    //! One step; with `timed`, each phase is fenced and timed (a few microseconds each).
+    /*!
+      \brief One step; with `timed`, each phase is fenced and timed (a few microseconds each). The host
+      reads the element list's displacement bound and the centre list's check once each.
+    */
     template <class ExecutionSpace>
     EpidermisReport step( const ExecutionSpace& exec, bool timed = false )
     {
@@ -116,25 +138,33 @@ class Epidermis
         EpidermisReport report;
         report.step = m_step;
         const bool genes = gene_network();
-        m_times.run( timed, Phase::geometry, exec, [&] {
-            m_mechanics.compute_cell_geometry( exec, m_tissue );
-            m_mechanics.prepare( exec, m_tissue );
-        } );
-        if ( genes )
-            m_times.run( timed, Phase::genes, exec,
-                         [&] { m_genes.compute_inputs( exec, m_tissue, m_mechanics.grid_box() ); } );
-        m_times.run( timed, Phase::mechanics, exec, [&] { m_mechanics.step( exec, m_tissue ); } );
-        if ( genes )
-            m_times.run( timed, Phase::genes, exec, [&] {
-                m_genes.step( exec, m_tissue, m_params.mechanics.time_step, m_params.mechanics.integrator );
+        if ( timed )
+        {
+            m_times.run( timed, Phase::geometry, exec, [&] {
+                m_mechanics.compute_cell_geometry( exec, m_tissue );
+                m_mechanics.prepare( exec, m_tissue );
             } );
+            if ( genes )
+                m_times.run( timed, Phase::genes, exec,
+                             [&] { m_genes.compute_inputs( exec, m_tissue, m_mechanics.grid_box() ); } );
+            m_times.run( timed, Phase::mechanics, exec, [&] { m_mechanics.step( exec, m_tissue ); } );
+            if ( genes )
+                m_times.run( timed, Phase::genes, exec, [&] {
+                    m_genes.step( exec, m_tissue, m_params.mechanics.time_step, m_params.mechanics.integrator );
+                } );
+        }
+        else
+            plain_step( exec );
         ++m_step;
         if ( m_params.model == EpidermisModel::full && m_growth.due( m_step ) )
             m_times.run( timed, Phase::growth, exec, [&] {
                 m_mechanics.compute_cell_geometry( exec, m_tissue );
                 const GrowthReport grew = m_growth.apply( exec, m_tissue, genes );
                 if ( grew.grown > 0 || grew.divisions > 0 )
+                {
                     m_mechanics.invalidate_list();
+                    m_genes.invalidate_list();
+                }
                 report.grown = grew.grown;
                 report.divisions = grew.divisions;
                 m_divisions += grew.divisions;
@@ -143,6 +173,247 @@ class Epidermis
             m_times.count_step();
         return report;
     }
+
+    /*!
+      \brief `n` steps, equal bit for bit to n calls of step(exec), with the host out of the loop: runs of
+      k steps ("chunks", k a power of two up to SemMechanics::max_chunk_steps) are recorded once and
+      replayed (one CUDA graph per k and position buffer on CUDA with Kokkos >= 4.6.99, relaunched
+      elsewhere). The checks a plain step makes on the host (the element list's displacement bound, a
+      non-finite position, the centre list's validity) run on the device; the first failing step and
+      every later one of the chunk do nothing, the host reads the outcome once per chunk and runs the
+      failing step as a plain step (which rebuilds or throws exactly as step() does). Growth events are
+      plain steps too. k follows the predicted steps until the next list rebuild; while chunks fail at
+      their first or second step, plain steps run instead for a growing number of steps.
+    */
+    template <class ExecutionSpace>
+    void advance( const ExecutionSpace& exec, long long n )
+    {
+        compat::ScopedRegion region( "morula::sem::Epidermis::advance" );
+        long long left = n;
+        while ( left > 0 )
+        {
+            long long room = left;
+            if ( m_params.model == EpidermisModel::full )
+            {
+                // The step whose count is a multiple of the interval ends with a growth event: plain.
+                const long long interval = m_params.growth.interval;
+                const long long growth_step = ( m_step / interval + 1 ) * interval - 1;
+                room = room < growth_step - m_step ? room : growth_step - m_step;
+            }
+            if ( room < 1 || !ready_for_chunk() || m_step < m_plain_until )
+            {
+                step( exec );
+                ++m_stats.plain_steps;
+                --left;
+                continue;
+            }
+            const int k = chunk_length( room );
+            const int done = run_chunk( exec, k );
+            left -= done;
+            if ( done < k )
+            {
+                step( exec );
+                ++m_stats.plain_steps;
+                --left;
+            }
+        }
+    }
+
+    //! What advance() did so far.
+    const EpidermisChunkStats& chunk_stats() const { return m_stats; }
+
+    /*!
+      \brief The untimed step's kernels (public only because CUDA lambdas and graphs' operations cannot
+      live in private member functions): geometry, the two host checks, then launch_step's kernels.
+    */
+    template <class ExecutionSpace>
+    void plain_step( const ExecutionSpace& exec )
+    {
+        const bool genes = gene_network();
+        m_mechanics.ensure_spares( m_tissue );
+        Kokkos::parallel_for( "morula::sem::cell_geometry",
+                              core::LaunchRange<ExecutionSpace>( exec, 0, m_tissue.num_cells() ),
+                              m_mechanics.geometry_functor( m_tissue, m_tissue.positions() ) );
+        m_mechanics.prepare( exec, m_tissue );
+        if ( genes )
+            m_genes.prepare( exec, m_tissue );
+        const auto k = step_kernels( m_tissue.positions(), m_mechanics.spare_positions(), -1 );
+        launch_step( exec, k, m_mechanics.metric_slot( 0 ), false );
+        m_mechanics.finish_step( m_tissue );
+    }
+
+    //! The kernels of one step from positions x into out; guard step j >= 0 inside a chunk.
+    struct StepKernels
+    {
+        detail::CellGeometryFunctor<Scalar, MemorySpace> geometry;
+        detail::CellInputsFunctor<Scalar, MemorySpace> counts, inputs;
+        detail::StageFunctor<Scalar, MemorySpace> first, last;
+        detail::GeneStageFunctor<MemorySpace> gene_first, gene_last;
+        int elements = 0;
+        int cells = 0;
+        bool genes = false;
+        bool distribute = false;
+        bool rk2 = true;
+    };
+
+    StepKernels step_kernels( const typename tissue_type::position_view& x,
+                              const typename tissue_type::position_view& out, int j ) const
+    {
+        StepKernels k;
+        const detail::StepGuard<MemorySpace> guard{ m_failed, j };
+        k.geometry = m_mechanics.geometry_functor( m_tissue, x );
+        k.geometry.guard = guard;
+        k.geometry.metric = m_mechanics.metric_slot( j < 0 ? 0 : j );
+        k.elements = m_tissue.num_elements();
+        k.cells = m_tissue.num_cells();
+        k.rk2 = m_mechanics.runge_kutta2();
+        const auto el = m_mechanics.stage_functors( m_tissue, x, out );
+        k.first = el.first;
+        k.last = el.last;
+        k.first.guard = k.last.guard = guard;
+        k.genes = gene_network();
+        if ( k.genes )
+        {
+            const auto g = m_genes.stage_functors( m_tissue, m_params.mechanics.time_step,
+                                                   m_params.mechanics.integrator );
+            k.gene_first = g.first;
+            k.gene_last = g.last;
+            k.gene_first.guard = k.gene_last.guard = guard;
+            k.inputs = m_genes.inputs_functor( m_tissue, false );
+            k.counts = m_genes.inputs_functor( m_tissue, true );
+            k.inputs.guard = k.counts.guard = guard;
+            k.distribute = m_genes.distribute();
+        }
+        return k;
+    }
+
+    /*!
+      \brief Enqueues one step's kernels after the geometry (with_geometry: the geometry too), in the
+      order of a timed step: neighbour inputs, element stages, gene stages. Every kernel is the one a
+      plain step launches, so a chunk's step equals a plain step bit for bit.
+    */
+    template <class ExecutionSpace>
+    static void launch_step( const ExecutionSpace& exec, const StepKernels& k,
+                             const Kokkos::View<Scalar, MemorySpace>& metric_out, bool with_geometry )
+    {
+        using policy = core::LaunchRange<ExecutionSpace>;
+        if ( with_geometry )
+            Kokkos::parallel_for( "morula::sem::cell_geometry", policy( exec, 0, k.cells ), k.geometry );
+        if ( k.genes )
+        {
+            if ( k.distribute )
+                Kokkos::parallel_for( "morula::sem::count_cell_neighbors", policy( exec, 0, k.cells ), k.counts );
+            Kokkos::parallel_for( "morula::sem::neighbor_inputs", policy( exec, 0, k.cells ), k.inputs );
+        }
+        if ( k.rk2 )
+            Kokkos::parallel_for( "morula::sem::rk2_half_step", policy( exec, 0, k.elements ), k.first );
+        Kokkos::parallel_reduce( "morula::sem::final_stage", policy( exec, 0, k.elements ), k.last,
+                                 Kokkos::Max<Scalar, MemorySpace>( metric_out ) );
+        if ( k.genes )
+        {
+            if ( k.rk2 )
+                Kokkos::parallel_for( "morula::sem::gene_half_step", policy( exec, 0, k.cells ), k.gene_first );
+            Kokkos::parallel_for( "morula::sem::gene_step", policy( exec, 0, k.cells ), k.gene_last );
+        }
+    }
+
+    //! Runs one chunk of k steps; returns the steps it completed (k unless a check failed).
+    template <class ExecutionSpace>
+    int run_chunk( const ExecutionSpace& exec, int k )
+    {
+        std::vector<std::uintptr_t> sig;
+        m_mechanics.chunk_signature( m_tissue, sig );
+        if ( gene_network() )
+            m_genes.chunk_signature( m_tissue, sig );
+        if ( sig != m_signature )
+        {
+            m_graphs.clear();
+            m_signature = sig;
+        }
+        // Parity: whether the chunk starts from the lower of the two position buffers.
+        const auto x = m_tissue.positions();
+        const auto y = m_mechanics.spare_positions();
+        const int parity = reinterpret_cast<std::uintptr_t>( x.data() ) ==
+                                   static_cast<std::uintptr_t>( m_signature[0] )
+                               ? 0
+                               : 1;
+        auto build = [&] {
+            std::vector<StepKernels> steps;
+            std::vector<Kokkos::View<Scalar, MemorySpace>> metrics;
+            for ( int j = 0; j < k; ++j )
+            {
+                steps.push_back( j % 2 == 0 ? step_kernels( x, y, j ) : step_kernels( y, x, j ) );
+                metrics.push_back( m_mechanics.metric_slot( j + 1 ) );
+            }
+            return ChunkOperation<ExecutionSpace>{ std::move( steps ), std::move( metrics ), m_failed };
+        };
+        if constexpr ( std::is_same_v<ExecutionSpace, graph_space> )
+        {
+            auto& graph = m_graphs[k][parity];
+            if ( !graph.recorded() )
+            {
+                // Every kernel of a capture must have run before (scratch allocation): the step kernels
+                // ran in the plain steps; the guard reset runs here once.
+                if ( !m_reset_ran )
+                {
+                    Kokkos::parallel_for( "morula::sem::chunk_reset",
+                                          core::LaunchRange<ExecutionSpace>( exec, 0, 1 ),
+                                          detail::ResetGuardFunctor<MemorySpace>{ m_failed } );
+                    m_reset_ran = true;
+                }
+                graph.record( build() );
+                ++m_stats.captures;
+            }
+            graph.replay( exec );
+        }
+        else
+            build()( exec ); // another instance type than the graphs': the same kernels, launched directly
+        Kokkos::deep_copy( exec, m_failed_host, m_failed );
+        exec.fence();
+        const int failed = m_failed_host();
+        const int done = failed < k ? failed : k;
+        m_mechanics.finish_chunk( exec, m_tissue, done );
+        m_step += done;
+        ++m_stats.chunks;
+        m_stats.chunk_steps += done;
+        if ( done < k )
+        {
+            ++m_stats.failed;
+            m_stats.wasted += k - done;
+            m_chunk_cap = k / 2 > 2 ? k / 2 : 2;
+        }
+        else if ( m_chunk_cap < detail_max_chunk )
+            m_chunk_cap *= 2;
+        // A chunk that completed at most one step bought nothing over plain steps and cost a replay and a
+        // read (measured on the H100: the full model's list falls due every step once cells divide, and
+        // chunks that fail at once made those steps slower than plain ones). Back off to plain steps for
+        // 2, 4, ... 64 steps while that lasts; a chunk of two or more steps ends the back-off.
+        if ( done <= 1 && done < k )
+        {
+            m_backoff = m_backoff == 0 ? 2 : ( 2 * m_backoff < detail_max_chunk ? 2 * m_backoff : detail_max_chunk );
+            m_plain_until = m_step + 1 + m_backoff; // the failing step runs plain anyway
+        }
+        else if ( done >= 2 )
+            m_backoff = 0;
+        return done;
+    }
+
+    //! The recorded work of a chunk: the guard reset, then every step's kernels.
+    template <class ExecutionSpace>
+    struct ChunkOperation
+    {
+        std::vector<StepKernels> steps;
+        std::vector<Kokkos::View<Scalar, MemorySpace>> metrics;
+        Kokkos::View<int, MemorySpace> failed;
+
+        void operator()( const ExecutionSpace& e ) const
+        {
+            Kokkos::parallel_for( "morula::sem::chunk_reset", core::LaunchRange<ExecutionSpace>( e, 0, 1 ),
+                                  detail::ResetGuardFunctor<MemorySpace>{ failed } );
+            for ( std::size_t j = 0; j < steps.size(); ++j )
+                launch_step( e, steps[j], metrics[j], true );
+        }
+    };
 
     //! Centres and adhesion of the current positions (for output between steps).
     template <class ExecutionSpace>
@@ -166,6 +437,34 @@ class Epidermis
     }
 
   private:
+    static constexpr int detail_max_chunk = SemMechanics<Scalar, MemorySpace>::max_chunk_steps;
+
+    bool ready_for_chunk() const
+    {
+        return m_mechanics.ready_for_chunk( m_tissue ) &&
+               ( !gene_network() || m_genes.ready_for_chunk( m_tissue ) );
+    }
+
+    // Steps of the next chunk: a power of two, at most `room`, the cap (halved after a failure, doubled
+    // after a success) and the steps the last rebuild interval predicts before the element list falls
+    // due (a failure wastes the rest of its chunk's launches, a short chunk costs one more host read).
+    int chunk_length( long long room ) const
+    {
+        long long cap = room < m_chunk_cap ? room : m_chunk_cap;
+        const long long interval = m_mechanics.last_build_interval();
+        const long long since = m_mechanics.steps_since_build();
+        if ( interval > 0 )
+        {
+            // Past the last interval the list is due any step now: short chunks waste little.
+            const long long predicted = since < interval ? interval - since : ( interval / 4 > 2 ? interval / 4 : 2 );
+            cap = cap < predicted ? cap : predicted;
+        }
+        int k = 1;
+        while ( 2 * k <= cap && 2 * k <= detail_max_chunk )
+            k *= 2;
+        return k;
+    }
+
     tissue_type m_tissue;
     EpidermisParameters m_params;
     SemMechanics<Scalar, MemorySpace> m_mechanics;
@@ -174,6 +473,18 @@ class Epidermis
     core::PhaseTimer m_times{ "morula::sem::Epidermis", { "geometry", "mechanics", "genes", "growth" } };
     long long m_step = 0;
     long long m_divisions = 0;
+    // advance(): the chunk failure flag, its host copy, one recorded chunk per length and parity, the
+    // pointers the recordings froze.
+    Kokkos::View<int, MemorySpace> m_failed{ "morula::sem::chunk_failed" };
+    Kokkos::View<int, Kokkos::HostSpace> m_failed_host{ "morula::sem::chunk_failed_host" };
+    using graph_space = typename MemorySpace::execution_space;
+    std::map<int, std::array<core::StepGraph<graph_space>, 2>> m_graphs;
+    std::vector<std::uintptr_t> m_signature;
+    EpidermisChunkStats m_stats;
+    long long m_chunk_cap = 8;
+    long long m_backoff = 0;
+    long long m_plain_until = 0;
+    bool m_reset_ran = false;
 };
 
 } // namespace morula::sem

@@ -21,7 +21,9 @@
 #include <cmath>
 #include <limits>
 #include <optional>
+#include <cstdint>
 #include <string>
+#include <vector>
 
 namespace morula::sem
 {
@@ -60,14 +62,23 @@ class SemMechanics
                     "SemMechanics: the periodic box is ", box.length( d ), " long along ",
                     "xy"[d], ", less than twice the intercellular cutoff plus skin (",
                     m_cutoff + m_skin, ")" ) );
+        // m_metric is the bound a plain step reduces and reads (slot 0); a chunk's step j reads slot j and
+        // reduces into slot j + 1 of m_metrics, so that the bound a failing step read survives its chunk.
         m_metric = Kokkos::View<Scalar, MemorySpace>( "morula::sem::list_metric" );
+        m_metrics = Kokkos::View<Scalar*, MemorySpace>( "morula::sem::chunk_list_metrics", max_chunk_steps + 1 );
     }
+
+    //! Most steps one chunk of Epidermis::advance runs (the number of displacement-bound slots).
+    static constexpr int max_chunk_steps = 64;
 
     const core::Box<Scalar>& box() const { return m_box; }
     const SemParameters& parameters() const { return m_params; }
     Scalar inter_cutoff() const { return m_cutoff; }
     Scalar skin() const { return m_skin; }
     long long list_builds() const { return m_list_builds; }
+    //! Steps since the list was last built, and the length of the interval between the last two builds.
+    long long steps_since_build() const { return m_steps - m_steps_at_build; }
+    long long last_build_interval() const { return m_last_interval; }
 
     //! The box of the element grid (covers every element along open axes); valid after prepare().
     core::Box<Scalar> grid_box() const { return m_grid ? m_grid->geometry().box : m_box; }
@@ -86,11 +97,99 @@ class SemMechanics
     template <class ExecutionSpace>
     void compute_cell_geometry( const ExecutionSpace& exec, tissue_type& t ) const
     {
-        detail::CellGeometryFunctor<Scalar, MemorySpace> f{ t.positions(), t.cell_offset(),
-                                                            t.cell_count(), t.element_type(),
-                                                            t.centres(), t.adhesion(), m_box };
         Kokkos::parallel_for( "morula::sem::cell_geometry",
-                              core::LaunchRange<ExecutionSpace>( exec, 0, t.num_cells() ), f );
+                              core::LaunchRange<ExecutionSpace>( exec, 0, t.num_cells() ),
+                              geometry_functor( t, t.positions() ) );
+    }
+
+    //! The cell-geometry kernel over positions x (a plain step's: no chunk guard).
+    detail::CellGeometryFunctor<Scalar, MemorySpace> geometry_functor( const tissue_type& t,
+                                                                       const position_view& x ) const
+    {
+        detail::CellGeometryFunctor<Scalar, MemorySpace> f{ x, t.cell_offset(), t.cell_count(),
+                                                            t.element_type(), t.centres(), t.adhesion(),
+                                                            m_box };
+        f.metric = m_metric;
+        f.half_skin = m_skin / 2;
+        return f;
+    }
+
+    //! The stages of one step from positions x into `out` (first: RK2's half step; unused for Euler).
+    struct Stages
+    {
+        detail::StageFunctor<Scalar, MemorySpace> first, last;
+    };
+    Stages stage_functors( const tissue_type& t, const position_view& x, const position_view& out ) const
+    {
+        const Scalar dt = static_cast<Scalar>( m_params.time_step );
+        Stages s{ { evaluator( t, x, false ), x, m_half, m_reference, dt / 2 },
+                  { evaluator( t, x, false ), x, out, m_reference, dt } };
+        if ( m_params.integrator == TimeScheme::runge_kutta2 )
+            s.last.velocity = evaluator( t, m_half, false );
+        return s;
+    }
+    bool runge_kutta2() const { return m_params.integrator == TimeScheme::runge_kutta2; }
+
+    //! Spare position arrays of the tissue's capacity (the stages write into them).
+    void ensure_spares( const tissue_type& t )
+    {
+        ensure( m_half, t.element_capacity(), "morula::sem::positions_half" );
+        ensure( m_next, t.element_capacity(), "morula::sem::positions_next" );
+    }
+    //! The array the next step writes its positions into (swapped with the tissue's afterwards).
+    const position_view& spare_positions() const { return m_next; }
+    //! Device scalar j of the displacement bounds (slot 0: the plain steps').
+    Kokkos::View<Scalar, MemorySpace> metric_slot( int j ) const
+    {
+        return j == 0 ? m_metric : Kokkos::View<Scalar, MemorySpace>( m_metrics.data() + j );
+    }
+    const Kokkos::View<Scalar*, MemorySpace>& metric_slots() const { return m_metrics; }
+
+    //! After a plain step's final stage (into spare_positions()): its positions become the tissue's.
+    void finish_step( tissue_type& t )
+    {
+        t.swap_positions( m_next );
+        m_metric_pending = true;
+        ++m_steps;
+    }
+
+    /*!
+      \brief After a chunk that completed `done` steps (ping-ponging between the tissue's positions and
+      spare_positions()): the last positions become the tissue's and the bound of its last step becomes
+      slot 0's, so the next plain step reads what it would have read after `done` plain steps.
+    */
+    template <class ExecutionSpace>
+    void finish_chunk( const ExecutionSpace& exec, tissue_type& t, int done )
+    {
+        if ( done <= 0 )
+            return;
+        if ( done % 2 == 1 )
+            t.swap_positions( m_next );
+        Kokkos::deep_copy( exec, m_metric, metric_slot( done ) );
+        m_metric_pending = true;
+        m_steps += done;
+    }
+
+    //! Whether a chunk may start now: the list is current for these elements and its bound is pending.
+    bool ready_for_chunk( const tissue_type& t ) const
+    {
+        return m_list_valid && m_metric_pending && m_list.num_particles() == t.num_elements() &&
+               static_cast<int>( m_next.extent( 0 ) ) == t.element_capacity() &&
+               static_cast<int>( m_half.extent( 0 ) ) == t.element_capacity();
+    }
+
+    //! Pointers and sizes a chunk's kernels freeze (a CUDA graph keeps them); any change needs a new capture.
+    void chunk_signature( const tissue_type& t, std::vector<std::uintptr_t>& sig ) const
+    {
+        auto p = []( const void* q ) { return reinterpret_cast<std::uintptr_t>( q ); };
+        const auto a = p( t.positions().data() ), b = p( m_next.data() );
+        sig.insert( sig.end(), { a < b ? a : b, a < b ? b : a, p( m_half.data() ), p( m_reference.data() ),
+                                 p( m_list.offsets().data() ), p( m_list.indices().data() ),
+                                 p( t.element_cell().data() ), p( t.element_type().data() ),
+                                 p( t.cell_offset().data() ), p( t.cell_count().data() ),
+                                 p( t.centres().data() ), p( t.adhesion().data() ),
+                                 static_cast<std::uintptr_t>( t.num_elements() ),
+                                 static_cast<std::uintptr_t>( t.num_cells() ) } );
     }
 
     /*!
@@ -104,28 +203,16 @@ class SemMechanics
         compat::ScopedRegion region( "morula::sem::SemMechanics::step" );
         prepare_list( exec, t );
         const int n = t.num_elements();
-        ensure( m_half, t.element_capacity(), "morula::sem::positions_half" );
-        ensure( m_next, t.element_capacity(), "morula::sem::positions_next" );
-        const Scalar dt = static_cast<Scalar>( m_params.time_step );
-        auto x = t.positions();
-        detail::StageFunctor<Scalar, MemorySpace> stage{ evaluator( t, x, false ), x, m_half,
-                                                         m_reference, dt };
-        if ( m_params.integrator == TimeScheme::runge_kutta2 )
-        {
-            stage.coeff = dt / 2;
+        ensure_spares( t );
+        const auto stages = stage_functors( t, t.positions(), m_next );
+        if ( runge_kutta2() )
             Kokkos::parallel_for( "morula::sem::rk2_half_step",
-                                  core::LaunchRange<ExecutionSpace>( exec, 0, n ), stage );
-            stage.velocity = evaluator( t, m_half, false );
-            stage.coeff = dt;
-        }
-        stage.out = m_next;
+                                  core::LaunchRange<ExecutionSpace>( exec, 0, n ), stages.first );
         Kokkos::parallel_reduce( "morula::sem::final_stage",
-                                 core::LaunchRange<ExecutionSpace>( exec, 0, n ), stage,
+                                 core::LaunchRange<ExecutionSpace>( exec, 0, n ), stages.last,
                                  Kokkos::Max<Scalar, MemorySpace>( m_metric ) );
         // The new positions become the tissue's; the old array is the next step's spare.
-        t.swap_positions( m_next );
-        m_metric_pending = true;
-        ++m_steps;
+        finish_step( t );
     }
 
     //! Velocities dX/dt of every element into v (first num_elements rows).
@@ -235,6 +322,8 @@ class SemMechanics
         m_list_valid = true;
         m_metric_pending = false;
         ++m_list_builds;
+        m_last_interval = m_steps - m_steps_at_build;
+        m_steps_at_build = m_steps;
     }
 
   private:
@@ -294,7 +383,10 @@ class SemMechanics
     std::optional<grid::UniformGrid<Scalar, MemorySpace>> m_grid;
     grid::NeighborList<Scalar, MemorySpace> m_list;
     position_view m_reference, m_half, m_next;
+    Kokkos::View<Scalar*, MemorySpace> m_metrics;
     Kokkos::View<Scalar, MemorySpace> m_metric;
+    long long m_steps_at_build = 0;
+    long long m_last_interval = 0;
     bool m_list_valid = false;
     bool m_metric_pending = false;
     long long m_list_builds = 0;

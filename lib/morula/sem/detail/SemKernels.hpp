@@ -19,6 +19,27 @@
 namespace morula::sem::detail
 {
 
+/*!
+  \brief Where a kernel sits in a chunk of steps run without the host (Epidermis::advance), or nowhere
+  (step < 0: a plain step, whose checks the host makes).
+
+  A chunk's check that fails at its step j (a list that is due, a position that is not finite) writes j
+  into `failed` (the smallest failing step wins); every kernel of step j and later then returns at once,
+  so the state after the chunk is exactly the state after its step j - 1, and the host runs step j as a
+  plain step, with today's checks, rebuilds and exceptions. No state needs saving or restoring.
+*/
+template <class MemorySpace>
+struct StepGuard
+{
+    Kokkos::View<int, MemorySpace> failed;
+    int step = -1;
+
+    KOKKOS_INLINE_FUNCTION bool in_chunk() const { return step >= 0; }
+    //! True when an earlier check of the chunk (this step's or an earlier step's) failed.
+    KOKKOS_INLINE_FUNCTION bool skip() const { return step >= 0 && failed() <= step; }
+    KOKKOS_INLINE_FUNCTION void fail() const { Kokkos::atomic_fetch_min( &failed(), step ); }
+};
+
 //! Position along a periodic axis wrapped into [lo, hi); other axes unchanged.
 template <class Scalar>
 KOKKOS_INLINE_FUNCTION Scalar wrap( const core::Box<Scalar>& box, int d, Scalar x )
@@ -48,9 +69,25 @@ struct CellGeometryFunctor
     typename tissue_type::position_view centre;
     typename tissue_type::scalar_view adhesion;
     core::Box<Scalar> box;
+    //! In a chunk: the element list's displacement bound after the previous step, and its limit skin / 2.
+    StepGuard<MemorySpace> guard;
+    Kokkos::View<Scalar, MemorySpace> metric;
+    Scalar half_skin = 0;
 
     KOKKOS_INLINE_FUNCTION void operator()( const int c ) const
     {
+        if ( guard.in_chunk() )
+        {
+            if ( guard.skip() )
+                return;
+            // The host's test of SemMechanics::prepare: a list that is due, or a non-finite position
+            // (the bound is then infinite), ends the chunk before this step changes anything.
+            if ( !( metric() <= half_skin ) )
+            {
+                guard.fail();
+                return;
+            }
+        }
         const int b = offset( c );
         const int n = count( c );
         const Scalar ref[3] = { x( b, 0 ), x( b, 1 ), x( b, 2 ) };
@@ -216,9 +253,12 @@ struct StageFunctor
     Scalar coeff = 0;
     Scalar largest = std::numeric_limits<Scalar>::max();
     Scalar infinite = std::numeric_limits<Scalar>::infinity();
+    StepGuard<MemorySpace> guard; //!< inside a chunk: nothing to do once a check of the chunk failed
 
     KOKKOS_INLINE_FUNCTION void operator()( const int i ) const
     {
+        if ( guard.skip() )
+            return;
         Scalar v[3];
         velocity( i, v );
         for ( int d = 0; d < 3; ++d )
@@ -227,6 +267,8 @@ struct StageFunctor
 
     KOKKOS_INLINE_FUNCTION void operator()( const int i, Scalar& metric ) const
     {
+        if ( guard.skip() )
+            return;
         Scalar v[3];
         velocity( i, v );
         const auto& eval = velocity.pairs.x;
@@ -250,6 +292,14 @@ struct StageFunctor
             m = infinite;
         metric = m > metric ? m : metric;
     }
+};
+
+//! Resets a chunk's failure flag (the first kernel of every chunk).
+template <class MemorySpace>
+struct ResetGuardFunctor
+{
+    Kokkos::View<int, MemorySpace> failed;
+    KOKKOS_INLINE_FUNCTION void operator()( const int ) const { failed() = 2147483647; }
 };
 
 } // namespace morula::sem::detail
