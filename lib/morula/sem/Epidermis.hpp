@@ -25,6 +25,7 @@
 #include <climits>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -248,7 +249,10 @@ class Epidermis
         detail::CellGeometryFunctor<Scalar, MemorySpace> geometry;
         detail::CellInputsFunctor<Scalar, MemorySpace> counts, inputs;
         detail::StageFunctor<Scalar, MemorySpace> first, last;
-        detail::GeneStageFunctor<MemorySpace> gene_first, gene_last;
+        // Optional: a default-constructed GeneStageFunctor builds an EpidermisGeneNetwork, whose constructor
+        // allocates and fills five device Views (~250 us of allocations and synchronous copies on a GPU,
+        // measured per plain step before this was optional).
+        std::optional<detail::GeneStageFunctor<MemorySpace>> gene_first, gene_last;
         int elements = 0;
         int cells = 0;
         bool genes = false;
@@ -278,7 +282,7 @@ class Epidermis
                                                    m_params.mechanics.integrator );
             k.gene_first = g.first;
             k.gene_last = g.last;
-            k.gene_first.guard = k.gene_last.guard = guard;
+            k.gene_first->guard = k.gene_last->guard = guard;
             k.inputs = m_genes.inputs_functor( m_tissue, false );
             k.counts = m_genes.inputs_functor( m_tissue, true );
             k.inputs.guard = k.counts.guard = guard;
@@ -312,8 +316,8 @@ class Epidermis
         if ( k.genes )
         {
             if ( k.rk2 )
-                Kokkos::parallel_for( "morula::sem::gene_half_step", policy( exec, 0, k.cells ), k.gene_first );
-            Kokkos::parallel_for( "morula::sem::gene_step", policy( exec, 0, k.cells ), k.gene_last );
+                Kokkos::parallel_for( "morula::sem::gene_half_step", policy( exec, 0, k.cells ), *k.gene_first );
+            Kokkos::parallel_for( "morula::sem::gene_step", policy( exec, 0, k.cells ), *k.gene_last );
         }
     }
 
