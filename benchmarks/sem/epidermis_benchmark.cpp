@@ -11,7 +11,7 @@
 //   table3 and full run the steps through Epidermis::advance (chunks of steps replayed without the host;
 //   --driver step: one step() call per step, as before issue #26) and report the element list's builds,
 //   the cell-centre list's builds and the chunk statistics (chunks, failed chunks = rollbacks, wasted
-//   steps, plain steps, graph records). --skin F sets SemParameters::skin_factor (default: the library's, 2 since issue #26).
+//   steps, plain steps, graph records). --skin F sets SemParameters::skin_factor (default: the library's, 3 since issue #26).
 //   epidermis_benchmark --case force [--cells 5000] [--runs 20] [--settle 200]
 //     The roofline kernels (issue #8) after `settle` steps of the movement model, per cell count, boundary
 //     and precision: the force kernel alone (velocities of every element), the inter-cell Verlet list
@@ -609,7 +609,7 @@ int main( int argc, char* argv[] )
     app.add_option( "--out", s.out, "JSON results file" );
     app.add_option( "--driver", s.driver, "table3/full: advance (default) or step (one call per step)" )
         ->check( CLI::IsMember( { "advance", "step" } ) );
-    app.add_option( "--skin", s.skin, "Verlet skin of the element list, in inter-cell cutoffs (default: the library's, 2)" )
+    app.add_option( "--skin", s.skin, "Verlet skin of the element list, in inter-cell cutoffs (default: the library's, 3)" )
         ->check( CLI::PositiveNumber );
     app.add_option( "--space", space, "device (default execution space) or host (default host execution space)" )
         ->check( CLI::IsMember( { "device", "host" } ) );
