@@ -90,6 +90,35 @@ KOKKOS_INLINE_FUNCTION bool is_ancestor( const TubeViews<Scalar, MemorySpace>& t
 }
 
 /*!
+  Tube j's contact with tube i (ends ai-bi and aj-bj), shared by both tube-tube kernels: where the two
+  segments overlap (closer than the sum of their radii at the closest points), one more touching tube, a
+  repulsion along the closest points' difference added to F, and a fusion when i is a growing tip touching
+  with its front half a tube that is not its ancestor.
+*/
+template <class Scalar, class MemorySpace>
+KOKKOS_INLINE_FUNCTION void tube_pair_contact( const TubeViews<Scalar, MemorySpace>& t, const Constants<Scalar>& c,
+                                               const int i, const int j, const Scalar* ai, const Scalar* bi,
+                                               const Scalar* aj, const Scalar* bj, const bool tip, Scalar* F,
+                                               int& touching, bool& fuse )
+{
+    Scalar s, u;
+    const Scalar d2 = segment_distance2( ai, bi, aj, bj, s, u );
+    const Scalar rsum = t.ra( i ) + s * ( t.rb( i ) - t.ra( i ) ) + t.ra( j ) + u * ( t.rb( j ) - t.ra( j ) );
+    if ( !( d2 < rsum * rsum ) )
+        return;
+    ++touching;
+    const Scalar d = compat::sqrt( d2 );
+    if ( d > Scalar( 0 ) )
+    {
+        const Scalar k = c.tube_repulsion * ( rsum - d ) / d;
+        for ( int a = 0; a < 3; ++a )
+            F[a] += k * ( ai[a] + s * ( bi[a] - ai[a] ) - aj[a] - u * ( bj[a] - aj[a] ) );
+    }
+    if ( tip && s >= Scalar( 0.5 ) && !is_ancestor( t, j, i ) )
+        fuse = true;
+}
+
+/*!
   \brief Tube-tube interactions: every tube finds the tubes whose segments come closer than the sum of
   their radii (through a grid over midpoints), counts them and sums an overlap force (tubes are anchored:
   the force is reported, not applied). A growing tip that touches, with its front half, a tube that is
@@ -112,22 +141,9 @@ void tube_tube( const ExecutionSpace& exec, const Query& query, const TubeViews<
             query.for_each_neighbor( i, reach, [&]( int j, Scalar, Scalar, Scalar, Scalar ) {
                 if ( t.parent( i ) == j || t.parent( j ) == i )
                     return; // linked in a chain: they meet by construction
-                Scalar aj[3], bj[3], s, u;
+                Scalar aj[3], bj[3];
                 t.ends( j, aj, bj );
-                const Scalar d2 = segment_distance2( ai, bi, aj, bj, s, u );
-                const Scalar rsum = t.ra( i ) + s * ( t.rb( i ) - t.ra( i ) ) + t.ra( j ) + u * ( t.rb( j ) - t.ra( j ) );
-                if ( !( d2 < rsum * rsum ) )
-                    return;
-                ++touching;
-                const Scalar d = compat::sqrt( d2 );
-                if ( d > Scalar( 0 ) )
-                {
-                    const Scalar k = c.tube_repulsion * ( rsum - d ) / d;
-                    for ( int a = 0; a < 3; ++a )
-                        F[a] += k * ( ai[a] + s * ( bi[a] - ai[a] ) - aj[a] - u * ( bj[a] - aj[a] ) );
-                }
-                if ( tip && s >= Scalar( 0.5 ) && !is_ancestor( t, j, i ) )
-                    fuse = true;
+                tube_pair_contact( t, c, i, j, ai, bi, aj, bj, tip, F, touching, fuse );
             } );
             for ( int a = 0; a < 3; ++a )
                 t.f( i, a ) = F[a];
@@ -179,7 +195,7 @@ void tube_tube_all_pairs( const ExecutionSpace& exec, const TubeViews<Scalar, Me
         {
             if ( j == i || t.parent( i ) == j || t.parent( j ) == i )
                 continue; // itself, or linked in a chain: they meet by construction
-            Scalar aj[3], bj[3], s, u;
+            Scalar aj[3], bj[3];
             t.ends( j, aj, bj );
             Scalar r2 = 0;
             for ( int d = 0; d < 3; ++d )
@@ -189,20 +205,7 @@ void tube_tube_all_pairs( const ExecutionSpace& exec, const TubeViews<Scalar, Me
             }
             if ( !( r2 <= reach2 ) )
                 continue;
-            const Scalar d2 = segment_distance2( ai, bi, aj, bj, s, u );
-            const Scalar rsum = t.ra( i ) + s * ( t.rb( i ) - t.ra( i ) ) + t.ra( j ) + u * ( t.rb( j ) - t.ra( j ) );
-            if ( !( d2 < rsum * rsum ) )
-                continue;
-            ++touching;
-            const Scalar d = compat::sqrt( d2 );
-            if ( d > Scalar( 0 ) )
-            {
-                const Scalar k = c.tube_repulsion * ( rsum - d ) / d;
-                for ( int a = 0; a < 3; ++a )
-                    F[a] += k * ( ai[a] + s * ( bi[a] - ai[a] ) - aj[a] - u * ( bj[a] - aj[a] ) );
-            }
-            if ( tip && s >= Scalar( 0.5 ) && !is_ancestor( t, j, i ) )
-                fuse = true;
+            tube_pair_contact( t, c, i, j, ai, bi, aj, bj, tip, F, touching, fuse );
         }
         const shares_type shares( team.team_scratch( 0 ), T, fields );
         for ( int a = 0; a < 3; ++a )
