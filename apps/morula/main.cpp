@@ -1,6 +1,7 @@
 // The `morula` command-line program. Each model is a subcommand (`morula <model> --help`); the
 // library does the work, this file only parses arguments and reports errors.
 #include "AngioCommand.hpp"
+#include "Checkpointing.hpp"
 #include "EpidermisCommand.hpp"
 #include "GridCommand.hpp"
 #include "LatticeCommand.hpp"
@@ -69,6 +70,14 @@ int main( int argc, char* argv[] )
     {
         // --help and --version exit 0; every malformed command line is bad input, like an InputError.
         return app.exit( e ) == 0 ? 0 : 2;
+    }
+    catch ( const morula::app::StoppedBySignal& stop )
+    {
+        // SIGTERM/SIGINT/SIGUSR1: the run wrote its checkpoint after the step it was in.
+        if ( morula::app::MpiSession::rank() == 0 )
+            std::fprintf( stderr, "morula: stopped by a signal; checkpoint written to '%s' (resume with --restart)\n",
+                          stop.checkpoint.c_str() );
+        return morula::app::exit_status_stopped;
     }
     catch ( const morula::core::InputError& e )
     {

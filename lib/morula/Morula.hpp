@@ -27,6 +27,7 @@
 
 #include <morula/io/AgentSnapshots.hpp>
 #include <morula/io/AngioSnapshots.hpp>
+#include <morula/io/Checkpoint.hpp>
 #include <morula/io/LatticeSnapshots.hpp>
 #include <morula/io/SnapshotFrame.hpp>
 #include <morula/io/SnapshotSeries.hpp>

@@ -6,8 +6,8 @@
 #include <vector>
 
 #if MORULA_HAVE_HDF5
-// The only file of Morula that includes it: no header does (lib/CMakeLists.txt links HDF5 privately).
-#include <hdf5.h>
+// No public header includes hdf5.h (lib/CMakeLists.txt links HDF5 privately).
+#include <morula/io/detail/Hdf5Handle.hpp>
 #endif
 
 namespace morula::io::detail
@@ -15,45 +15,6 @@ namespace morula::io::detail
 #if MORULA_HAVE_HDF5
 namespace
 {
-// Closes an HDF5 handle when it goes out of scope.
-struct Handle
-{
-    hid_t id;
-    herr_t ( *close )( hid_t );
-    Handle( hid_t i, herr_t ( *c )( hid_t ) )
-        : id( i )
-        , close( c )
-    {
-    }
-    Handle( const Handle& ) = delete;
-    Handle& operator=( const Handle& ) = delete;
-    ~Handle()
-    {
-        if ( id >= 0 )
-            close( id );
-    }
-};
-
-// Turns off HDF5's own printing of its error stack while it lives: Morula reports a failed call with
-// an exception naming the file, and the stack would come first on stderr, with nothing to act on.
-// Every function below that calls HDF5 holds one.
-class QuietErrors
-{
-  public:
-    QuietErrors()
-    {
-        H5Eget_auto2( H5E_DEFAULT, &m_func, &m_data );
-        H5Eset_auto2( H5E_DEFAULT, nullptr, nullptr );
-    }
-    QuietErrors( const QuietErrors& ) = delete;
-    QuietErrors& operator=( const QuietErrors& ) = delete;
-    ~QuietErrors() { H5Eset_auto2( H5E_DEFAULT, m_func, m_data ); }
-
-  private:
-    H5E_auto2_t m_func = nullptr;
-    void* m_data = nullptr;
-};
-
 // Truncating.
 hid_t create_file( const std::string& path )
 {
