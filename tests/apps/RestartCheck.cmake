@@ -1,0 +1,40 @@
+# A resumed run is the same run: runs an uninterrupted command, a first part that stops, and a restart
+# that finishes, each in a fresh working folder, then checks that the listed files of the uninterrupted
+# run and the resumed one are byte for byte the same (checkpoints are byte-deterministic for a state).
+#   cmake -DWORKDIR=<folder>
+#         -DFULL=<program and arguments> -DFIRST=<...> -DRESUME=<...>     (| separated)
+#         -DSAME=<file of FULL>|<file of RESUME>|<file>|<file>...          (pairs, relative to WORKDIR)
+#         [-DFIRST_RC=0|<code>] -P RestartCheck.cmake
+# FIRST_RC: the first part's exit code (3: stopped by a signal after its checkpoint).
+cmake_minimum_required(VERSION 3.16)
+if(NOT DEFINED FIRST_RC)
+  set(FIRST_RC 0)
+endif()
+file(REMOVE_RECURSE "${WORKDIR}")
+file(MAKE_DIRECTORY "${WORKDIR}")
+foreach(part FULL FIRST RESUME)
+  string(REPLACE "|" ";" command "${${part}}")
+  execute_process(COMMAND ${command} WORKING_DIRECTORY "${WORKDIR}" RESULT_VARIABLE rc OUTPUT_VARIABLE out
+                  ERROR_VARIABLE err)
+  message("== ${part}: ${command}\n${out}${err}")
+  set(expected 0)
+  if(part STREQUAL "FIRST")
+    set(expected ${FIRST_RC})
+  endif()
+  if(NOT rc STREQUAL "${expected}")
+    message(FATAL_ERROR "${part}: exit code ${rc}; expected ${expected}")
+  endif()
+endforeach()
+string(REPLACE "|" ";" same "${SAME}")
+list(LENGTH same n)
+math(EXPR last "${n} - 1")
+foreach(i RANGE 0 ${last} 2)
+  math(EXPR j "${i} + 1")
+  list(GET same ${i} a)
+  list(GET same ${j} b)
+  execute_process(COMMAND ${CMAKE_COMMAND} -E compare_files "${WORKDIR}/${a}" "${WORKDIR}/${b}" RESULT_VARIABLE differ)
+  if(differ)
+    message(FATAL_ERROR "the resumed run's '${b}' differs from the uninterrupted run's '${a}' (or one is missing)")
+  endif()
+  message("same: ${a} = ${b}")
+endforeach()
