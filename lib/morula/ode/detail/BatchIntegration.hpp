@@ -167,10 +167,12 @@ class BatchIntegration
             using Policy = core::LaunchTeam<ExecutionSpace>;
             using Member = typename Policy::member_type;
             Policy probe( exec, static_cast<int>( systems > 0 ? systems : 1 ), 1 );
-            const int max_size = resumable ? probe.team_size_max( ResumableIntegrate<MemorySpace, Model>{ m_integ, m_states },
-                                                                  Kokkos::ParallelForTag() )
-                                           : probe.team_size_max( TeamIntegrate<MemorySpace, Model, Member>{ m_integ },
-                                                                  Kokkos::ParallelForTag() );
+            // The limit of both kernels (one-call and resumable), so that OdeSolver::solve and an
+            // OdeIntegration choose the same team size and reduce in the same order on every backend.
+            const int plain_max = probe.team_size_max( TeamIntegrate<MemorySpace, Model, Member>{ m_integ }, Kokkos::ParallelForTag() );
+            const int resumable_max =
+                probe.team_size_max( ResumableIntegrate<MemorySpace, Model>{ m_integ, m_states }, Kokkos::ParallelForTag() );
+            const int max_size = plain_max < resumable_max ? plain_max : resumable_max;
             m_team_size = team_size_option > 0 ? team_size_option : default_team_size<MemorySpace>( max_size, n, m );
             if ( m_team_size > max_size )
                 throw core::InputError( core::detail::concat( "ODE solver: team_size = ", m_team_size,
