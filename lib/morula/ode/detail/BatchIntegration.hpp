@@ -29,26 +29,12 @@
 namespace morula::ode::detail
 {
 
-template <class MemorySpace, class Model>
-struct BatchedIntegrate
-{
-    SystemIntegrator<MemorySpace, Model> integrator;
-    KOKKOS_INLINE_FUNCTION void operator()( const long s ) const { integrator.integrate( ThreadOps{}, s ); }
-};
-
-template <class MemorySpace, class Model, class Member>
-struct TeamIntegrate
-{
-    SystemIntegrator<MemorySpace, Model> integrator;
-    KOKKOS_INLINE_FUNCTION void operator()( const Member& member ) const
-    {
-        const TeamOps<Member> ops{ member };
-        integrator.integrate( ops, member.league_rank() );
-    }
-};
-
-//! One leg of a paused integration: starts (first leg) or loads each system's state, steps it to
-//! sample `stop`, reports its counters and stores its state for the next leg.
+/*!
+  One leg of an integration: starts (first leg) or loads each system's state, steps it to sample `stop`,
+  reports its counters and stores its state for the next leg (unless `states` is empty: a one-leg run).
+  OdeSolver::solve and OdeIntegration launch this one kernel, so that both are the same compiled code:
+  separately compiled kernels may contract floating-point operations differently (CUDA's FMAs).
+*/
 template <class MemorySpace, class Model>
 struct ResumableIntegrate
 {
@@ -67,7 +53,8 @@ struct ResumableIntegrate
             st = states( s );
         integrator.run( ops, s, st, stop );
         integrator.report( ops, s, st );
-        ops.single( [&]() { states( s ) = st; } );
+        if ( states.extent( 0 ) > 0 )
+            ops.single( [&]() { states( s ) = st; } );
     }
     KOKKOS_INLINE_FUNCTION void operator()( const long s ) const { body( ThreadOps{}, s ); }
     template <class Member>
@@ -165,14 +152,9 @@ class BatchIntegration
         if ( team )
         {
             using Policy = core::LaunchTeam<ExecutionSpace>;
-            using Member = typename Policy::member_type;
             Policy probe( exec, static_cast<int>( systems > 0 ? systems : 1 ), 1 );
-            // The limit of both kernels (one-call and resumable), so that OdeSolver::solve and an
-            // OdeIntegration choose the same team size and reduce in the same order on every backend.
-            const int plain_max = probe.team_size_max( TeamIntegrate<MemorySpace, Model, Member>{ m_integ }, Kokkos::ParallelForTag() );
-            const int resumable_max =
-                probe.team_size_max( ResumableIntegrate<MemorySpace, Model>{ m_integ, m_states }, Kokkos::ParallelForTag() );
-            const int max_size = plain_max < resumable_max ? plain_max : resumable_max;
+            const int max_size = probe.team_size_max( ResumableIntegrate<MemorySpace, Model>{ m_integ, m_states },
+                                                      Kokkos::ParallelForTag() );
             m_team_size = team_size_option > 0 ? team_size_option : default_team_size<MemorySpace>( max_size, n, m );
             if ( m_team_size > max_size )
                 throw core::InputError( core::detail::concat( "ODE solver: team_size = ", m_team_size,
@@ -181,23 +163,7 @@ class BatchIntegration
     }
 
     //! The whole integration in one kernel (not resumable: OdeSolver::solve).
-    void run_to_end( const ExecutionSpace& exec )
-    {
-        const long systems = m_integ.systems;
-        if ( !m_team )
-            Kokkos::parallel_for( "morula::ode::integrate_batched",
-                                  core::LaunchRange<ExecutionSpace, Kokkos::IndexType<long>>( exec, 0, systems ),
-                                  BatchedIntegrate<MemorySpace, Model>{ m_integ } );
-        else
-        {
-            using Policy = core::LaunchTeam<ExecutionSpace>;
-            using Member = typename Policy::member_type;
-            Kokkos::parallel_for( "morula::ode::integrate_fine_grained", Policy( exec, static_cast<int>( systems ), m_team_size ),
-                                  TeamIntegrate<MemorySpace, Model, Member>{ m_integ } );
-        }
-        m_samples_done = m_sample_count;
-        m_started = true;
-    }
+    void run_to_end( const ExecutionSpace& exec ) { launch( exec, m_sample_count ); }
 
     //! Steps every system until samples [0, stop) are filled (or it stopped on an error); resumable only.
     void advance( const ExecutionSpace& exec, int stop )
@@ -205,16 +171,7 @@ class BatchIntegration
         stop = stop < m_sample_count ? stop : m_sample_count;
         if ( m_started && stop <= m_samples_done )
             return;
-        const long systems = m_integ.systems;
-        ResumableIntegrate<MemorySpace, Model> functor{ m_integ, m_states, stop, !m_started };
-        if ( !m_team )
-            Kokkos::parallel_for( "morula::ode::integrate_batched_leg",
-                                  core::LaunchRange<ExecutionSpace, Kokkos::IndexType<long>>( exec, 0, systems ), functor );
-        else
-            Kokkos::parallel_for( "morula::ode::integrate_fine_grained_leg",
-                                  core::LaunchTeam<ExecutionSpace>( exec, static_cast<int>( systems ), m_team_size ), functor );
-        m_started = true;
-        m_samples_done = stop;
+        launch( exec, stop );
     }
 
     const OdeResult<MemorySpace>& result() const { return m_result; }
@@ -339,6 +296,21 @@ class BatchIntegration
     }
 
   private:
+    //! Launches one leg of every system to sample `stop`.
+    void launch( const ExecutionSpace& exec, int stop )
+    {
+        const long systems = m_integ.systems;
+        ResumableIntegrate<MemorySpace, Model> functor{ m_integ, m_states, stop, !m_started };
+        if ( !m_team )
+            Kokkos::parallel_for( "morula::ode::integrate_batched",
+                                  core::LaunchRange<ExecutionSpace, Kokkos::IndexType<long>>( exec, 0, systems ), functor );
+        else
+            Kokkos::parallel_for( "morula::ode::integrate_fine_grained",
+                                  core::LaunchTeam<ExecutionSpace>( exec, static_cast<int>( systems ), m_team_size ), functor );
+        m_started = true;
+        m_samples_done = stop;
+    }
+
     template <class T>
     static std::vector<T> column( const io::CheckpointReader& in, const std::string& name, std::size_t count )
     {
