@@ -6,6 +6,7 @@
 #include <morula/Config.hpp>
 #include <morula/core/Error.hpp>
 #include <morula/io/Checkpoint.hpp>
+#include <morula/ode/EpidermisGeneNetwork.hpp>
 #include <morula/ode/OdeIntegration.hpp>
 
 #include <gtest/gtest.h>
@@ -112,7 +113,10 @@ test::HostResult<Mem> check_restarts( const ode::ReactionNetwork& net, const ode
             EXPECT_EQ( first.samples_done(), k_pause );
             io::write_checkpoint( first, path );
         }
+        // The fresh integration has run elsewhere first (another pause, or to the end): the restart must
+        // replace all of its state, not only what the pause at k_pause left different.
         Integration resumed( solver, exec, b.x0, k, times );
+        resumed.advance( exec, ( k_pause + 3 ) % static_cast<int>( times.size() + 1 ) );
         io::restart_from_checkpoint( resumed, path );
         EXPECT_EQ( resumed.samples_done(), k_pause );
         resumed.advance( exec, static_cast<int>( times.size() ) );
@@ -341,6 +345,52 @@ TEST( TEST_CATEGORY, ode_checkpoint_refuses_other_runs )
     const std::string m3 = message( same );
     EXPECT_NE( m3.find( "lattice" ), std::string::npos ) << m3;
     EXPECT_NE( m3.find( path ), std::string::npos ) << m3;
+    std::remove( path.c_str() );
+}
+
+TEST( TEST_CATEGORY, ode_checkpoint_general_model_gene_network )
+{
+    // A model other than mass action (the epidermis gene network, one system per cell with its own
+    // inputs) through the same OdeIntegration, batched and fine-grained, paused at every sample.
+    using Gene = ode::EpidermisGeneNetwork<Mem>;
+    using GeneIntegration = ode::OdeIntegration<Exec, Mem, Gene>;
+    const int cells = 16, n = ode::gene_species_count;
+    Matrix x0( "x0", cells, n ), in( "in", cells, ode::input_count );
+    auto hx = Kokkos::create_mirror_view( x0 );
+    auto hin = Kokkos::create_mirror_view( in );
+    for ( int c = 0; c < cells; ++c )
+    {
+        for ( int i = 0; i < n; ++i )
+            hx( c, i ) = 0.1 + 0.05 * ( ( c * 7 + i * 3 ) % 11 );
+        for ( int j = 0; j < ode::input_count; ++j )
+            hin( c, j ) = j == ode::input_adhesion ? 0.7 * ( c % 5 ) : 0.1 * ( ( c + j ) % 7 );
+    }
+    Kokkos::deep_copy( x0, hx );
+    Kokkos::deep_copy( in, hin );
+    const std::vector<double> times{ 0.0, 0.5, 1.0, 5.0, 10.0, 50.0, 100.0, 500.0 };
+    Exec exec;
+    Gene model;
+    const std::string path = scratch( "gene_network" );
+    for ( const auto mode : { ode::ExecutionMode::batched, ode::ExecutionMode::fine_grained } )
+    {
+        ode::SolverOptions o;
+        o.relative_tolerance = 1e-7;
+        o.mode = mode;
+        ode::OdeSolver<Exec, Mem, Gene> solver( model, o );
+        const auto reference = solver.solve( exec, x0, in, times );
+        for ( int k = 0; k <= static_cast<int>( times.size() ); ++k )
+        {
+            {
+                GeneIntegration first( solver, exec, x0, in, times );
+                first.advance( exec, k );
+                io::write_checkpoint( first, path );
+            }
+            GeneIntegration resumed( solver, exec, x0, in, times );
+            io::restart_from_checkpoint( resumed, path );
+            resumed.advance( exec, static_cast<int>( times.size() ) );
+            expect_same( resumed.result( exec ), reference, "gene network, paused after sample " + std::to_string( k ) );
+        }
+    }
     std::remove( path.c_str() );
 }
 
