@@ -11,6 +11,7 @@
   auto result = solver.solve( exec, x0, k, times, saved );    // (systems x species), (systems x reactions)
   \endcode
   Results stay on the device until the caller copies them (result.samples: systems x samples x saved).
+  To stop after a sample, checkpoint and resume the same integration, use OdeIntegration (OdeIntegration.hpp).
 */
 #ifndef MORULA_ODE_ODESOLVER_HPP
 #define MORULA_ODE_ODESOLVER_HPP
@@ -20,11 +21,11 @@
 #include <morula/core/KokkosCompat.hpp>
 #include <morula/core/LaunchPolicy.hpp>
 #include <morula/ode/MassActionSystem.hpp>
+#include <morula/ode/OdeResult.hpp>
 #include <morula/ode/SolverOptions.hpp>
+#include <morula/ode/detail/BatchIntegration.hpp>
 #include <morula/ode/detail/DeviceWideDriver.hpp>
 #include <morula/ode/detail/DeviceWideIntegration.hpp>
-#include <morula/ode/OdeResult.hpp>
-#include <morula/ode/detail/BatchIntegration.hpp>
 #include <morula/ode/detail/Integrator.hpp>
 
 #include <Kokkos_Core.hpp>
