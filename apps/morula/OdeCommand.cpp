@@ -1,9 +1,12 @@
 #include "OdeCommand.hpp"
+#include "Checkpointing.hpp"
 #include "MsdPlot.hpp"
 
 #include <morula/core/Error.hpp>
+#include <morula/io/Checkpoint.hpp>
 #include <morula/ode/MassActionSystem.hpp>
 #include <morula/ode/ModelReaders.hpp>
+#include <morula/ode/OdeIntegration.hpp>
 #include <morula/ode/OdeSolver.hpp>
 #include <morula/ode/ReactionNetwork.hpp>
 #include <morula/ode/SolverOptions.hpp>
@@ -66,6 +69,8 @@ struct RunArgs
     bool stats = false;
     bool progress = false;
     bool no_progress = false;
+    CheckpointFlags checkpoint;
+    long stop_after = 0; // --stop-after: samples after which the run checkpoints and stops (0: none)
 };
 
 struct GenerateArgs
@@ -424,6 +429,9 @@ struct RunOutput
     std::vector<bool> reached_any;
     long failures = 0;
     double seconds = 0;
+    std::size_t rows = 0;     // samples filled (all of them unless the run stopped early)
+    int resumed_from = -1;    // the sample the run resumed after (--restart), else -1
+    bool stopped = false;     // stopped after a checkpoint (--stop-after or a signal) before the end
 
     RunOutput( long systems_, std::size_t nsamples_, std::size_t nsaved_, double t_start )
         : systems( systems_ )
@@ -483,12 +491,16 @@ void collect( const ode::OdeResult<mem_space>& result, const std::vector<double>
     }
 }
 
-// One solver call, whatever is displayed: splitting the run to show progress restarted the integrator
-// (losing its step size and BDF history) and changed the samples (1.9e-6 relative on a 30-species
-// network). The display says when the call starts; the summary says when it ended.
+// The samples are one integration (ode::OdeIntegration), which may pause after a sample: it is defined
+// by the whole list of sample times, and a pause keeps every system's step size, BDF order and history,
+// Jacobian and factorisation, so a run in legs is the same run bit for bit. Splitting it used to restart
+// the integrator and change the samples (1.9e-6 relative on a 30-species network); now it does not, and
+// the run pauses only where a checkpoint is wanted: every --checkpoint-every samples, after --stop-after
+// samples, or on SIGTERM/SIGINT/SIGUSR1 at the end of the leg it is in. Without those flags the run is one
+// leg, as one solver call, so a batch's systems never wait for each other at a sample.
 RunOutput integrate( const RunArgs& a, const CLI::App& cmd, const ode::ReactionNetwork& net,
                      const ode::SolverOptions& options, const std::vector<double>& times, const std::vector<int>& saved,
-                     bool progress )
+                     bool progress, const CheckpointSchedule& schedule )
 {
     const long systems = a.batch;
     exec_space exec;
@@ -497,24 +509,68 @@ RunOutput integrate( const RunArgs& a, const CLI::App& cmd, const ode::ReactionN
     const Matrix x0 = initial_states( net, systems );
     const Matrix k = rate_constants( a, cmd, net, systems );
     RunOutput out( systems, times.size(), saved.size(), a.t_start );
+    ode::OdeIntegration<exec_space> run( solver, exec, x0, k, times, saved, a.t_start );
+    const int total = run.sample_count();
+    if ( schedule.restarting() )
+    {
+        const std::string& file = schedule.restart_file();
+        std::error_code ec;
+        if ( !std::filesystem::is_regular_file( file, ec ) )
+            throw InputError( "--restart '" + file + "': no such checkpoint file" );
+        try
+        {
+            io::restart_from_checkpoint( run, file );
+        }
+        catch ( const core::IoError& e )
+        {
+            // The checkpoint is this run's input: an unreadable one is bad input (exit status 2).
+            throw InputError( "--restart '" + file + "': not a readable checkpoint (" + e.what() + ")" );
+        }
+        out.resumed_from = run.samples_done();
+    }
 
     if ( progress )
     {
-        std::fprintf( stderr, "ode: integrating %ld system%s of %d species from t = %g to %g (one solver call)\n",
-                      systems, systems == 1 ? "" : "s", net.species_count(), a.t_start, times.back() );
+        if ( out.resumed_from >= 0 )
+            std::fprintf( stderr, "ode: resuming %ld system%s of %d species after sample %d of %d (t = %g) to t = %g\n",
+                          systems, systems == 1 ? "" : "s", net.species_count(), out.resumed_from, total,
+                          out.resumed_from > 0 ? times[std::size_t( out.resumed_from - 1 )] : a.t_start, times.back() );
+        else
+            std::fprintf( stderr, "ode: integrating %ld system%s of %d species from t = %g to %g\n", systems,
+                          systems == 1 ? "" : "s", net.species_count(), a.t_start, times.back() );
         std::fflush( stderr );
     }
     const auto start = std::chrono::steady_clock::now();
+    const long every = a.checkpoint.every;
+    while ( !run.finished() )
     {
-        auto result = solver.solve( exec, x0, k, times, saved, a.t_start );
-        exec.fence();
-        collect( result, times, out );
+        long stop = total;
+        if ( every > 0 )
+            stop = std::min<long>( stop, ( run.samples_done() / every + 1 ) * every );
+        if ( a.stop_after > run.samples_done() )
+            stop = std::min( stop, a.stop_after );
+        run.advance( exec, static_cast<int>( stop ) );
+        const long done = run.samples_done();
+        const bool stop_here = ( done == a.stop_after || CheckpointSchedule::stop_requested() ) && done < total;
+        if ( schedule.due( done, total ) || stop_here )
+        {
+            io::write_checkpoint( run, schedule.file() );
+            if ( stop_here )
+            {
+                out.stopped = true;
+                break;
+            }
+        }
     }
+    exec.fence();
     out.seconds = std::chrono::duration<double>( std::chrono::steady_clock::now() - start ).count();
+    out.rows = static_cast<std::size_t>( run.samples_done() );
+    collect( run.result( exec ), times, out );
     return out;
 }
 
-// time, then one column per saved species; with --batch a first column 'system'. Closes the file.
+// time, then one column per saved species; with --batch a first column 'system'; the samples filled
+// (all, unless the run stopped after a checkpoint: then the rows up to it). Closes the file.
 void write_csv( std::ofstream& csv, const std::string& path, bool batch_output, const ode::ReactionNetwork& net,
                 const std::vector<double>& times, const std::vector<int>& saved, const RunOutput& out )
 {
@@ -526,7 +582,7 @@ void write_csv( std::ofstream& csv, const std::string& path, bool batch_output, 
         csv << ',' << net.species_names[std::size_t( j )];
     csv << '\n';
     for ( long s = 0; s < out.systems; ++s )
-        for ( std::size_t t = 0; t < out.nsamples; ++t )
+        for ( std::size_t t = 0; t < out.rows; ++t )
         {
             if ( batch_output )
                 csv << s << ',';
@@ -641,6 +697,15 @@ void report_failures( const std::vector<double>& times, const RunOutput& out )
                                       "); their later samples are NaN" ) );
 }
 
+// Checkpoints default to <out without .csv>.checkpoint.h5 ("ode.checkpoint.h5" without --out).
+std::string checkpoint_prefix( const std::string& out )
+{
+    if ( out.empty() )
+        return "ode";
+    const std::filesystem::path p( out );
+    return p.extension() == ".csv" ? ( p.parent_path() / p.stem() ).string() : out;
+}
+
 int run_ode( const RunArgs& a, const CLI::App& cmd )
 {
     // Everything is checked before the integration starts: model, times, species, options, outputs.
@@ -657,10 +722,24 @@ int run_ode( const RunArgs& a, const CLI::App& cmd )
     std::ofstream csv = open_csv( a.out );
     const bool progress = !a.no_progress && ( a.progress || isatty( 2 ) );
 
-    const RunOutput out = integrate( a, cmd, net, options, times, saved, progress );
+    require( a.stop_after >= 0, "--stop-after", double( a.stop_after ), "a number of samples >= 0" );
+    const CheckpointSchedule schedule( a.checkpoint, checkpoint_prefix( a.out ) );
+
+    const RunOutput out = integrate( a, cmd, net, options, times, saved, progress, schedule );
 
     if ( csv.is_open() )
         write_csv( csv, a.out, given( cmd, "--batch" ), net, times, saved, out );
+    if ( out.stopped )
+    {
+        std::printf( "ode: stopped after sample %zu of %zu (t = %s); checkpoint written to %s (resume with --restart)\n",
+                     out.rows, times.size(), out.rows > 0 ? number( times[out.rows - 1] ).c_str() : "start",
+                     schedule.file().c_str() );
+        if ( csv.is_open() || !a.out.empty() )
+            std::printf( "samples so far: %s\n", a.out.c_str() );
+        std::fflush( stdout );
+        schedule.stop_if_requested(); // a signal: exit status 3
+        return 0;
+    }
     print_summary( a, times, out );
     if ( a.stats )
         print_statistics( out );
@@ -732,8 +811,12 @@ void add_ode_command( CLI::App& app )
     run->add_option( "--seed", r->seed, "Seed of --vary's std::mt19937_64 (default 1)" );
     run->add_option( "--plot", r->plot, "PNG plot of the saved species against time (system 0)" );
     run->add_flag( "--stats", r->stats, "Print the solver's statistics (min/median/max over a batch)" );
-    run->add_flag( "--progress", r->progress, "Say on stderr when the solver call starts, even when stderr is not a "
-                                              "terminal (the run is one solver call either way)" );
+    run->add_flag( "--progress", r->progress, "Say on stderr when the integration starts, even when stderr is not a "
+                                              "terminal" );
+    add_checkpoint_flags( *run, r->checkpoint );
+    run->add_option( "--stop-after", r->stop_after,
+                     "Stop after this many samples with a checkpoint (and the CSV rows so far); resume with --restart. "
+                     "--checkpoint-every also counts samples (rows of the CSV), not solver steps" );
     run->add_flag( "--no-progress", r->no_progress, "No progress line, even on a terminal" );
     run->callback( [r, run] { run_ode( *r, *run ); } );
 

@@ -11,6 +11,7 @@
   auto result = solver.solve( exec, x0, k, times, saved );    // (systems x species), (systems x reactions)
   \endcode
   Results stay on the device until the caller copies them (result.samples: systems x samples x saved).
+  To stop after a sample, checkpoint and resume the same integration, use OdeIntegration (OdeIntegration.hpp).
 */
 #ifndef MORULA_ODE_ODESOLVER_HPP
 #define MORULA_ODE_ODESOLVER_HPP
@@ -20,8 +21,11 @@
 #include <morula/core/KokkosCompat.hpp>
 #include <morula/core/LaunchPolicy.hpp>
 #include <morula/ode/MassActionSystem.hpp>
+#include <morula/ode/OdeResult.hpp>
 #include <morula/ode/SolverOptions.hpp>
+#include <morula/ode/detail/BatchIntegration.hpp>
 #include <morula/ode/detail/DeviceWideDriver.hpp>
+#include <morula/ode/detail/DeviceWideIntegration.hpp>
 #include <morula/ode/detail/Integrator.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -37,35 +41,8 @@
 namespace morula::ode
 {
 
-template <class MemorySpace>
-struct OdeResult
-{
-    //! (systems, samples, saved species); samples a failed system did not reach are NaN.
-    Kokkos::View<double***, Kokkos::LayoutLeft, MemorySpace> samples;
-    //! (systems, stat_count): SolverStatus in column stat_status, then the counters of StatisticsColumn.
-    Kokkos::View<long**, Kokkos::LayoutLeft, MemorySpace> statistics;
-};
-
-namespace detail
-{
-template <class MemorySpace, class Model>
-struct BatchedIntegrate
-{
-    SystemIntegrator<MemorySpace, Model> integrator;
-    KOKKOS_INLINE_FUNCTION void operator()( const long s ) const { integrator.integrate( ThreadOps{}, s ); }
-};
-
-template <class MemorySpace, class Model, class Member>
-struct TeamIntegrate
-{
-    SystemIntegrator<MemorySpace, Model> integrator;
-    KOKKOS_INLINE_FUNCTION void operator()( const Member& member ) const
-    {
-        const TeamOps<Member> ops{ member };
-        integrator.integrate( ops, member.league_rank() );
-    }
-};
-} // namespace detail
+template <class ExecutionSpace, class MemorySpace, class Model>
+class OdeIntegration;
 
 /*!
   `Model` is a MassActionSystem (the default) or any type with the interface described in
@@ -122,24 +99,7 @@ class OdeSolver
         using core::InputError;
         using core::detail::concat;
         const long systems = static_cast<long>( initial_states.extent( 0 ) );
-        const int n = m_system.species, m = m_system.reactions;
-        if ( static_cast<int>( initial_states.extent( 1 ) ) != n )
-            throw InputError( concat( "OdeSolver::solve: initial_states has ", initial_states.extent( 1 ),
-                                      " columns; the network has ", n, " species" ) );
-        if ( rate_constants.extent( 0 ) != 0 &&
-             ( static_cast<long>( rate_constants.extent( 0 ) ) != systems || static_cast<int>( rate_constants.extent( 1 ) ) != m ) )
-            throw InputError( concat( "OdeSolver::solve: rate_constants is ", rate_constants.extent( 0 ), " x ",
-                                      rate_constants.extent( 1 ), "; expected ", systems, " x ", m, " or empty" ) );
-        check_times( sample_times, t_start );
-        std::vector<int> saved = saved_species;
-        if ( saved.empty() )
-            for ( int i = 0; i < n; ++i )
-                saved.push_back( i );
-        for ( std::size_t j = 0; j < saved.size(); ++j )
-            if ( saved[j] < 0 || saved[j] >= n )
-                throw InputError( concat( "OdeSolver::solve: saved species index ", saved[j], " (entry ", j,
-                                          ") is outside [0, ", n, ")" ) );
-
+        const std::vector<int> saved = checked_inputs( initial_states, rate_constants, sample_times, saved_species, t_start );
         compat::ScopedRegion region( "morula::ode::OdeSolver::solve" );
         if ( m_options.mode == ExecutionMode::device_wide )
         {
@@ -168,6 +128,38 @@ class OdeSolver
     }
 
   private:
+    template <class, class, class>
+    friend class OdeIntegration;
+
+    //! Checks solve()'s inputs; returns the saved species (all when `saved_species` is empty).
+    std::vector<int> checked_inputs( const matrix_type& initial_states, const matrix_type& rate_constants,
+                                     const std::vector<double>& sample_times, const std::vector<int>& saved_species,
+                                     double t_start ) const
+    {
+        using core::InputError;
+        using core::detail::concat;
+        const long systems = static_cast<long>( initial_states.extent( 0 ) );
+        const int n = m_system.species, m = m_system.reactions;
+        if ( static_cast<int>( initial_states.extent( 1 ) ) != n )
+            throw InputError( concat( "OdeSolver::solve: initial_states has ", initial_states.extent( 1 ),
+                                      " columns; the network has ", n, " species" ) );
+        if ( rate_constants.extent( 0 ) != 0 &&
+             ( static_cast<long>( rate_constants.extent( 0 ) ) != systems || static_cast<int>( rate_constants.extent( 1 ) ) != m ) )
+            throw InputError( concat( "OdeSolver::solve: rate_constants is ", rate_constants.extent( 0 ), " x ",
+                                      rate_constants.extent( 1 ), "; expected ", systems, " x ", m, " or empty" ) );
+        check_times( sample_times, t_start );
+        std::vector<int> saved = saved_species;
+        if ( saved.empty() )
+            for ( int i = 0; i < n; ++i )
+                saved.push_back( i );
+        for ( std::size_t j = 0; j < saved.size(); ++j )
+            if ( saved[j] < 0 || saved[j] >= n )
+                throw InputError( concat( "OdeSolver::solve: saved species index ", saved[j], " (entry ", j,
+                                          ") is outside [0, ", n, ")" ) );
+
+        return saved;
+    }
+
     //! Allocates the result and runs the batched (one thread per system) or team (one team per system)
     //! integrator kernel; inputs are already validated.
     OdeResult<MemorySpace> launch( const ExecutionSpace& exec, const matrix_type& initial_states,
@@ -175,61 +167,13 @@ class OdeSolver
                                    const std::vector<int>& saved, double t_start, bool team,
                                    const detail::DeviceOptions& device_options )
     {
-        using core::InputError;
-        using core::detail::concat;
-        const long systems = static_cast<long>( initial_states.extent( 0 ) );
-        const int n = m_system.species, m = m_system.reactions;
-        detail::WorkspaceMap map( n, m, m_linear == detail::LinearKind::sparse_bicgstab, m_system.jacobian_nonzeros_count );
-        const std::size_t need = static_cast<std::size_t>( map.per_system ) * static_cast<std::size_t>( systems );
-        if ( m_workspace.extent( 0 ) < need )
-            m_workspace = Kokkos::View<double*, MemorySpace>( Kokkos::view_alloc( Kokkos::WithoutInitializing, "morula::ode::workspace" ), need );
-        const std::size_t pivots = static_cast<std::size_t>( n ) * static_cast<std::size_t>( systems );
-        if ( m_pivots.extent( 0 ) < pivots )
-            m_pivots = Kokkos::View<int*, MemorySpace>( Kokkos::view_alloc( Kokkos::WithoutInitializing, "morula::ode::pivots" ), pivots );
-
-        OdeResult<MemorySpace> result;
-        result.samples = Kokkos::View<double***, Kokkos::LayoutLeft, MemorySpace>(
-            Kokkos::view_alloc( Kokkos::WithoutInitializing, "morula::ode::samples" ), systems, sample_times.size(), saved.size() );
-        Kokkos::deep_copy( exec, result.samples, std::numeric_limits<double>::quiet_NaN() );
-        result.statistics = Kokkos::View<long**, Kokkos::LayoutLeft, MemorySpace>( "morula::ode::statistics", systems, stat_count );
-
-        detail::SystemIntegrator<MemorySpace, Model> integ;
-        integ.sys = m_system;
-        integ.opt = device_options;
-        integ.map = map;
-        integ.workspace = m_workspace;
-        integ.pivots = m_pivots;
-        integ.atol = m_atol;
-        integ.sample_times = to_device( "morula::ode::sample_times", sample_times );
-        integ.saved_species = to_device( "morula::ode::saved_species", saved );
-        integ.initial_states = initial_states;
-        integ.rate_constants = rate_constants;
-        integ.output = result.samples;
-        integ.statistics = result.statistics;
-        integ.t_start = t_start;
-        integ.systems = systems;
-        integ.interleaved = !team;
-
-        if ( !team )
-        {
-            Kokkos::parallel_for( "morula::ode::integrate_batched",
-                                  core::LaunchRange<ExecutionSpace, Kokkos::IndexType<long>>( exec, 0, systems ),
-                                  detail::BatchedIntegrate<MemorySpace, Model>{ integ } );
-        }
-        else
-        {
-            using Policy = core::LaunchTeam<ExecutionSpace>;
-            using Member = typename Policy::member_type;
-            detail::TeamIntegrate<MemorySpace, Model, Member> functor{ integ };
-            Policy probe( exec, static_cast<int>( systems ), 1 );
-            const int max_size = probe.team_size_max( functor, Kokkos::ParallelForTag() );
-            int size = m_options.team_size > 0 ? m_options.team_size : default_team_size( max_size, n, m );
-            if ( size > max_size )
-                throw InputError( concat( "ODE solver: team_size = ", size, " exceeds this kernel's maximum ", max_size ) );
-            Kokkos::parallel_for( "morula::ode::integrate_fine_grained", Policy( exec, static_cast<int>( systems ), size ),
-                                  functor );
-        }
-        return result;
+        detail::BatchIntegration<ExecutionSpace, MemorySpace, Model> batch(
+            exec, m_system, device_options, m_atol, m_options.team_size, team, initial_states, rate_constants, sample_times,
+            saved, t_start, false, m_workspace, m_pivots );
+        m_workspace = batch.workspace();
+        m_pivots = batch.pivots();
+        batch.run_to_end( exec );
+        return batch.result();
     }
 
     /*!
@@ -242,71 +186,17 @@ class OdeSolver
                                               const matrix_type& rate_constants, const std::vector<double>& times,
                                               const std::vector<int>& saved, double t_start )
     {
-        using Range = core::LaunchRange<ExecutionSpace>;
-        const int n = m_system.species, m = m_system.reactions;
-        const int nsamples = static_cast<int>( times.size() );
-        OdeResult<MemorySpace> result;
-        result.samples = Kokkos::View<double***, Kokkos::LayoutLeft, MemorySpace>(
-            Kokkos::view_alloc( Kokkos::WithoutInitializing, "morula::ode::samples" ), 1, nsamples, saved.size() );
-        result.statistics = Kokkos::View<long**, Kokkos::LayoutLeft, MemorySpace>( "morula::ode::statistics", 1, stat_count );
         if ( !m_device_wide )
             m_device_wide = std::make_shared<detail::DeviceWideDriver<ExecutionSpace, MemorySpace>>( m_system, m_options, m_atol );
-        auto& driver = *m_device_wide;
         const auto x0 = Kokkos::subview( initial_states, 0, Kokkos::ALL );
-        const detail::DeviceWideStatus st =
-            rate_constants.extent( 0 ) > 0
-                ? driver.run( exec, x0, Kokkos::subview( rate_constants, 0, Kokkos::ALL ), times, saved, t_start )
-                : driver.run( exec, x0, m_system.rate_constants, times, saved, t_start );
-        Kokkos::deep_copy( exec, result.samples, driver.samples() );
-
-        long c[stat_count] = {};
-        c[stat_steps] = st.steps;
-        c[stat_rejected] = st.rejected;
-        c[stat_rkf_steps] = st.steps;
-        c[stat_rhs_evaluations] = st.rhs_evaluations;
-        SolverStatus status = static_cast<SolverStatus>( st.status );
-        const bool handover = st.handover != 0;
-        const auto x = driver.state( st );
-        if ( status == SolverStatus::success && !handover )
-        {
-            double bad = 0.0;
-            Kokkos::parallel_reduce( "morula::ode::dw::finite", Range( exec, 0, n ), detail::NonFiniteCount<MemorySpace>{ x }, bad );
-            if ( bad > 0.0 )
-                status = SolverStatus::not_finite;
-        }
-        if ( handover && st.sample < nsamples )
-        {
-            // Continue from (t, x) in the team integrator, in BDF from the step RKF45 last proposed.
-            const int sample = st.sample;
-            if ( m_options.method == Method::automatic )
-                ++c[stat_switches_to_bdf];
-            Kokkos::View<double**, Kokkos::LayoutLeft, MemorySpace> x0_team( "morula::ode::dw::x0", 1, n );
-            Kokkos::deep_copy( exec, Kokkos::subview( x0_team, 0, Kokkos::ALL ), x );
-            Kokkos::View<double**, Kokkos::LayoutLeft, MemorySpace> k0( "morula::ode::dw::k0", 1, m );
-            Kokkos::deep_copy( exec, Kokkos::subview( k0, 0, Kokkos::ALL ), driver.rate_constants() );
-            detail::DeviceOptions team_options = m_device;
-            team_options.start_in_bdf = true;
-            team_options.initial_step = m_options.bdf_fixed_step > 0.0 ? m_options.bdf_fixed_step : st.dt;
-            team_options.max_steps = std::max( 1L, m_options.max_steps - c[stat_steps] - c[stat_rejected] );
-            const std::vector<double> rest( times.begin() + sample, times.end() );
-            auto tail = launch( exec, x0_team, k0, rest, saved, st.t, true, team_options );
-            Kokkos::deep_copy( exec,
-                               Kokkos::subview( result.samples, Kokkos::ALL, std::make_pair( sample, nsamples ), Kokkos::ALL ),
-                               tail.samples );
-            auto tail_stats = Kokkos::create_mirror_view( tail.statistics );
-            Kokkos::deep_copy( exec, tail_stats, tail.statistics );
-            exec.fence();
-            for ( int col = 1; col < stat_count; ++col )
-                c[col] += tail_stats( 0, col );
-            status = static_cast<SolverStatus>( tail_stats( 0, stat_status ) );
-        }
-        c[stat_status] = static_cast<long>( status );
-        auto stats = Kokkos::create_mirror_view( result.statistics );
-        for ( int col = 0; col < stat_count; ++col )
-            stats( 0, col ) = c[col];
-        Kokkos::deep_copy( exec, result.statistics, stats );
-        exec.fence();
-        return result;
+        auto run = [&]( const auto& k ) {
+            detail::DeviceWideIntegration<ExecutionSpace, MemorySpace> integration(
+                exec, m_device_wide, m_system, m_options, m_device, m_atol, x0, k, times, saved, t_start, false );
+            integration.advance( exec, static_cast<int>( times.size() ) );
+            return integration.result( exec );
+        };
+        return rate_constants.extent( 0 ) > 0 ? run( Kokkos::subview( rate_constants, 0, Kokkos::ALL ) )
+                                              : run( m_system.rate_constants );
     }
 
     detail::LinearKind resolve_linear_solver() const
@@ -329,19 +219,6 @@ class OdeSolver
         return detail::LinearKind::dense_pivoted;
     }
 
-    static int default_team_size( int max_size, int n, int m )
-    {
-        // Enough threads to cover the longer of the species and reaction loops, within the kernel's limit;
-        // on a host backend the team is the whole thread pool.
-        if ( Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemorySpace>::accessible )
-            return max_size;
-        int want = 32;
-        const int work = n > m ? n : m;
-        while ( want < work && want < 512 )
-            want *= 2;
-        return want < max_size ? want : max_size;
-    }
-
     static void check_times( const std::vector<double>& times, double t_start )
     {
         using core::detail::concat;
@@ -356,14 +233,6 @@ class OdeSolver
                 throw core::InputError( concat( "OdeSolver::solve: sample times must increase strictly; time ", i,
                                                 " = ", times[i], " follows ", times[i - 1] ) );
         }
-    }
-
-    template <class T>
-    static Kokkos::View<const T*, MemorySpace> to_device( const char* label, const std::vector<T>& v )
-    {
-        Kokkos::View<T*, MemorySpace> d( Kokkos::view_alloc( Kokkos::WithoutInitializing, std::string( label ) ), v.size() );
-        Kokkos::deep_copy( d, Kokkos::View<const T*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>( v.data(), v.size() ) );
-        return d;
     }
 
     Model m_system;

@@ -50,6 +50,7 @@ struct DeviceWideStatus
     int stopped = 0;            //!< no further attempt: all samples reached, a handover or an error
     int handover = 0;           //!< continue in the team integrator's BDF
     int status = 0;             //!< SolverStatus: success, max_steps or step_too_small
+    int stop_sample = 0;        //!< pause once the samples before this one are reached (a leg of a paused run)
 };
 
 //! What the control needs besides the status: fixed for one solve.
@@ -71,7 +72,7 @@ KOKKOS_INLINE_FUNCTION void device_wide_prepare( DeviceWideStatus& s, const Devi
 {
     if ( s.stopped )
         return;
-    if ( s.handover || s.sample >= p.samples )
+    if ( s.handover || s.sample >= p.samples || s.sample >= s.stop_sample )
     {
         s.stopped = 1;
         return;

@@ -8,6 +8,7 @@
 
 #include <morula/core/LaunchPolicy.hpp>
 #include <morula/core/StepGraph.hpp>
+#include <morula/io/Checkpoint.hpp>
 #include <morula/ode/MassActionSystem.hpp>
 #include <morula/ode/SolverOptions.hpp>
 #include <morula/ode/detail/DeviceWideControl.hpp>
@@ -16,6 +17,7 @@
 #include <Kokkos_Core.hpp>
 
 #include <algorithm>
+#include <cstdint>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -68,6 +70,15 @@ class DeviceWideDriver
     DeviceWideStatus run( const ExecutionSpace& exec, const X0& x0, const K& k, const std::vector<double>& times,
                           const std::vector<int>& saved, double t_start )
     {
+        start( exec, x0, k, times, saved, t_start );
+        return advance( exec, static_cast<int>( times.size() ) );
+    }
+
+    //! Sets up the integration run() does, paused before its first attempt.
+    template <class X0, class K>
+    void start( const ExecutionSpace& exec, const X0& x0, const K& k, const std::vector<double>& times,
+                const std::vector<int>& saved, double t_start )
+    {
         const int nsamples = static_cast<int>( times.size() ), nsaved = static_cast<int>( saved.size() );
         if ( m_samples.extent( 1 ) != times.size() || m_samples.extent( 2 ) != saved.size() )
         {
@@ -81,6 +92,7 @@ class DeviceWideDriver
                 g.second.invalidate();
             build_kernels();
         }
+        m_host_times = times;
         Kokkos::deep_copy( exec, m_samples, std::numeric_limits<double>::quiet_NaN() );
         Kokkos::deep_copy( exec, m_times, Kokkos::View<const double*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(
                                               times.data(), times.size() ) );
@@ -97,12 +109,35 @@ class DeviceWideDriver
             ++s.sample;
         s.record_end = s.sample;
         s.handover = m_options.method == Method::bdf ? 1 : 0;
-        device_wide_prepare( s, m_params, times.data() );
+        s.stopped = 1; // paused: advance() prepares the first attempt
+        Kokkos::deep_copy( exec, m_status, m_host_status );
+        // Samples at t_start are written by the first attempt, or here when there will be none.
+        if ( !paused() && s.record_begin < s.record_end )
+            Kokkos::parallel_for( "morula::ode::dw::record", core::LaunchRange<ExecutionSpace>( exec, 0, nsaved ), m_record );
+        exec.fence();
+    }
+
+    //! Whether the integration is paused at a sample (not finished, handed over or failed).
+    bool paused() const
+    {
+        const DeviceWideStatus& s = m_host_status( 0 );
+        return s.stopped && !s.handover && s.status == 0 && s.sample < m_params.samples;
+    }
+
+    //! Continues until the samples before `stop` are reached, the handover, the end or an error.
+    DeviceWideStatus advance( const ExecutionSpace& exec, int stop )
+    {
+        DeviceWideStatus& s = m_host_status( 0 );
+        if ( !paused() || s.sample >= stop )
+            return s;
+        s.stopped = 0;
+        s.stop_sample = stop;
+        device_wide_prepare( s, m_params, m_host_times.data() );
         Kokkos::deep_copy( exec, m_status, m_host_status );
 
         while ( !s.stopped )
         {
-            const int attempts = attempts_for( s, times );
+            const int attempts = attempts_for( s, m_host_times );
             if ( m_options.device_wide_graphs && m_kernels_ran )
             {
                 auto& graph = m_graphs[attempts];
@@ -118,8 +153,77 @@ class DeviceWideDriver
             exec.fence();
         }
         if ( s.record_begin < s.record_end )
-            Kokkos::parallel_for( "morula::ode::dw::record", core::LaunchRange<ExecutionSpace>( exec, 0, nsaved ), m_record );
+            Kokkos::parallel_for( "morula::ode::dw::record", core::LaunchRange<ExecutionSpace>( exec, 0, static_cast<int>( m_saved.extent( 0 ) ) ),
+                                  m_record );
+        exec.fence();
         return s;
+    }
+
+    //! The status after the last advance (on the host).
+    const DeviceWideStatus& status() const { return m_host_status( 0 ); }
+
+    /*!
+      Writes the RKF45 phase's state under `prefix`: the status, both state buffers, the stage rows (k1
+      survives between attempts), the rate constants and the samples. The reduction scalars are not
+      state: each attempt writes them before its control reads them (and attempts launched after the
+      stop, whose number depends on where runs paused, write the reductions' identity).
+    */
+    void checkpoint( const ExecutionSpace& exec, io::CheckpointWriter& out, const std::string& prefix ) const
+    {
+        exec.fence();
+        const DeviceWideStatus& s = m_host_status( 0 );
+        out.put( prefix + "status/times", std::vector<double>{ s.t, s.dt, s.h } );
+        out.put( prefix + "status/counters", std::vector<std::int64_t>{ s.steps, s.rejected, s.rhs_evaluations } );
+        out.put( prefix + "status/flags",
+                 std::vector<std::int32_t>{ s.sample, s.record_begin, s.record_end, s.clipped, s.current, s.k1_row, s.k1_valid,
+                                            s.since_check, s.stiff, s.nonstiff, s.stopped, s.handover, s.status } );
+        out.put_field( prefix + "states", m_states, m_states.extent( 0 ) );
+        out.put_field( prefix + "stages", m_stages, m_stages.extent( 0 ) );
+        out.put_field( prefix + "perturbed", m_perturbed, m_perturbed.extent( 0 ) );
+        out.put_field( prefix + "rate_constants", m_k, m_k.extent( 0 ) );
+        const auto samples = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), m_samples );
+        out.put( prefix + "samples", std::vector<double>( samples.data(), samples.data() + samples.size() ),
+                 { m_samples.extent( 2 ), m_samples.extent( 1 ) } );
+
+    }
+
+    //! Restores what checkpoint() wrote into a driver start()ed with the same inputs.
+    void restart( const ExecutionSpace& exec, const io::CheckpointReader& in, const std::string& prefix )
+    {
+        const auto times = fixed<double>( in, prefix + "status/times", 3 );
+        const auto counters = fixed<std::int64_t>( in, prefix + "status/counters", 3 );
+        const auto flags = fixed<std::int32_t>( in, prefix + "status/flags", 13 );
+        DeviceWideStatus& s = m_host_status( 0 );
+        s.t = times[0];
+        s.dt = times[1];
+        s.h = times[2];
+        s.steps = counters[0];
+        s.rejected = counters[1];
+        s.rhs_evaluations = counters[2];
+        int* f[13] = { &s.sample, &s.record_begin, &s.record_end, &s.clipped, &s.current, &s.k1_row, &s.k1_valid,
+                       &s.since_check, &s.stiff, &s.nonstiff, &s.stopped, &s.handover, &s.status };
+        for ( int i = 0; i < 13; ++i )
+            *f[i] = flags[i];
+        s.stop_sample = s.sample; // where the leg that wrote it paused; the next advance() sets its own
+        if ( s.sample < 0 || s.sample > m_params.samples || ( s.current != 0 && s.current != 1 ) )
+            in.fail( core::detail::concat( "'", prefix, "status/flags' holds sample ", s.sample, " and state buffer ", s.current,
+                                           "; expected a sample in [0, ", m_params.samples, "] and a buffer 0 or 1" ) );
+        in.get_field( prefix + "states", m_states, m_states.extent( 0 ) );
+        in.get_field( prefix + "stages", m_stages, m_stages.extent( 0 ) );
+        in.get_field( prefix + "perturbed", m_perturbed, m_perturbed.extent( 0 ) );
+        in.get_field( prefix + "rate_constants", m_k, m_k.extent( 0 ) );
+        const std::vector<std::size_t> shape{ m_samples.extent( 2 ), m_samples.extent( 1 ) };
+        if ( in.dims( prefix + "samples" ) != shape )
+            in.fail( core::detail::concat( "'", prefix, "samples' is not ", m_samples.extent( 1 ), " samples x ",
+                                           m_samples.extent( 2 ), " saved species" ) );
+        const auto samples = in.get<double>( prefix + "samples" );
+        auto host = Kokkos::create_mirror_view( Kokkos::HostSpace(), m_samples );
+        for ( std::size_t i = 0; i < samples.size(); ++i )
+            host.data()[i] = samples[i];
+        Kokkos::deep_copy( exec, m_samples, host );
+
+        Kokkos::deep_copy( exec, m_status, m_host_status );
+        exec.fence();
     }
 
     //! (1, samples, saved) as written by the last run; NaN where no sample was reached.
@@ -171,6 +275,15 @@ class DeviceWideDriver
     }
 
   private:
+    template <class T>
+    static std::vector<T> fixed( const io::CheckpointReader& in, const std::string& name, std::size_t count )
+    {
+        std::vector<T> v = in.get<T>( name );
+        if ( v.size() != count )
+            in.fail( core::detail::concat( "'", name, "' has ", v.size(), " values; expected ", count ) );
+        return v;
+    }
+
     // One species per thread (range) or per team thread with its terms over vector lanes; `result...` is
     // the reduction's target when the kernel reduces.
     template <class Kernel, class... Result>
@@ -273,6 +386,7 @@ class DeviceWideDriver
     DeviceWideCheckRhs m_check;
     DeviceWideControlKernel m_control;
 
+    std::vector<double> m_host_times;
     std::map<int, core::StepGraph<ExecutionSpace>> m_graphs;
     bool m_kernels_ran = false;
     long m_runs = 0;

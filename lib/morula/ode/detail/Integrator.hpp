@@ -64,6 +64,7 @@ struct IntegratorState
     bool k1_valid;         // RKF45: k1 = f(x) still valid (x unchanged since)
     double h_rho;          // RKF45: dt times the estimated dominant eigenvalue (automatic mode)
     StiffnessCounter stiffness;
+    bool done;             // no further step: every sample filled, or an error (counters[stat_status])
     long counters[stat_count];
 };
 
@@ -116,14 +117,16 @@ struct SystemIntegrator : SystemWorkspace<MemorySpace>
         return !( dt > 4.0e-16 * ( at > 1.0 ? at : 1.0 ) );
     }
 
-    //! Integrates system s from t_start through the last sampling time.
+    /*!
+      Starts system s at t_start: its initial state and rate constants into the workspace, the samples at
+      t_start, BDF's start when the run begins in BDF.
+    */
     template <class Ops>
-    KOKKOS_INLINE_FUNCTION void integrate( const Ops& ops, long s ) const
+    KOKKOS_INLINE_FUNCTION void begin( const Ops& ops, long s, State& st ) const
     {
         const int n = map.n;
         const int m = map.m;
         const int nsamples = static_cast<int>( sample_times.extent( 0 ) );
-        State st;
         for ( int c = 0; c < stat_count; ++c )
             st.counters[c] = 0;
         const auto x = vec( s, slot_x );
@@ -147,14 +150,33 @@ struct SystemIntegrator : SystemWorkspace<MemorySpace>
         st.lu_c = -1.0;
         st.jacobian_valid = st.jacobian_current = false;
         st.n_equal_steps = st.steps_since_check = 0;
+        st.done = false;
         while ( st.sample < nsamples && sample_times( st.sample ) <= st.t )
             record_state( ops, s, st.sample++, x );
-        const double t_end = nsamples > 0 ? sample_times( nsamples - 1 ) : t_start;
         if ( opt.method == Method::bdf || opt.start_in_bdf )
             bdf_start( *this, ops, s, st, opt.bdf_fixed_step > 0.0 ? opt.bdf_fixed_step : opt.initial_step );
+    }
+
+    /*!
+      Steps system s until the samples [0, stop) are filled, or the integration ends (every sample filled,
+      or an error: st.done, the status in st.counters[stat_status]). Pausing at a sample changes nothing:
+      BDF's steps are bounded by the last sample time of the whole list wherever the run pauses, and
+      everything the next step reads is in st and the system's workspace, so runs to stop = 1, 2, ...
+      take the same steps as one run to the end.
+    */
+    template <class Ops>
+    KOKKOS_INLINE_FUNCTION void run( const Ops& ops, long s, State& st, int stop ) const
+    {
+        if ( st.done )
+            return;
+        const int n = map.n;
+        const int nsamples = static_cast<int>( sample_times.extent( 0 ) );
+        const auto x = vec( s, slot_x );
+        const double t_end = nsamples > 0 ? sample_times( nsamples - 1 ) : t_start;
+        stop = stop < nsamples ? stop : nsamples;
 
         SolverStatus status = SolverStatus::success;
-        while ( st.sample < nsamples )
+        while ( st.sample < stop )
         {
             if ( st.counters[stat_steps] + st.counters[stat_rejected] >= opt.max_steps )
             {
@@ -227,6 +249,8 @@ struct SystemIntegrator : SystemWorkspace<MemorySpace>
                 }
             }
         }
+        if ( status == SolverStatus::success && st.sample < nsamples )
+            return; // paused at `stop`
         if ( status == SolverStatus::success )
         {
             const double bad = ops.max( n, [&]( int j ) { return x[j] - x[j] == 0.0 ? 0.0 : 1.0; } );
@@ -234,10 +258,27 @@ struct SystemIntegrator : SystemWorkspace<MemorySpace>
                 status = SolverStatus::not_finite;
         }
         st.counters[stat_status] = static_cast<long>( status );
+        st.done = true;
+    }
+
+    //! Writes system s's status and counters to `statistics`.
+    template <class Ops>
+    KOKKOS_INLINE_FUNCTION void report( const Ops& ops, long s, const State& st ) const
+    {
         ops.single( [&]() {
             for ( int c = 0; c < stat_count; ++c )
                 statistics( s, c ) = st.counters[c];
         } );
+    }
+
+    //! Integrates system s from t_start through the last sampling time.
+    template <class Ops>
+    KOKKOS_INLINE_FUNCTION void integrate( const Ops& ops, long s ) const
+    {
+        State st;
+        begin( ops, s, st );
+        run( ops, s, st, static_cast<int>( sample_times.extent( 0 ) ) );
+        report( ops, s, st );
     }
 };
 
