@@ -41,6 +41,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -122,7 +123,9 @@ inline std::string probabilities_of( std::uint64_t below, std::uint64_t at_or_ab
 {
     const double lo = std::ldexp( double( below ), -32 );
     const double up = std::ldexp( double( ( std::uint64_t( 1 ) << 32 ) - at_or_above ), -32 );
-    return core::detail::concat( "(", lo, ", ", 1 - lo - up, ", ", up, ")" );
+    char text[96]; // the thresholds are p 2^32 rounded: 9 digits show the rounding, 6 the probability
+    std::snprintf( text, sizeof text, "(%.6g, %.6g, %.6g)", lo, 1 - lo - up, up );
+    return text;
 }
 
 /*!
