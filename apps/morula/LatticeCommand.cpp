@@ -565,7 +565,8 @@ int run_lattice( const LatticeSettings& s, const CheckpointFlags& checkpoint_fla
     Progress progress( s.steps, s.progress && root );
     if ( start == 0 )
         sample( 0 );
-    progress.update( start );
+    else
+        progress.update( start );
     const auto t0 = std::chrono::steady_clock::now();
     for ( long done = start; done < s.steps; )
     {

@@ -11,6 +11,7 @@
 #include <morula/core/Driver.hpp>
 #include <morula/core/Error.hpp>
 #include <morula/io/Checkpoint.hpp>
+#include <morula/lattice/DisplacementIncrements.hpp>
 #include <morula/lattice/Initializers.hpp>
 #include <morula/lattice/LatticeDiffusion.hpp>
 
@@ -249,6 +250,68 @@ TEST( TEST_CATEGORY, lattice_checkpoint_chain_of_restarts )
                "" );
     std::remove( path.c_str() );
     std::remove( again.c_str() );
+}
+
+// A DisplacementIncrements sampler checkpointed next to its lattice (windows of 3 steps, the checkpoint
+// after 2 of 4 windows) gives the uninterrupted run's statistics bit for bit; one of another species is
+// refused.
+TEST( TEST_CATEGORY, lattice_checkpoint_resumes_displacement_increments )
+{
+    using Model = LatticeDiffusion<4, TEST_EXECSPACE>;
+    const TEST_EXECSPACE exec;
+    const Case c{ PassScheme::fused, PassKernels::tiled, PassKernels::tiled };
+    const Crowd<4> start( LatticeBoundary::periodic, 5 );
+    auto copy = [&]( const Crowd<4>& from ) {
+        Lattice<4, TEST_MEMSPACE> l( from.shape );
+        Kokkos::deep_copy( l.sites(), from.lattice.sites() );
+        return l;
+    };
+    const std::string path = file_for( "increments" );
+    Model full( exec, copy( start ), start.rules, start.codes, options_of<4>( c, c.kernels ) );
+    DisplacementIncrements full_inc( start.codes );
+    full_inc.sample( full.displacements() );
+    for ( int w = 0; w < 4; ++w )
+    {
+        full.advance( exec, 3 );
+        full_inc.sample( full.displacements() );
+    }
+    {
+        Model first( exec, copy( start ), start.rules, start.codes, options_of<4>( c, c.kernels ) );
+        DisplacementIncrements inc( start.codes );
+        inc.sample( first.displacements() );
+        for ( int w = 0; w < 2; ++w )
+        {
+            first.advance( exec, 3 );
+            inc.sample( first.displacements() );
+        }
+        CheckpointWriter out( Model::checkpoint_model );
+        first.checkpoint( out );
+        inc.checkpoint( out, "increments/" );
+        out.write( path );
+    }
+    const Crowd<4> other( LatticeBoundary::periodic, 6 );
+    Model resumed( exec, copy( other ), other.rules, other.codes, options_of<4>( c, c.kernels ) );
+    DisplacementIncrements inc( other.codes );
+    const CheckpointReader in( path, Model::checkpoint_model );
+    resumed.restart( in );
+    inc.restart( in, "increments/" );
+    for ( int w = 0; w < 2; ++w )
+    {
+        resumed.advance( exec, 3 );
+        inc.sample( resumed.displacements() );
+    }
+    EXPECT_EQ( inc.samples(), full_inc.samples() );
+    for ( int a = 0; a < 3; ++a )
+    {
+        EXPECT_EQ( inc.axis( a ).mean, full_inc.axis( a ).mean );
+        EXPECT_EQ( inc.axis( a ).se_mean, full_inc.axis( a ).se_mean );
+        EXPECT_EQ( inc.axis( a ).msd, full_inc.axis( a ).msd );
+        EXPECT_EQ( inc.axis( a ).se_msd, full_inc.axis( a ).se_msd );
+    }
+    DisplacementIncrements species_one( other.codes, 1 );
+    expect_refused( [&] { species_one.restart( in, "increments/" ); },
+                    { path, "'increments/species' = -1: this sampler follows species 1" } );
+    std::remove( path.c_str() );
 }
 
 // Checkpoints of another model, of other parameters or with entries of another type are refused, and
