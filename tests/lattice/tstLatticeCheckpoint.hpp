@@ -135,6 +135,7 @@ void check_resume( const Case& c )
     SCOPED_TRACE( describe( c, Slots ) );
     using Model = LatticeDiffusion<Slots, TEST_EXECSPACE>;
     static_assert( morula::core::is_driver_v<Model, TEST_EXECSPACE> );
+    static_assert( morula::io::is_checkpointable_v<Model> );
     const TEST_EXECSPACE exec;
     const std::string path = file_for( std::to_string( Slots ) + "_" + to_string( c.scheme ) + "_" +
                                        to_string( c.kernels ) + "_" + to_string( c.resume_kernels ) );

@@ -122,6 +122,8 @@ DiffusionOptions options_of( const Case& c, std::uint64_t seed = 29 )
 
 template <int Slots>
 using Dist = DistributedLatticeDiffusion<Slots, TEST_EXECSPACE>;
+static_assert( morula::io::is_checkpointable_v<Dist<2>> );
+static_assert( morula::io::is_checkpointable_v<Dist<8>> );
 
 // This rank's driver on `comm` over `crowd`'s lattice.
 template <int Slots>
