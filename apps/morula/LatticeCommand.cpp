@@ -1,4 +1,5 @@
 #include "LatticeCommand.hpp"
+#include "Checkpointing.hpp"
 #include "ConfigFile.hpp"
 #include "MpiSession.hpp"
 #include "MsdPlot.hpp"
@@ -8,10 +9,12 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -249,6 +252,40 @@ class LatticeRun
         (void)space;
         return Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), m_single->lattice().sites() );
     }
+    long long steps_done() const
+    {
+#if MORULA_HAVE_MPI
+        if ( m_distributed )
+            return m_distributed->steps_done();
+#endif
+        return m_single->steps_done();
+    }
+    //! Writes the model's checkpoint and, on rank 0, what `add` adds (the app's own state) to `path`
+    //! (collective: the distributed model gathers its slabs to rank 0, which writes the file).
+    void write_checkpoint( const std::string& path, const std::function<void( io::CheckpointWriter& )>& add ) const
+    {
+        io::CheckpointWriter out( lat::lattice_checkpoint_model );
+#if MORULA_HAVE_MPI
+        if ( m_distributed )
+            m_distributed->checkpoint( out );
+        else
+#endif
+            m_single->checkpoint( out );
+        if ( MpiSession::rank() == 0 )
+        {
+            add( out );
+            out.write( path );
+        }
+    }
+    //! Resumes from a checkpoint of the same configuration (collective: every rank reads it).
+    void restart( const io::CheckpointReader& in )
+    {
+#if MORULA_HAVE_MPI
+        if ( m_distributed )
+            return m_distributed->restart( in );
+#endif
+        m_single->restart( in );
+    }
     std::string describe() const
     {
 #if MORULA_HAVE_MPI
@@ -273,8 +310,33 @@ class LatticeRun
 #endif
 };
 
+// The MSD CSV of a restarted run: its header and the rows of the first `rows` samples, those up to the
+// checkpoint's step (a run that went on after its last checkpoint, or ended at another step, wrote more),
+// after which the resumed run appends. \throws core::IoError naming the file if it has fewer rows.
+void keep_csv_rows( const std::string& path, std::size_t rows )
+{
+    std::ifstream in( path );
+    std::string header, line;
+    std::vector<std::string> kept;
+    if ( !in || !std::getline( in, header ) )
+        throw core::IoError( concat( "--restart: cannot read the MSD series '", path,
+                                     "' of the run to resume (run in the folder of its outputs)" ) );
+    while ( kept.size() < rows && std::getline( in, line ) )
+        kept.push_back( line );
+    if ( kept.size() < rows )
+        throw core::IoError( concat( "--restart: the MSD series '", path, "' has ", kept.size(),
+                                     " rows; the checkpoint's step follows ", rows, " of them" ) );
+    in.close();
+    std::ofstream out( path, std::ios::trunc );
+    out << header << "\n";
+    for ( const auto& r : kept )
+        out << r << "\n";
+    if ( !out )
+        throw core::IoError( concat( "--restart: cannot rewrite '", path, "'" ) );
+}
+
 template <int Slots>
-int run_lattice( const LatticeSettings& s )
+int run_lattice( const LatticeSettings& s, const CheckpointFlags& checkpoint_flags )
 {
     using exec = Kokkos::DefaultExecutionSpace;
     using mem = exec::memory_space;
@@ -363,19 +425,73 @@ int run_lattice( const LatticeSettings& s )
     LatticeRun<Slots> model( space, lattice, rules, codes, opt );
     const bool root = MpiSession::rank() == 0; // the one that writes files
 
+    // Where the run samples (MSD rows, snapshots) and where its steps stop: the same in a run and in
+    // its restarts, so a resumed run knows which rows and frames of its outputs to keep.
+    auto sample_step = [&]( long step ) {
+        return step % s.sample_every == 0 || step == s.steps ||
+               ( !s.snapshots.empty() && s.snapshot_every > 0 && step % s.snapshot_every == 0 );
+    };
+    auto next_stop = [&]( long done ) {
+        long chunk = std::min( s.sample_every - done % s.sample_every, s.steps - done );
+        if ( !s.snapshots.empty() && s.snapshot_every > 0 )
+            chunk = std::min( chunk, s.snapshot_every - done % s.snapshot_every );
+        if ( checkpoint_flags.every > 0 )
+            chunk = std::min( chunk, long( checkpoint_flags.every - done % checkpoint_flags.every ) );
+        return done + chunk;
+    };
+    std::size_t species_with_tracers = 0;
+    for ( int i = 0; i < nspecies; ++i )
+        species_with_tracers += std::count( codes.species_of_tracer.begin(), codes.species_of_tracer.end(), i ) > 0;
+
+    // --restart: the model continues from the checkpoint's step to the configured steps.
+    CheckpointSchedule schedule( checkpoint_flags, s.output );
+    long start = 0;
+    std::optional<io::CheckpointReader> resumed;
+    if ( schedule.restarting() )
+    {
+        resumed.emplace( schedule.restart_file(), lat::lattice_checkpoint_model );
+        model.restart( *resumed );
+        start = long( model.steps_done() );
+        if ( start > s.steps )
+            throw InputError( concat( "--restart '", schedule.restart_file(), "': its step ", start,
+                                      " is beyond the run's ", s.steps, " steps" ) );
+    }
+
+    // the samples this run takes up to the checkpoint's step (a first part that ended at another step
+    // took one more at its end)
+    std::size_t samples_before = 0;
+    for ( long done = 0; done < start; )
+    {
+        done = next_stop( done );
+        samples_before += done <= start && sample_step( done ) ? 1 : 0;
+    }
+
     const std::string csv_path = s.output + "_msd.csv";
     std::ofstream csv;
     if ( tracking && root )
     {
-        csv.open( csv_path );
+        if ( start > 0 )
+        {
+            keep_csv_rows( csv_path, samples_before * species_with_tracers );
+            csv.open( csv_path, std::ios::app );
+        }
+        else
+            csv.open( csv_path );
         if ( !csv )
             throw core::IoError( "config: key 'output': cannot write '" + csv_path + "'" );
-        csv << "time_s,species,msd_nm2,msd_x_nm2,msd_y_nm2,msd_z_nm2,msd_over_6t_nm2_per_us\n";
+        if ( start == 0 )
+            csv << "time_s,species,msd_nm2,msd_x_nm2,msd_y_nm2,msd_z_nm2,msd_over_6t_nm2_per_us\n";
     }
     std::unique_ptr<io::LatticeSnapshotWriter> snapshots;
     if ( !s.snapshots.empty() && root )
+    {
+        // a resumed series keeps its frames up to the last snapshot step of this run before the checkpoint
+        long long keep = -1;
+        if ( resumed )
+            keep = start == s.steps ? start : s.snapshot_every > 0 ? start / s.snapshot_every * s.snapshot_every : 0;
         snapshots = std::make_unique<io::LatticeSnapshotWriter>( s.snapshots, shape.nx, shape.ny, shape.nz,
-                                                                 s.spacing_nm, Slots );
+                                                                 s.spacing_nm, Slots, keep );
+    }
 
     const double lambda2 = s.spacing_nm * s.spacing_nm;
     std::vector<PlotSeries> series( static_cast<std::size_t>( nspecies ) );
@@ -386,7 +502,31 @@ int run_lattice( const LatticeSettings& s )
         for ( const auto& p : s.species[i].p )
             sum += p.minus + p.plus;
         series[i].reference = lambda2 * sum / ( 6 * s.time_step_ns ) * 1e3; // nm^2/us
+        // the plot's points up to the checkpoint (checkpoints of the app hold them)
+        const std::string points = concat( "app/msd_plot/", i );
+        if ( resumed && resumed->has( points ) )
+        {
+            const auto v = resumed->get<double>( points );
+            for ( std::size_t k = 0; k + 1 < v.size() && k / 2 < samples_before; k += 2 )
+                series[i].points.emplace_back( v[k], v[k + 1] );
+        }
     }
+    auto write_checkpoint = [&] {
+        if ( csv.is_open() )
+            csv.flush(); // the rows up to the checkpoint are on the disk before it
+        model.write_checkpoint( schedule.file(), [&]( io::CheckpointWriter& out ) {
+            for ( int i = 0; i < nspecies; ++i )
+            {
+                std::vector<double> v;
+                for ( const auto& p : series[i].points )
+                {
+                    v.push_back( p.first );
+                    v.push_back( p.second );
+                }
+                out.put( concat( "app/msd_plot/", i ), v, { v.size() / 2, 2 } );
+            }
+        } );
+    };
     std::printf( "%s\n", core::build_summary().c_str() );
     std::printf( "lattice %d x %d x %d (%s, %s, %s), %g nm spacing, %g ns steps, %ld particles per site, %s passes, "
                  "%zu particles%s; %s\n",
@@ -420,22 +560,38 @@ int run_lattice( const LatticeSettings& s )
         }
     };
 
+    if ( resumed )
+        std::printf( "resumed from '%s' at step %ld\n", schedule.restart_file().c_str(), start );
     Progress progress( s.steps, s.progress && root );
-    sample( 0 );
+    if ( start == 0 )
+        sample( 0 );
+    else
+        progress.update( start );
     const auto t0 = std::chrono::steady_clock::now();
-    for ( long done = 0; done < s.steps; )
+    for ( long done = start; done < s.steps; )
     {
-        long chunk = std::min( s.sample_every - done % s.sample_every, s.steps - done );
-        if ( !s.snapshots.empty() && s.snapshot_every > 0 )
-            chunk = std::min( chunk, s.snapshot_every - done % s.snapshot_every );
-        model.advance( space, int( chunk ) );
-        done += chunk;
-        if ( done % s.sample_every == 0 || done == s.steps || ( s.snapshot_every > 0 && done % s.snapshot_every == 0 ) )
+        const long stop = next_stop( done );
+        model.advance( space, int( stop - done ) );
+        done = stop;
+        if ( sample_step( done ) )
         {
             space.fence();
             sample( done );
         }
         progress.update( done );
+        // Under mpirun a signal may reach the ranks at different steps: they agree on the checkpoint
+        // and the stop, or one would leave the others waiting in the next step.
+        int due[2] = { schedule.due( done, s.steps ) ? 1 : 0, CheckpointSchedule::stop_requested() ? 1 : 0 };
+#if MORULA_HAVE_MPI
+        if ( MpiSession::size() > 1 )
+            MPI_Allreduce( MPI_IN_PLACE, due, 2, MPI_INT, MPI_LOR, MpiSession::comm() );
+#endif
+        if ( due[0] || due[1] )
+        {
+            write_checkpoint();
+            if ( due[1] )
+                throw StoppedBySignal{ schedule.file() };
+        }
     }
     space.fence();
     const double seconds = std::chrono::duration<double>( std::chrono::steady_clock::now() - t0 ).count();
@@ -445,7 +601,8 @@ int run_lattice( const LatticeSettings& s )
         on_lattice += n;
     std::printf( "%ld steps in %.3f s: %.3g site updates/s; %llu overflows (particles placed from the overflow list); "
                  "%llu of %zu particles on the lattice\n",
-                 s.steps, seconds, s.steps ? double( shape.sites() ) * double( s.steps ) / seconds : 0.0,
+                 s.steps - start, seconds,
+                 s.steps > start ? double( shape.sites() ) * double( s.steps - start ) / seconds : 0.0,
                  model.overflows(), on_lattice, model.particles() );
     if ( on_lattice != model.particles() )
         throw core::CapacityError( "particles were lost: a bug, please report it" );
@@ -480,6 +637,7 @@ void add_lattice_command( CLI::App& app )
 {
     auto config = std::make_shared<std::string>();
     auto overrides = std::make_shared<LatticeSettings>();
+    auto checkpoints = std::make_shared<CheckpointFlags>();
     CLI::App* cmd = app.add_subcommand(
         "lattice", "Multiparticle lattice diffusion (Roberts et al. 2009): free, obstructed and crowded experiments, MSD" );
     cmd->add_option( "--config", *config, "JSON file; keys as in docs/models/lattice.md" );
@@ -492,7 +650,8 @@ void add_lattice_command( CLI::App& app )
                      "pass kernels: automatic, compacted, tiled or gather (the same results, different speed)" )
         ->check( CLI::IsMember( { "automatic", "compacted", "tiled", "gather" } ) );
     cmd->add_flag( "!--no-progress", overrides->progress, "No progress bar" );
-    cmd->callback( [config, overrides, cmd] {
+    add_checkpoint_flags( *cmd, *checkpoints );
+    cmd->callback( [config, overrides, checkpoints, cmd] {
         LatticeSettings s;
         // Without a config file: two tracer species on the defaults' lattice.
         s.species = { { "fast", 2000, {} }, { "slow", 2000, {} } };
@@ -507,11 +666,11 @@ void add_lattice_command( CLI::App& app )
         if ( cmd->count( "--kernels" ) ) s.kernels = overrides->kernels;
         if ( cmd->count( "--no-progress" ) ) s.progress = false;
         if ( s.capacity == 2 )
-            run_lattice<2>( s );
+            run_lattice<2>( s, *checkpoints );
         else if ( s.capacity == 4 )
-            run_lattice<4>( s );
+            run_lattice<4>( s, *checkpoints );
         else
-            run_lattice<8>( s );
+            run_lattice<8>( s, *checkpoints );
     } );
 }
 

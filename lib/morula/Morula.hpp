@@ -38,6 +38,7 @@
 #include <morula/lattice/DisplacementIncrements.hpp>
 #include <morula/lattice/Initializers.hpp>
 #include <morula/lattice/Lattice.hpp>
+#include <morula/lattice/LatticeCheckpoint.hpp>
 #include <morula/lattice/LatticeDiffusion.hpp>
 #include <morula/lattice/SiteWord.hpp>
 

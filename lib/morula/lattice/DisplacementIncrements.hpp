@@ -11,6 +11,8 @@
 #ifndef MORULA_LATTICE_DISPLACEMENTINCREMENTS_HPP
 #define MORULA_LATTICE_DISPLACEMENTINCREMENTS_HPP
 
+#include <morula/core/Error.hpp>
+#include <morula/io/Checkpoint.hpp>
 #include <morula/lattice/CodeMap.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -19,6 +21,8 @@
 #include <array>
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -106,6 +110,47 @@ class DisplacementIncrements
         }
         r.se_msd = std::sqrt( r.se_msd );
         return r;
+    }
+
+    /*!
+      \brief Writes the sampler's state under `prefix` (e.g. "increments/"): the samples, the sums and the
+      displacements at the last sample(), next to the lattice's own checkpoint, so that a resumed run's
+      sampler goes on as if the run had not stopped (the same results bit for bit).
+    */
+    void checkpoint( io::CheckpointWriter& out, const std::string& prefix ) const
+    {
+        out.put_scalar( prefix + "species", std::int32_t( m_species ) );
+        out.put_scalar( prefix + "tracers", std::uint64_t( m_codes.species_of_tracer.size() ) );
+        out.put_scalar( prefix + "samples", std::uint64_t( m_samples ) );
+        std::vector<double> sums;
+        for ( const auto& axis : m_sum )
+            sums.insert( sums.end(), axis.begin(), axis.end() );
+        out.put( prefix + "sums", sums, { 3, 3 } );
+        out.put( prefix + "last", m_last );
+    }
+
+    /*!
+      \brief Takes the state checkpoint() wrote under `prefix`.
+      \throws core::InputError naming the checkpoint if it follows another species or number of tracers
+    */
+    void restart( const io::CheckpointReader& in, const std::string& prefix )
+    {
+        const int species = in.scalar<std::int32_t>( prefix + "species" );
+        if ( species != m_species )
+            in.fail( core::detail::concat( "'", prefix, "species' = ", species, ": this sampler follows species ",
+                                           m_species, " (-1: all)" ) );
+        const auto tracers = in.scalar<std::uint64_t>( prefix + "tracers" );
+        if ( tracers != m_codes.species_of_tracer.size() )
+            in.fail( core::detail::concat( "'", prefix, "tracers' = ", tracers, ": this sampler follows ",
+                                           m_codes.species_of_tracer.size(), " tracers" ) );
+        const auto sums = in.get<double>( prefix + "sums" );
+        auto last = in.get<int>( prefix + "last" );
+        if ( sums.size() != 9 || ( !last.empty() && last.size() != 3 * tracers ) )
+            in.fail( core::detail::concat( "'", prefix, "sums' or '", prefix, "last' has the wrong size" ) );
+        m_samples = std::size_t( in.scalar<std::uint64_t>( prefix + "samples" ) );
+        for ( std::size_t i = 0; i < 9; ++i )
+            m_sum[i / 3][i % 3] = sums[i];
+        m_last = std::move( last );
     }
 
   private:

@@ -23,11 +23,13 @@
 
 #include <morula/core/Driver.hpp>
 #include <morula/core/Error.hpp>
+#include <morula/core/HostCopy.hpp>
 #include <morula/core/PhaseTimer.hpp>
 #include <morula/lattice/CodeMap.hpp>
 #include <morula/lattice/DiffusionOptions.hpp>
 #include <morula/lattice/DiffusionRules.hpp>
 #include <morula/lattice/Lattice.hpp>
+#include <morula/lattice/LatticeCheckpoint.hpp>
 #include <morula/lattice/MsdSample.hpp>
 #include <morula/lattice/detail/SlabDiffusion.hpp>
 
@@ -188,6 +190,49 @@ class LatticeDiffusion
     std::vector<unsigned long long> code_counts( const ExecutionSpace& exec ) const
     {
         return m_engine.code_counts( exec );
+    }
+
+    //! The model name in checkpoints (LatticeCheckpoint.hpp; DistributedLatticeDiffusion writes the same).
+    static constexpr const char* checkpoint_model = lattice_checkpoint_model;
+
+    /*!
+      \brief Writes the whole state between steps (LatticeCheckpoint.hpp lists it) and the parameters a
+      restart must match into `out`. Fences.
+    */
+    void checkpoint( io::CheckpointWriter& out ) const
+    {
+        ExecutionSpace().fence();
+        detail::put_lattice_parameters( out, Slots, shape(), options(), m_engine.rules(), codes() );
+        detail::LatticeCheckpointState state;
+        state.step = m_engine.steps_done();
+        core::copy_to_host( lattice().sites(), shape().sites(), state.sites );
+        state.overflows = overflows();
+        if ( tracking() )
+            core::copy_to_host( displacements(), displacements().extent( 0 ), state.displacement );
+        detail::put_lattice_state( out, state );
+    }
+
+    /*!
+      \brief Resumes from a checkpoint of this model (of either lattice driver, at any rank count): this
+      driver must have been built from the same parameters (any initial particle placement); the next
+      step continues the checkpointed run bit for bit. The kernels may differ (they give the same results).
+      \throws core::InputError naming the checkpoint if a parameter (capacity, size, boundaries, scheme,
+      seed, rules, code map), the site types (obstacles) or the particles per code differ from this
+      driver's, or a site word breaks the lattice rules; the driver is unchanged then
+    */
+    void restart( const io::CheckpointReader& in )
+    {
+        const ExecutionSpace exec;
+        detail::check_lattice_parameters( in, Slots, shape(), options(), m_engine.rules(), codes() );
+        const auto max_code = std::uint32_t( codes().max_code() );
+        auto state = detail::read_lattice_state<Slots>( in, shape(), max_code, m_engine.rules().blocked_types, tracking() );
+        std::vector<site_word> here;
+        core::copy_to_host( lattice().sites(), shape().sites(), here );
+        detail::check_site_types<Slots>( in, state.sites, here.data(), 0, here.size(), shape() );
+        detail::check_code_counts( in, detail::count_codes<Slots>( state.sites.data(), state.sites.size(), max_code ),
+                                   detail::count_codes<Slots>( here.data(), here.size(), max_code ) );
+        m_engine.restore_sites( exec, state.sites.data(), 0, shape().nz );
+        m_engine.restore_state( exec, state.step, state.overflows, state.displacement );
     }
 
     //! @{ The engine underneath (detail, no stable interface): the overflow list and the pass over a

@@ -9,13 +9,16 @@
 
 #include <morula/core/Driver.hpp>
 #include <morula/core/Error.hpp>
+#include <morula/core/HostCopy.hpp>
 #include <morula/core/KokkosCompat.hpp>
 #include <morula/core/LaunchPolicy.hpp>
 #include <morula/core/PhaseTimer.hpp>
+#include <morula/io/Checkpoint.hpp>
 #include <morula/lattice/CodeMap.hpp>
 #include <morula/lattice/DiffusionOptions.hpp>
 #include <morula/lattice/DiffusionRules.hpp>
 #include <morula/lattice/Lattice.hpp>
+#include <morula/lattice/LatticeCheckpoint.hpp>
 #include <morula/lattice/LatticeDiffusion.hpp>
 #include <morula/lattice/MsdSample.hpp>
 #include <morula/lattice/detail/SlabDiffusion.hpp>
@@ -33,6 +36,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace morula::parallel
@@ -347,6 +351,37 @@ class DistributedLatticeDiffusion
         return all;
     }
 
+    //! The model name in checkpoints: the single-rank lattice's (one layout, lattice/LatticeCheckpoint.hpp).
+    static constexpr const char* checkpoint_model = lattice::lattice_checkpoint_model;
+
+    /*!
+      \brief The whole state between steps in the single-rank layout (lattice/LatticeCheckpoint.hpp),
+      gathered to rank 0 (collective): rank 0's `out` receives the whole lattice, the overflow total and
+      the tracer displacements summed over the ranks, and the parameters; the other ranks' `out` is left
+      as it is. write_checkpoint() writes it from rank 0 (io::write_checkpoint would write on every rank).
+      \throws core::CapacityError when the lattice exceeds MPI's int counts (2^31 sites)
+    */
+    void checkpoint( io::CheckpointWriter& out ) const;
+
+    /*!
+      \brief Writes the checkpoint (checkpoint()) to `path` from rank 0 (collective; io::CheckpointWriter::write:
+      a temporary file renamed over `path`).
+      \throws core::IoError on every rank, with rank 0's message, if the file cannot be written
+    */
+    void write_checkpoint( const std::string& path ) const;
+
+    /*!
+      \brief Resumes from a checkpoint of this model, written by either lattice driver at any rank count
+      (collective: every rank reads the file and takes its slab). This driver must have been built from the
+      same parameters (any initial particle placement); the next step continues the checkpointed run bit for
+      bit, and equals the single-rank continuation. Rank 0 takes the overflow total and the tracer
+      displacements (the drivers sum them over the ranks).
+      \throws core::InputError on every rank, naming the checkpoint, if a parameter (capacity, size,
+      boundaries, scheme, seed, rules, code map), the site types (obstacles) or the particles per code
+      differ from this driver's, or a site word breaks the lattice rules; the driver is unchanged then
+    */
+    void restart( const io::CheckpointReader& in );
+
     //! \throws core::InputError unless `ranks` slabs of `whole` work (the same answer on every rank);
     //! `owned` must be rank `rank`'s slab (validate_lattice_slabs()).
     static void validate( const lattice::LatticeShape& whole, const lattice::LatticeShape& owned, int rank, int ranks )
@@ -483,5 +518,7 @@ class DistributedLatticeDiffusion
 };
 
 } // namespace morula::parallel
+
+#include <morula/parallel/detail/DistributedLatticeCheckpoint.hpp>
 
 #endif

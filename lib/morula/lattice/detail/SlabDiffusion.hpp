@@ -8,6 +8,7 @@
 
 #include <morula/core/Error.hpp>
 #include <morula/core/HashedRng.hpp>
+#include <morula/core/HostCopy.hpp>
 #include <morula/core/LaunchPolicy.hpp>
 #include <morula/lattice/CodeMap.hpp>
 #include <morula/lattice/DiffusionOptions.hpp>
@@ -268,6 +269,58 @@ class SlabDiffusion
         return n;
     }
     const SlabWindow& window() const { return m_window; }
+    //! @}
+
+    //! @{ Restart (LatticeCheckpoint.hpp), between steps only. restore_sites() writes `planes` planes of
+    //! host words into local planes [first_plane, first_plane + planes) of the current lattice;
+    //! restore_state() then completes the restart: the next lattice takes the current one (the site
+    //! types it keeps), the step number that keys the random moves, this lattice's share of the overflow
+    //! total and of the tracer displacements (`displacement`: (code, axis) row-major, max code + 1 rows;
+    //! empty: zero) are set, and the owned planes are re-checked (core::InputError as the constructor).
+    void restore_sites( const ExecutionSpace& exec, const site_word* host, int first_plane, int planes )
+    {
+        if ( first_plane < 0 || planes < 0 || first_plane + planes > m_window.planes )
+            throw core::InputError( core::detail::concat( "LatticeDiffusion::restore_sites: planes [", first_plane, ", ",
+                                                          first_plane + planes, ") outside the ", m_window.planes,
+                                                          " planes held" ) );
+        const std::size_t plane = std::size_t( m_shape.nx ) * std::size_t( m_shape.ny );
+        Kokkos::View<const site_word*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> from(
+            host, plane * std::size_t( planes ) );
+        const auto to = Kokkos::subview(
+            m_current.sites(), Kokkos::make_pair( plane * std::size_t( first_plane ), plane * std::size_t( first_plane + planes ) ) );
+        Kokkos::deep_copy( exec, to, from );
+        exec.fence();
+    }
+
+    void restore_state( const ExecutionSpace& exec, std::uint32_t step, unsigned long long overflows,
+                        const std::vector<int>& displacement )
+    {
+        const std::size_t rows = m_tracking ? m_max_code + 1 : 0;
+        if ( !displacement.empty() && displacement.size() != 3 * rows )
+            throw core::InputError( core::detail::concat( "LatticeDiffusion::restore_state: ", displacement.size(),
+                                                          " displacement values; expected 3 x ", rows ) );
+        Kokkos::deep_copy( exec, m_next.sites(), m_current.sites() );
+        Kokkos::deep_copy( exec, m_total_overflows, overflows );
+        Kokkos::deep_copy( exec, m_unplaced, 0ull );
+        Kokkos::deep_copy( exec, m_overflow.count, 0u );
+        if ( rows )
+        {
+            if ( displacement.empty() )
+                Kokkos::deep_copy( exec, m_displacement, 0 );
+            else
+            {
+                exec.fence();
+                core::copy_from_host( displacement, rows, m_displacement );
+            }
+        }
+        exec.fence();
+        m_step = step;
+        Kokkos::View<unsigned long long*, memory_space> none( "lattice_code_counts", 0 );
+        m_particles = check( exec, m_current, none );
+    }
+
+    //! The move thresholds and site rules the kernels read (what a checkpoint records of DiffusionRules).
+    const DeviceRules<memory_space>& rules() const { return m_rules; }
     //! @}
 
     //! The current lattice (after the last pass); for a slab, its planes including the ghosts. Its View
