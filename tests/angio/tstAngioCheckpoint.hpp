@@ -10,6 +10,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <set>
 #include <string>
@@ -59,8 +61,8 @@ void expect_input_error( F&& f, const std::vector<std::string>& parts )
 // A dense tumour between vessels where every kind of event keeps coming for some 70 steps:
 // - a third of the cells Mature, radii spread just below the division radius (divisions over ~60 steps),
 //   growth whatever the crowding;
-// - hypoxic cells close to their survival time (deaths by hypoxia, staggered), a strong uptake that keeps
-//   the core hypoxic (TAF production), and dead cells a little above the lysis radius (lysis, staggered);
+// - old cells close to the largest age (deaths, staggered), a strong uptake that makes the core hypoxic
+//   (TAF production), and dead cells a little above the lysis radius (lysis, staggered);
 // - two vessels beside the tumour whose tubes sprout at a low rate (sprouts keep coming), tips that grow
 //   whatever TAF they sense;
 // - a vessel far from the tumour and tips aimed at it from staggered distances (anastomoses at steps
@@ -82,15 +84,21 @@ Scene dense_scene()
     p.exchange.oxygen_uptake = 5;
     p.sort_every = 7;
     p.life.max_pressure = 1e9;
-    p.life.hypoxic_survival = 6;
+    p.life.max_age = 20;
     p.vessels.sprout_taf = 0;
     p.vessels.sprout_rate = 0.25;
     p.vessels.tip_taf = 0;
     p.vessels.tip_persistence = 1;
     s.cells = centred_cluster( s.edge, 26 );
+    int dead = 0;
     for ( std::size_t i = 0; i < s.cells.size(); ++i )
     {
         const double k = static_cast<double>( i % 60 );
+        // TAF falling from the centre: the vessels sense a gradient (and sprout) from the first step.
+        double r2 = 0;
+        for ( int d = 0; d < 3; ++d )
+            r2 += ( s.cells.position[3 * i + d] - 0.5 * s.edge ) * ( s.cells.position[3 * i + d] - 0.5 * s.edge );
+        s.cells.taf[i] = 0.3 * std::max( 0.0, 1 - std::sqrt( r2 ) / 30 );
         if ( i % 3 == 0 )
         {
             s.cells.radius[i] = p.life.division_radius * ( 0.999 - 0.06 * k / 59 );
@@ -99,28 +107,34 @@ Scene dense_scene()
         }
         else if ( i % 7 == 1 )
         {
-            s.cells.state[i] = morula::angio::cell_hypoxic;
-            s.cells.hypoxic_time[i] = p.life.hypoxic_survival - 0.1 * ( 1 + static_cast<double>( i % 50 ) );
-            s.cells.oxygen[i] = 0.01;
+            // Old cells: they die of age over the first 60 steps (before they could grow to divide).
+            s.cells.age[i] = p.life.max_age - 0.1 * ( 0.5 + k );
+            s.cells.state[i] = morula::angio::cell_mature;
         }
-        else if ( i % 11 == 5 )
+        else if ( i % 8 == 5 )
         {
-            s.cells.radius[i] = p.life.lysis_radius * ( 1.02 + 0.1 * static_cast<double>( i % 9 ) );
+            // Lysis spread over the first 60 steps (a dead cell loses lysis_rate dt of volume per step).
+            s.cells.radius[i] = p.life.lysis_radius * ( 1.05 + 0.12 * dead++ );
             s.cells.state[i] = morula::angio::cell_dead;
+        }
+        else if ( i % 5 == 2 )
+        {
+            s.cells.state[i] = morula::angio::cell_hypoxic;
+            s.cells.oxygen[i] = 0.01;
         }
     }
     const double c = 0.5 * s.edge;
     s.tubes.add_vessel( { c, 0, c - 31, c, s.edge, c - 31 }, 5, 20, "below" );
     s.tubes.add_vessel( { 0, c, c + 31, s.edge, c, c + 31 }, 5, 20, "above" );
-    // The far vessel along x at y = 15, z = 140; tips 5 um long pointing down at it from above, their front
+    // The far vessel along x at y = 15, z = 130; tips 5 um long pointing up at it from below, their front
     // ends 8 um (the sum of radii) plus 0.5 um per step of growth away from its axis.
-    const double far_y = 15, far_z = 140;
+    const double far_y = 15, far_z = 130;
     s.tubes.add_vessel( { 0, far_y, far_z, s.edge, far_y, far_z }, 5, 20, "far" );
     const int arrive[] = { 4, 18, 44, 60 };
     for ( int k = 0; k < 4; ++k )
     {
-        const double front = far_z + 8 + 0.5 * arrive[k] + 0.2;
-        const double a[3] = { 20.0 + 35 * k, far_y, front + 5 }, b[3] = { 20.0 + 35 * k, far_y, front };
+        const double front = far_z - 8 - 0.5 * arrive[k] - 0.2;
+        const double a[3] = { 20.0 + 35 * k, far_y, front - 5 }, b[3] = { 20.0 + 35 * k, far_y, front };
         s.tubes.add( a, b, 3, 3, -1, 1.0, morula::angio::tube_tip );
     }
     return s;
