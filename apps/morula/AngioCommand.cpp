@@ -297,6 +297,11 @@ int run_angiogenesis( const AngioSettings& s, const CheckpointFlags& flags )
         throw core::IoError( where + ": cannot write '" + csv_path + "'" );
     if ( !csv_resumed )
         csv << "step,time_h,cells,new,mature,hypoxic,dead,tubes,vessel_length_um,sprouts,anastomoses,mean_oxygen,max_taf\n";
+    std::unique_ptr<io::AngioSnapshotWriter> writer;
+    if ( io::angio_snapshots_available() )
+        writer = std::make_unique<io::AngioSnapshotWriter>( s.output, schedule.restarting() ? first_step : -1 );
+    else
+        std::printf( "HDF5 not available in this build: no snapshots\n" );
     auto record = [&]( const io::AngioFrame& f ) {
         int count[4] = { 0, 0, 0, 0 };
         double oxygen = 0, taf = 0, length = 0;
@@ -321,11 +326,6 @@ int run_angiogenesis( const AngioSettings& s, const CheckpointFlags& flags )
             writer->write( f );
     };
 
-    std::unique_ptr<io::AngioSnapshotWriter> writer;
-    if ( io::angio_snapshots_available() )
-        writer = std::make_unique<io::AngioSnapshotWriter>( s.output, schedule.restarting() ? first_step : -1 );
-    else
-        std::printf( "HDF5 not available in this build: no snapshots\n" );
     io::AngioFrame last = make_frame( model );
     if ( !schedule.restarting() ) // the resumed series has the checkpoint's frame already
         record( last );
