@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <sstream>
@@ -204,10 +205,18 @@ bool keep_csv_rows_up_to( const std::string& path, long long step, const std::st
             kept << line << '\n';
     }
     in.close();
-    std::ofstream out( path, std::ios::trunc );
-    out << kept.str();
-    if ( !out.flush() )
-        throw core::IoError( where + ": cannot write '" + path + "'" );
+    // Under a temporary name, then renamed: a run killed here leaves the old series whole.
+    const std::string temporary = path + ".tmp";
+    {
+        std::ofstream out( temporary, std::ios::trunc );
+        out << kept.str();
+        if ( !out.flush() )
+            throw core::IoError( where + ": cannot write '" + temporary + "'" );
+    }
+    std::error_code error;
+    std::filesystem::rename( temporary, path, error );
+    if ( error )
+        throw core::IoError( where + ": cannot rename '" + temporary + "' to '" + path + "': " + error.message() );
     return true;
 }
 
