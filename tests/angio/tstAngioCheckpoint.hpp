@@ -28,6 +28,8 @@ using morula_test_angio::centred_cluster;
 
 template <class Scalar>
 using ModelOf = morula::angio::TumourAngiogenesis<Scalar, TEST_MEMSPACE>;
+static_assert( morula::io::is_checkpointable_v<ModelOf<double>> && morula::io::is_checkpointable_v<ModelOf<float>>,
+               "the angiogenesis driver has the checkpoint shape" );
 
 template <class Scalar>
 ModelOf<Scalar> make( const HostCells& c, const HostTubes& t, double edge, const AngioParameters& p )
