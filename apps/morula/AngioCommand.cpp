@@ -1,5 +1,6 @@
 #include "AngioCommand.hpp"
 #include "AngioPicture.hpp"
+#include "Checkpointing.hpp"
 #include "ConfigFile.hpp"
 #include "Progress.hpp"
 
@@ -11,8 +12,10 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -180,8 +183,67 @@ io::AngioFrame make_frame( const Model& m )
     return f;
 }
 
+// A resumed run's CSV keeps the rows of the steps up to the checkpoint's (a run killed after its last
+// checkpoint wrote later ones, which the resumed run writes again), then the resumed run appends. Returns
+// false if there is no CSV to resume (a new output prefix): the resumed run starts a new one, as the
+// snapshot series does.
+bool keep_csv_rows_up_to( const std::string& path, long long step, const std::string& where )
+{
+    std::ifstream in( path );
+    std::string header, line;
+    if ( !in || !std::getline( in, header ) )
+        return false;
+    std::ostringstream kept;
+    kept << header << '\n';
+    while ( std::getline( in, line ) )
+    {
+        long long row_step = -1;
+        if ( std::sscanf( line.c_str(), "%lld", &row_step ) != 1 )
+            throw core::InputError( core::detail::concat( where, ": cannot resume '", path, "': the row '", line,
+                                                          "' does not start with a step" ) );
+        if ( row_step <= step )
+            kept << line << '\n';
+    }
+    in.close();
+    // Under a temporary name, then renamed: a run killed here leaves the old series whole.
+    const std::string temporary = path + ".tmp";
+    {
+        std::ofstream out( temporary, std::ios::trunc );
+        out << kept.str();
+        if ( !out.flush() )
+            throw core::IoError( where + ": cannot write '" + temporary + "'" );
+    }
+    std::error_code error;
+    std::filesystem::rename( temporary, path, error );
+    if ( error )
+        throw core::IoError( where + ": cannot rename '" + temporary + "' to '" + path + "': " + error.message() );
+    return true;
+}
+
+// Restarts `model` (made from the configuration) from the checkpoint `path`; returns the step it resumes
+// after. The model refuses a checkpoint of other parameters; the run refuses one past its last step, and
+// one whose angiogenic switch contradicts the configuration (sprouting on while this run has it off, or
+// off while this run has it on from the start).
+template <class Model>
+long long resume( Model& model, const std::string& path, const AngioSettings& s, bool sprouting )
+{
+    const std::string where = "morula angiogenesis";
+    io::restart_from_checkpoint( model, path );
+    const long long step = model.steps_done();
+    if ( step > s.steps )
+        throw core::InputError( core::detail::concat( where, ": checkpoint '", path, "' is at step ", step,
+                                                      ", past the run's steps = ", s.steps ) );
+    const bool on = model.parameters().vessels.sprouting;
+    if ( on != sprouting && ( on || s.angiogenic_switch <= 0 ) )
+        throw core::InputError( core::detail::concat( where, ": checkpoint '", path, "' has sprouting ",
+                                                      on ? "on" : "off", " at step ", step, ", but this run has sprouting ",
+                                                      sprouting ? "on from the start" : "off" ) );
+    std::printf( "resuming from '%s' at step %lld (%g h)\n", path.c_str(), step, model.time() );
+    return step;
+}
+
 template <class Scalar>
-int run_angiogenesis( const AngioSettings& s )
+int run_angiogenesis( const AngioSettings& s, const CheckpointFlags& flags )
 {
     using exec = Kokkos::DefaultExecutionSpace;
     using mem = exec::memory_space;
@@ -234,15 +296,21 @@ int run_angiogenesis( const AngioSettings& s )
     angio::TumourAngiogenesis<Scalar, mem> model( angio::TumourCells<Scalar, mem>( cells ),
                                                   angio::VesselTubes<Scalar, mem>( tubes ), box, p );
 
+    CheckpointSchedule schedule( flags, s.output );
+    const long long first_step = schedule.restarting() ? resume( model, schedule.restart_file(), s, sprouting ) : 0;
+
+    const std::string csv_path = s.output + ".csv";
+    const bool csv_resumed = schedule.restarting() && keep_csv_rows_up_to( csv_path, first_step, where );
+    std::ofstream csv( csv_path, csv_resumed ? std::ios::app : std::ios::trunc );
+    if ( !csv )
+        throw core::IoError( where + ": cannot write '" + csv_path + "'" );
+    if ( !csv_resumed )
+        csv << "step,time_h,cells,new,mature,hypoxic,dead,tubes,vessel_length_um,sprouts,anastomoses,mean_oxygen,max_taf\n";
     std::unique_ptr<io::AngioSnapshotWriter> writer;
     if ( io::angio_snapshots_available() )
-        writer = std::make_unique<io::AngioSnapshotWriter>( s.output );
+        writer = std::make_unique<io::AngioSnapshotWriter>( s.output, schedule.restarting() ? first_step : -1 );
     else
         std::printf( "HDF5 not available in this build: no snapshots\n" );
-    std::ofstream csv( s.output + ".csv" );
-    if ( !csv )
-        throw core::IoError( where + ": cannot write '" + s.output + ".csv'" );
-    csv << "step,time_h,cells,new,mature,hypoxic,dead,tubes,vessel_length_um,sprouts,anastomoses,mean_oxygen,max_taf\n";
     auto record = [&]( const io::AngioFrame& f ) {
         int count[4] = { 0, 0, 0, 0 };
         double oxygen = 0, taf = 0, length = 0;
@@ -268,11 +336,12 @@ int run_angiogenesis( const AngioSettings& s )
     };
 
     io::AngioFrame last = make_frame( model );
-    record( last );
+    if ( !schedule.restarting() ) // the resumed series has the checkpoint's frame already
+        record( last );
     const auto t0 = std::chrono::steady_clock::now();
     Progress progress( s.steps, s.progress );
-    bool switched = p.vessels.sprouting;
-    for ( long i = 0; i < s.steps; ++i )
+    bool switched = model.parameters().vessels.sprouting;
+    for ( long i = static_cast<long>( first_step ); i < s.steps; ++i )
     {
         if ( sprouting && !switched && model.time() >= s.angiogenic_switch )
         {
@@ -285,11 +354,17 @@ int run_angiogenesis( const AngioSettings& s )
             last = make_frame( model );
             record( last );
         }
+        if ( schedule.due( i + 1, s.steps ) )
+        {
+            io::write_checkpoint( model, schedule.file() );
+            schedule.stop_if_requested();
+        }
         progress.update( i + 1, [&] {
             return core::detail::concat( model.num_cells(), " cells  ", model.num_tubes(), " tubes" );
         } );
     }
     const double seconds = std::chrono::duration<double>( std::chrono::steady_clock::now() - t0 ).count();
+    const long stepped = s.steps - static_cast<long>( first_step );
     AngioView view;
     for ( int d = 0; d < 3; ++d )
         view.hi[d] = s.box[d];
@@ -306,7 +381,7 @@ int run_angiogenesis( const AngioSettings& s )
     }
     std::printf( "done: %ld steps (%g h) in %.2f s (%.1f us/step); %zu cells (%d hypoxic, %d dead), %zu tubes, "
                  "%lld divisions, %lld sprouts, %lld anastomoses\n",
-                 s.steps, std::round( model.time() * 1e6 ) / 1e6, seconds, s.steps ? 1e6 * seconds / s.steps : 0.0, last.cells(), hypoxic, dead,
+                 s.steps, std::round( model.time() * 1e6 ) / 1e6, seconds, stepped ? 1e6 * seconds / stepped : 0.0, last.cells(), hypoxic, dead,
                  last.tubes(), model.divisions(), model.sprouts(), model.anastomoses() );
     std::printf( "wrote %s.csv%s%s\n", s.output.c_str(), png ? ( ", " + s.output + ".png" ).c_str() : "",
                  writer ? ( ", " + writer->hdf5_path() + ", " + writer->xdmf_path() ).c_str() : "" );
@@ -318,6 +393,7 @@ void add_angiogenesis_command( CLI::App& app )
 {
     auto config = std::make_shared<std::string>();
     auto o = std::make_shared<AngioSettings>();
+    auto checkpoints = std::make_shared<CheckpointFlags>();
     CLI::App* cmd = app.add_subcommand(
         "angiogenesis", "tumour growth and angiogenesis: cells, vessel tubes, oxygen and TAF (Worecki and Wcisło 2012)" );
     cmd->add_option( "--config", *config, "JSON file; keys as in docs/models/angiogenesis.md" );
@@ -328,7 +404,8 @@ void add_angiogenesis_command( CLI::App& app )
     cmd->add_option( "--seed", o->seed, "seed of the random numbers" )->check( CLI::Range( 0L, 9007199254740991L ) );
     cmd->add_option( "--output", o->output, "prefix of the .h5, .xmf, .csv and .png files" );
     cmd->add_flag( "--no-progress", "no progress bar" );
-    cmd->callback( [config, o, cmd] {
+    add_checkpoint_flags( *cmd, *checkpoints );
+    cmd->callback( [config, o, cmd, checkpoints] {
         AngioSettings s;
         if ( !config->empty() )
             read_config( *config, s );
@@ -339,9 +416,9 @@ void add_angiogenesis_command( CLI::App& app )
         if ( cmd->count( "--output" ) ) s.output = o->output;
         if ( cmd->count( "--no-progress" ) ) s.progress = false;
         if ( s.precision == "float" )
-            run_angiogenesis<float>( s );
+            run_angiogenesis<float>( s, *checkpoints );
         else
-            run_angiogenesis<double>( s );
+            run_angiogenesis<double>( s, *checkpoints );
     } );
 }
 

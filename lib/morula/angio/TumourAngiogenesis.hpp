@@ -21,6 +21,7 @@
 #include <morula/core/PhaseTimer.hpp>
 #include <morula/core/StepGraph.hpp>
 #include <morula/grid/UniformGrid.hpp>
+#include <morula/io/Checkpoint.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -457,6 +458,13 @@ class TumourAngiogenesis
     long long sprouts() const { return m_sprouts; }
     long long anastomoses() const { return m_anastomoses; }
 
+    //! The model's name in checkpoints (io::write_checkpoint, io::restart_from_checkpoint).
+    static constexpr const char* checkpoint_model = "angiogenesis";
+    //! Writes the whole state between two steps (TumourAngiogenesisCheckpoint.hpp says what it holds).
+    void checkpoint( io::CheckpointWriter& out ) const;
+    //! Resumes from a checkpoint of a run of the same parameters and box (TumourAngiogenesisCheckpoint.hpp).
+    void restart( const io::CheckpointReader& in );
+
     //! Kernel handles of the current cell and tube arrays (fetch again after a step: arrays may move).
     detail::CellViews<Scalar, MemorySpace> cells_view() const { return detail::CellViews<Scalar, MemorySpace>( m_cells ); }
     detail::TubeViews<Scalar, MemorySpace> tubes_view() const { return detail::TubeViews<Scalar, MemorySpace>( m_tubes ); }
@@ -586,5 +594,8 @@ class TumourAngiogenesis
 };
 
 } // namespace morula::angio
+
+// The definitions of checkpoint() and restart().
+#include <morula/angio/TumourAngiogenesisCheckpoint.hpp>
 
 #endif
