@@ -49,6 +49,9 @@ void expect_input_error( F&& f, const std::vector<std::string>& parts )
     }
 }
 
+static_assert( io::is_checkpointable_v<mechanics::Proliferation<double, TEST_MEMSPACE>> );
+static_assert( io::is_checkpointable_v<mechanics::Proliferation<float, TEST_MEMSPACE>> );
+
 #if MORULA_HAVE_HDF5
 
 // A crowded lattice (spacing 20, diameters 27 to 30: every agent overlaps its neighbours) whose

@@ -32,6 +32,9 @@ namespace morula_test_distributed_proliferation_checkpoint
 {
 using namespace morula;
 
+static_assert( io::is_checkpointable_v<parallel::DistributedProliferation<double, TEST_MEMSPACE>> );
+static_assert( io::is_checkpointable_v<parallel::DistributedProliferation<float, TEST_MEMSPACE>> );
+
 #if MORULA_HAVE_HDF5
 
 int world_rank()
