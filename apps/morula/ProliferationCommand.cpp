@@ -1,4 +1,5 @@
 #include "ProliferationCommand.hpp"
+#include "Checkpointing.hpp"
 #include "ConfigFile.hpp"
 #include "MpiSession.hpp"
 #include "Progress.hpp"
@@ -12,6 +13,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <optional>
@@ -94,6 +96,42 @@ void write_output( const std::string& path, const nlohmann::json& j )
     out << j.dump( 1 ) << "\n";
 }
 
+// The prefix of the default checkpoint file: the snapshots', else the output's without ".json".
+std::string checkpoint_prefix( const ProliferationSettings& s )
+{
+    if ( !s.snapshots.empty() )
+        return s.snapshots;
+    if ( s.output.empty() )
+        return "proliferation";
+    const std::filesystem::path p( s.output );
+    return p.extension() == ".json" ? ( p.parent_path() / p.stem() ).string() : s.output;
+}
+
+// A resumed run's rows of the output's "steps": those the run before the checkpoint wrote (none if it
+// wrote no output), so that the output ends as the uninterrupted run's would.
+nlohmann::json steps_before( const std::string& path, long long first_step )
+{
+    nlohmann::json kept = nlohmann::json::array();
+    std::ifstream in( path );
+    if ( path.empty() || !in )
+        return kept;
+    const auto old = nlohmann::json::parse( in, nullptr, false );
+    if ( old.is_discarded() || !old.contains( "steps" ) || !old["steps"].is_array() )
+        throw core::InputError( "the output file '" + path + "' of the run to resume is not its JSON output" );
+    for ( const auto& row : old["steps"] )
+        if ( row.contains( "step" ) && row["step"].is_number_integer() && row["step"].get<long long>() < first_step )
+            kept.push_back( row );
+    return kept;
+}
+
+// The step a restart continues from, which the configured run must not have passed.
+void check_restart_step( long long done, long steps, const std::string& file )
+{
+    if ( done > steps )
+        throw core::InputError( core::detail::concat( "checkpoint '", file, "': it is of step ", done,
+                                                      ", past the run's ", steps, " steps" ) );
+}
+
 // What both runs (one rank, or distributed) start from: box, parameters and the initial agents.
 template <class Scalar>
 struct ProliferationSetup
@@ -154,15 +192,15 @@ ProliferationSetup<Scalar> make_setup( const ProliferationSettings& s, const Kok
 
 #if MORULA_HAVE_MPI
 template <class Scalar>
-int run_distributed( const ProliferationSettings& s );
+int run_distributed( const ProliferationSettings& s, const CheckpointFlags& flags );
 #endif
 
 template <class Scalar>
-int run_proliferation( const ProliferationSettings& s )
+int run_proliferation( const ProliferationSettings& s, const CheckpointFlags& flags )
 {
 #if MORULA_HAVE_MPI
     if ( MpiSession::size() > 1 )
-        return run_distributed<Scalar>( s );
+        return run_distributed<Scalar>( s, flags );
 #endif
     using exec = Kokkos::DefaultExecutionSpace;
     using mem = exec::memory_space;
@@ -173,6 +211,17 @@ int run_proliferation( const ProliferationSettings& s )
                  s.scenario.c_str(), s.precision.c_str(), agents.size(), s.steps, s.sort_every,
                  s.ordering.c_str() );
     mechanics::Proliferation<Scalar, mem> model( std::move( agents ), box, mp, growth );
+    // Divisions are counted by the ids they gave out, so that a resumed run counts those before it too.
+    const std::int64_t first_id = model.agents().next_id();
+    CheckpointSchedule schedule( flags, checkpoint_prefix( s ) );
+    if ( schedule.restarting() )
+    {
+        io::restart_from_checkpoint( model, schedule.restart_file() );
+        check_restart_step( model.steps_done(), s.steps, schedule.restart_file() );
+        std::printf( "resumed from '%s' at step %lld: %zu agents\n", schedule.restart_file().c_str(),
+                     model.steps_done(), model.agents().size() );
+    }
+    const long start = static_cast<long>( model.steps_done() );
 
     std::unique_ptr<io::AgentSnapshotWriter> writer;
     auto snapshot = [&]( long long step ) {
@@ -182,16 +231,27 @@ int run_proliferation( const ProliferationSettings& s )
     };
     if ( !s.snapshots.empty() )
     {
-        writer = std::make_unique<io::AgentSnapshotWriter>( s.snapshots );
-        snapshot( 0 );
+        // A resumed run keeps the frames up to its checkpoint's step and drops any written after it.
+        writer = std::make_unique<io::AgentSnapshotWriter>( s.snapshots, schedule.restarting() ? start : -1 );
+        if ( !schedule.restarting() )
+            snapshot( 0 );
     }
 
-    nlohmann::json steps = nlohmann::json::array();
+    nlohmann::json steps = schedule.restarting() ? steps_before( s.output, start ) : nlohmann::json::array();
     long long divisions = 0, interactions = 0;
+    const auto json_output = [&] {
+        return nlohmann::json{ { "scenario", s.scenario },
+                               { "precision", s.precision },
+                               { "build", core::build_summary() },
+                               { "final_agents", model.agents().size() },
+                               { "divisions", divisions },
+                               { "last_interacting_pairs", interactions },
+                               { "steps", steps } };
+    };
     // A line per step, printed after the run: while it runs, the progress bar shows the step.
     std::string step_lines;
     Progress progress( s.steps, s.progress );
-    for ( long step = 0; step < s.steps; ++step )
+    for ( long step = start; step < s.steps; ++step )
     {
         // Seconds per phase in this step: the timer's sums after it less those before it.
         using Phase = mechanics::ProliferationPhase;
@@ -201,7 +261,7 @@ int run_proliferation( const ProliferationSettings& s )
             before[p] = t.seconds( p );
         const auto r = model.step( space, true, true );
         const auto in_step = [&]( int p ) { return t.seconds( p ) - before[p]; };
-        divisions += r.divisions;
+        divisions = model.agents().next_id() - first_id;
         interactions = r.interactions;
         const double neighbours = double( r.interactions ) / double( model.agents().size() );
         char line[256];
@@ -225,6 +285,13 @@ int run_proliferation( const ProliferationSettings& s )
         if ( writer && ( ( s.snapshot_every > 0 && ( step + 1 ) % s.snapshot_every == 0 ) ||
                          step + 1 == s.steps ) )
             snapshot( step + 1 );
+        if ( schedule.due( step + 1, s.steps ) )
+        {
+            io::write_checkpoint( model, schedule.file() );
+            if ( !s.output.empty() )
+                write_output( s.output, json_output() ); // its rows so far, for a resumed run to keep
+            schedule.stop_if_requested();
+        }
         progress.update( step + 1, [&] {
             std::snprintf( line, sizeof line, "%zu agents  %lld divisions  %.2f neighbours/agent",
                            model.agents().size(), divisions, neighbours );
@@ -234,7 +301,9 @@ int run_proliferation( const ProliferationSettings& s )
     std::fputs( step_lines.c_str(), stdout );
     using Phase = mechanics::ProliferationPhase;
     const auto& t = model.times();
-    const auto per_step = [&]( double seconds ) { return s.steps ? 1e3 * seconds / double( s.steps ) : 0.0; };
+    divisions = model.agents().next_id() - first_id;
+    const long run_steps = s.steps - start; // timed in this process
+    const auto per_step = [&]( double seconds ) { return run_steps ? 1e3 * seconds / double( run_steps ) : 0.0; };
     std::printf( "total: %zu agents (%lld divisions), %.3f ms per step (division %.3f, grid %.3f, "
                  "sort %.3f, forces %.3f, move %.3f; timed with a fence per operation)\n",
                  model.agents().size(), divisions, per_step( t.total() ), per_step( t.seconds( Phase::division ) ),
@@ -243,15 +312,7 @@ int run_proliferation( const ProliferationSettings& s )
     if ( writer )
         std::printf( "snapshots: %s\n", writer->xdmf_path().c_str() );
     if ( !s.output.empty() )
-    {
-        write_output( s.output, nlohmann::json{ { "scenario", s.scenario },
-                                                { "precision", s.precision },
-                                                { "build", core::build_summary() },
-                                                { "final_agents", model.agents().size() },
-                                                { "divisions", divisions },
-                                                { "last_interacting_pairs", interactions },
-                                                { "steps", steps } } );
-    }
+        write_output( s.output, json_output() );
     return 0;
 }
 
@@ -263,7 +324,7 @@ int run_proliferation( const ProliferationSettings& s )
   agree to round-off.
 */
 template <class Scalar>
-int run_distributed( const ProliferationSettings& s )
+int run_distributed( const ProliferationSettings& s, const CheckpointFlags& flags )
 {
     using exec = Kokkos::DefaultExecutionSpace;
     using mem = exec::memory_space;
@@ -281,25 +342,48 @@ int run_distributed( const ProliferationSettings& s )
     const double halo = largest + 2 * s.radius_extension;
     const parallel::CartesianDecomposition<Scalar> dec( MpiSession::comm(), box, Scalar( halo ) );
     parallel::DistributedProliferation<Scalar, mem> model( dec, std::move( agents ), mp, growth );
+    // Divisions are counted by the ids they gave out (next_id is the same on every rank after a step).
+    const std::int64_t first_id = model.agents().next_id();
+    CheckpointSchedule schedule( flags, checkpoint_prefix( s ) );
+    if ( schedule.restarting() )
+        // Every rank reads the file and keeps its agents (all of them, in their order, on the ranks that
+        // wrote it; else those it owns).
+        io::restart_from_checkpoint( model, schedule.restart_file() );
+    check_restart_step( model.steps_done(), s.steps, schedule.restart_file() );
+    const long start = static_cast<long>( model.steps_done() );
     const auto dims = dec.dims();
     std::printf( "%s\n", core::build_summary().c_str() );
     std::printf( "proliferation (%s, %s): %zu agents, %ld steps, sort every %ld (%s); %d MPI ranks (%d x %d x %d), "
                  "halo width %g\n",
                  s.scenario.c_str(), s.precision.c_str(), initial, s.steps, s.sort_every, s.ordering.c_str(),
                  MpiSession::size(), dims[0], dims[1], dims[2], halo );
+    if ( schedule.restarting() )
+        std::printf( "resumed from '%s' at step %ld: %lld agents\n", schedule.restart_file().c_str(), start,
+                     model.all_agents() );
     nlohmann::json steps = nlohmann::json::array();
+    if ( schedule.restarting() && MpiSession::rank() == 0 )
+        steps = steps_before( s.output, start );
     long long divisions = 0;
+    const auto json_output = [&]( long long all ) {
+        return nlohmann::json{ { "scenario", s.scenario },
+                               { "precision", s.precision },
+                               { "build", core::build_summary() },
+                               { "mpi_ranks", MpiSession::size() },
+                               { "final_agents", all },
+                               { "divisions", divisions },
+                               { "steps", steps } };
+    };
     using Phase = parallel::DistributedMechanicsPhase;
     const auto& t = model.times();
     double last_total = 0;
     // A line per step, printed after the run: while it runs, rank 0's progress bar shows the step.
     std::string step_lines;
     Progress progress( s.steps, s.progress && MpiSession::rank() == 0 );
-    for ( long step = 0; step < s.steps; ++step )
+    for ( long step = start; step < s.steps; ++step )
     {
         model.step( space, true );
         const long long all = model.all_agents();
-        divisions += model.all_divisions();
+        divisions = model.agents().next_id() - first_id;
         // The slowest rank's step (each rank's phases are fenced and timed alone).
         const double mine = t.total();
         double slowest = 0;
@@ -311,6 +395,17 @@ int run_distributed( const ProliferationSettings& s )
         steps.push_back( { { "step", step }, { "agents", all }, { "divisions", model.all_divisions() },
                            { "slowest_rank_s", slowest - last_total } } );
         last_total = slowest;
+        // A signal may reach the ranks at different steps: all checkpoint, and stop, if any is due.
+        int due[2] = { schedule.due( step + 1, s.steps ) ? 1 : 0, CheckpointSchedule::stop_requested() ? 1 : 0 };
+        MPI_Allreduce( MPI_IN_PLACE, due, 2, MPI_INT, MPI_MAX, MpiSession::comm() );
+        if ( due[0] || due[1] )
+        {
+            model.write_checkpoint( schedule.file() );
+            if ( !s.output.empty() && MpiSession::rank() == 0 )
+                write_output( s.output, json_output( all ) );
+            if ( due[1] )
+                throw StoppedBySignal{ schedule.file() };
+        }
         progress.update( step + 1, [&] {
             std::snprintf( line, sizeof line, "%lld agents  %lld divisions", all, divisions );
             return std::string( line );
@@ -318,7 +413,9 @@ int run_distributed( const ProliferationSettings& s )
     }
     std::fputs( step_lines.c_str(), stdout );
     const long long all = model.all_agents();
-    const auto per_step = [&]( double seconds ) { return s.steps ? 1e3 * seconds / double( s.steps ) : 0.0; };
+    divisions = model.agents().next_id() - first_id;
+    const long run_steps = s.steps - start; // timed in this process
+    const auto per_step = [&]( double seconds ) { return run_steps ? 1e3 * seconds / double( run_steps ) : 0.0; };
     std::printf( "total: %lld agents (%lld divisions), %.3f ms per step on the slowest rank; rank 0: division %.3f, "
                  "migration %.3f, halo %.3f, sort %.3f, grid %.3f, forces %.3f, move %.3f ms per step\n",
                  all, divisions, per_step( last_total ), per_step( t.seconds( Phase::division ) ),
@@ -327,15 +424,7 @@ int run_distributed( const ProliferationSettings& s )
                  per_step( t.seconds( Phase::sort ) ), per_step( t.seconds( Phase::grid ) ),
                  per_step( t.seconds( Phase::forces ) ), per_step( t.seconds( Phase::move ) ) );
     if ( !s.output.empty() && MpiSession::rank() == 0 )
-    {
-        write_output( s.output, nlohmann::json{ { "scenario", s.scenario },
-                                                { "precision", s.precision },
-                                                { "build", core::build_summary() },
-                                                { "mpi_ranks", MpiSession::size() },
-                                                { "final_agents", all },
-                                                { "divisions", divisions },
-                                                { "steps", steps } } );
-    }
+        write_output( s.output, json_output( all ) );
     return 0;
 }
 #endif
@@ -357,7 +446,9 @@ void add_proliferation_command( CLI::App& app )
     cmd->add_option( "--steps", overrides->steps, "Number of steps" )->check( CLI::Range( 0L, 100000000L ) );
     cmd->add_option( "--output", overrides->output, "JSON file for counts and timings" );
     cmd->add_flag( "--no-progress", "No progress bar (the lines per step are printed after the run either way)" );
-    cmd->callback( [config, overrides, cmd] {
+    auto checkpoints = std::make_shared<CheckpointFlags>();
+    add_checkpoint_flags( *cmd, *checkpoints );
+    cmd->callback( [config, overrides, cmd, checkpoints] {
         ProliferationSettings s;
         if ( !config->empty() )
             read_config( *config, s );
@@ -368,9 +459,9 @@ void add_proliferation_command( CLI::App& app )
         if ( cmd->count( "--output" ) ) s.output = overrides->output;
         if ( cmd->count( "--no-progress" ) ) s.progress = false;
         if ( s.precision == "float" )
-            run_proliferation<float>( s );
+            run_proliferation<float>( s, *checkpoints );
         else
-            run_proliferation<double>( s );
+            run_proliferation<double>( s, *checkpoints );
     } );
 }
 

@@ -64,6 +64,21 @@ struct MechanicsParameters
 };
 
 /*!
+  \brief What SphereMechanics carries from one step to the next, for checkpoints: the number of grid
+  updates (which decides when the agents are sorted) and the grid's box and cell size. Both only grow
+  along open axes, with slack, so they depend on the run's history; the cell order, and with it the
+  order of the sorted agents and of the force sums, depends on them.
+*/
+template <class Scalar>
+struct SphereMechanicsState
+{
+    long long grid_builds = 0;
+    bool has_grid = false;       //!< false before the first grid update
+    core::Box<Scalar> grid_box;  //!< the grid's box (when has_grid; its boundaries are those of the model's box)
+    Scalar grid_cutoff = 0;      //!< the cell size it guarantees (when has_grid)
+};
+
+/*!
   \brief Mechanical interaction of spherical agents through the sorted uniform grid.
 
   Each step: update_grid() bins the agents (cells at least as wide as the largest interaction distance,
@@ -234,6 +249,43 @@ class SphereMechanics
     {
         detail::apply_displacements( exec, agents.positions(), m_displacement,
                                      static_cast<int>( agents.size() ), m_box );
+    }
+
+    //! The state a restart needs (see SphereMechanicsState).
+    SphereMechanicsState<Scalar> state() const
+    {
+        SphereMechanicsState<Scalar> st;
+        st.grid_builds = m_builds;
+        st.has_grid = m_grid != nullptr;
+        if ( m_grid )
+        {
+            st.grid_box = m_grid->geometry().box;
+            st.grid_cutoff = m_grid->geometry().cutoff;
+        }
+        return st;
+    }
+
+    /*!
+      \brief Continues from `st` (of a SphereMechanics with the same parameters): the next update_grid()
+      sorts when the saved run's would, over a grid of the same cells. The grid is empty until then.
+      \throws core::InputError if the grid's box or cell size is invalid
+    */
+    void restore( const SphereMechanicsState<Scalar>& st )
+    {
+        if ( st.grid_builds < 0 )
+            throw core::InputError( core::detail::concat( "SphereMechanics::restore: grid_builds = ", st.grid_builds,
+                                                          " (expected >= 0)" ) );
+        std::unique_ptr<grid_type> grid;
+        if ( st.has_grid )
+        {
+            grid::GridOptions options;
+            options.ordering = m_params.ordering;
+            core::Box<Scalar> box = st.grid_box;
+            box.boundary = m_box.boundary; // as ensure_grid() makes them
+            grid = std::make_unique<grid_type>( box, st.grid_cutoff, options );
+        }
+        m_grid = std::move( grid );
+        m_builds = st.grid_builds;
     }
 
     //! Net collision force on every agent of the last compute_displacements() (first size() rows).

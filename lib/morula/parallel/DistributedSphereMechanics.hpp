@@ -36,6 +36,20 @@ namespace morula::parallel
 {
 
 /*!
+  \brief What DistributedSphereMechanics carries from one step to the next on a rank, for checkpoints:
+  its local SphereMechanics' grid (whose cells decide the order of the sorted agents and of the force
+  sums) and the sort's and migration's progress. The halo and the ghosts' grid are rebuilt from these.
+*/
+template <class Scalar>
+struct DistributedMechanicsState
+{
+    mechanics::SphereMechanicsState<Scalar> local;
+    int steps_since_sort = 0;
+    bool sorted_once = false;
+    bool migrated_once = false;
+};
+
+/*!
   \brief One SphereMechanics step per call on the agents of this rank's subdomain.
 
   The SphereAgents passed to step() hold this rank's owned agents first (num_owned() of them), then
@@ -272,6 +286,40 @@ class DistributedSphereMechanics
             m_times.add( rebuild_due ? Count::halo_build_rows : Count::halo_update_rows,
                          static_cast<long long>( m_halo->num_exports() ) );
         }
+    }
+
+    //! This rank's state between steps (see DistributedMechanicsState).
+    DistributedMechanicsState<Scalar> state() const
+    {
+        DistributedMechanicsState<Scalar> st;
+        st.local = m_local.state();
+        st.steps_since_sort = m_since_sort;
+        st.sorted_once = m_sorted_once;
+        st.migrated_once = m_migrated_once;
+        return st;
+    }
+
+    /*!
+      \brief Continues from `st` with `num_owned` owned agents and no ghosts (a restart): the agents passed
+      to the next step() must hold exactly those. That step migrates and builds a new halo, as a step
+      after owned_agents_changed() does; with st of this rank from the same rank count and parameters it
+      continues the saved run exactly. Set migrated_once false when the agents are not where this
+      decomposition put them (another rank count): the next step then migrates even on one rank.
+    */
+    void restore( std::size_t num_owned, const DistributedMechanicsState<Scalar>& st )
+    {
+        if ( st.steps_since_sort < 0 )
+            throw core::InputError( core::detail::concat( "DistributedSphereMechanics::restore: steps_since_sort = ",
+                                                          st.steps_since_sort, " (expected >= 0)" ) );
+        m_local.restore( st.local );
+        m_n_owned = num_owned;
+        m_since_sort = st.steps_since_sort;
+        m_sorted_once = st.sorted_once;
+        m_migrated_once = st.migrated_once;
+        m_halo_current = false;
+        m_grid_current = false;
+        m_since_rebuild = 0;
+        m_rebuild_extent.reset();
     }
 
     //! Seconds per DistributedMechanicsPhase and DistributedMechanicsCount of the timed steps since
