@@ -281,16 +281,38 @@ struct is_checkpointable<Driver,
 template <class Driver>
 inline constexpr bool is_checkpointable_v = detail::is_checkpointable<Driver>::value;
 
+namespace detail
+{
+template <class Driver, class = void>
+struct writes_own_checkpoint : std::false_type
+{
+};
+
+template <class Driver>
+struct writes_own_checkpoint<
+    Driver, std::void_t<decltype( std::declval<const Driver&>().write_checkpoint( std::declval<const std::string&>() ) )>>
+    : std::true_type
+{
+};
+} // namespace detail
+
 /*!
   \brief Writes `driver`'s checkpoint to `path`: drivers have `checkpoint_model` (their model's name)
-  and `void checkpoint( io::CheckpointWriter& ) const`.
+  and `void checkpoint( io::CheckpointWriter& ) const`. A distributed driver, whose ranks gather their
+  parts to one of them, writes the file itself (`write_checkpoint( path )`, collective): every rank
+  calls this and one writes.
 */
 template <class Driver>
 void write_checkpoint( const Driver& driver, const std::string& path )
 {
-    CheckpointWriter out( Driver::checkpoint_model );
-    driver.checkpoint( out );
-    out.write( path );
+    if constexpr ( detail::writes_own_checkpoint<Driver>::value )
+        driver.write_checkpoint( path );
+    else
+    {
+        CheckpointWriter out( Driver::checkpoint_model );
+        driver.checkpoint( out );
+        out.write( path );
+    }
 }
 
 /*!

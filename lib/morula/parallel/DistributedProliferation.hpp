@@ -13,6 +13,7 @@
 #include <morula/mechanics/Proliferation.hpp>
 #include <morula/mechanics/ProliferationCheckpoint.hpp>
 #include <morula/parallel/DistributedSphereMechanics.hpp>
+#include <morula/parallel/detail/AgreeOnError.hpp>
 #include <morula/parallel/detail/GatherToRoot.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -200,7 +201,13 @@ class DistributedProliferation
     {
         io::CheckpointWriter out( checkpoint_model );
         checkpoint( out );
-        detail::on_root_or_throw_everywhere( m_mechanics.decomposition().comm(), 0, [&] { out.write( path ); } );
+        const MPI_Comm comm = m_mechanics.decomposition().comm();
+        int rank = 0;
+        MPI_Comm_rank( comm, &rank );
+        detail::agree_on_error( comm, [&] {
+            if ( rank == 0 )
+                out.write( path );
+        } );
     }
 
     /*!

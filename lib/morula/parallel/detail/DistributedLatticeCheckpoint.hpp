@@ -13,6 +13,7 @@
 #include <morula/lattice/LatticeCheckpoint.hpp>
 #include <morula/parallel/DistributedLatticeDiffusion.hpp>
 #include <morula/parallel/detail/AgreeOnError.hpp>
+#include <morula/parallel/detail/GatherToRoot.hpp>
 
 #include <mpi.h>
 
@@ -27,24 +28,12 @@ namespace morula::parallel
 template <int Slots, class ExecutionSpace>
 void DistributedLatticeDiffusion<Slots, ExecutionSpace>::checkpoint( io::CheckpointWriter& out ) const
 {
-    if ( m_whole.sites() > std::size_t( INT_MAX ) )
-        throw core::CapacityError( core::detail::concat( "DistributedLatticeDiffusion::checkpoint: ",
-                                                         m_whole.sites(), " sites exceed 2^31" ) );
     ExecutionSpace().fence();
     lattice::detail::LatticeCheckpointState state;
     std::vector<lattice::site_word> mine;
     core::copy_to_host( owned_sites(), m_plane * std::size_t( m_slab.size() ), mine );
-    std::vector<int> counts( m_size ), displs( m_size );
-    for ( int r = 0; r < m_size; ++r )
-    {
-        const auto s = slab_of_rank( m_whole.nz, r, m_size );
-        counts[r] = int( m_plane * std::size_t( s.size() ) );
-        displs[r] = int( m_plane * std::size_t( s.begin ) );
-    }
-    if ( m_rank == 0 )
-        state.sites.resize( m_whole.sites() );
-    MPI_Gatherv( mine.data(), counts[m_rank], MPI_UINT32_T, state.sites.data(), counts.data(), displs.data(),
-                 MPI_UINT32_T, 0, m_comm );
+    // The slabs are in rank order: rank 0 gets the whole lattice in the single-rank layout.
+    state.sites = detail::gather_to_root( m_comm, mine );
     unsigned long long local = m_engine->overflows();
     MPI_Reduce( &local, &state.overflows, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, m_comm );
     if ( m_tracking )

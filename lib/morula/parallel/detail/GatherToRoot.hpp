@@ -56,39 +56,6 @@ std::vector<T> gather_to_root( MPI_Comm comm, const std::vector<T>& mine, int ro
     return all;
 }
 
-/*!
-  \brief Runs `op` on `root` only and makes its failure every rank's: an exception there is thrown on
-  every rank as core::IoError with its message (the other ranks would otherwise go on to the next
-  collective call and wait forever). Collective.
-*/
-template <class Op>
-void on_root_or_throw_everywhere( MPI_Comm comm, int root, Op&& op )
-{
-    int rank = 0;
-    MPI_Comm_rank( comm, &rank );
-    std::string error;
-    if ( rank == root )
-    {
-        try
-        {
-            op();
-        }
-        catch ( const std::exception& e )
-        {
-            error = e.what();
-            if ( error.empty() )
-                error = "unknown error";
-        }
-    }
-    int length = static_cast<int>( error.size() );
-    MPI_Bcast( &length, 1, MPI_INT, root, comm );
-    if ( length == 0 )
-        return;
-    error.resize( static_cast<std::size_t>( length ) );
-    MPI_Bcast( error.data(), length, MPI_CHAR, root, comm );
-    throw core::IoError( error );
-}
-
 } // namespace morula::parallel::detail
 
 #endif
