@@ -240,6 +240,77 @@ TEST( TEST_CATEGORY, snapshot_series_reopened_appends )
 #endif
 }
 
+// A restarted run resumes its series after the checkpoint's step: frames written after it (by the run
+// that was killed later) leave the file and the index, and the steps after it can be written again.
+// With no series there (snapshots switched on at the restart), resuming starts one.
+TEST( TEST_CATEGORY, snapshot_series_resume_drops_later_frames )
+{
+    if ( !morula::io::hdf5_available() )
+        GTEST_SKIP() << "built without HDF5";
+#if MORULA_HAVE_HDF5
+    const std::string folder = folder_for( "resume" );
+    std::filesystem::remove_all( folder );
+    std::filesystem::create_directories( folder );
+    const TestFrame f10( 10 ), f20( 20 ), f30( 30 ), f40( 40 ), again30( 300 );
+    SnapshotLayout per_frame;
+    per_frame.hdf5 = folder + "/agents";
+    per_frame.file_per_frame = true;
+    per_frame.xdmf = folder + "/agents.xmf";
+    per_frame.collection = "agents";
+    SnapshotLayout grouped;
+    grouped.hdf5 = folder + "/lattice.h5";
+    grouped.frames_group = "snapshots";
+    for ( const auto& layout : { one_file( folder + "/run" ), per_frame, grouped } )
+    {
+        SCOPED_TRACE( layout.hdf5 );
+        {
+            SnapshotSeries series( layout );
+            for ( const auto* f : { &f10, &f20, &f30, &f40 } )
+            {
+                const auto step = static_cast<long long>( f->values[0] );
+                series.append( step, f->frame, layout.xdmf.empty() ? "" : grid( series, step ) );
+            }
+        }
+        SnapshotSeries series( layout, SnapshotOpen::resume, 20 );
+        series.append( 30, again30.frame, layout.xdmf.empty() ? "" : grid( series, 30 ) );
+        if ( layout.file_per_frame )
+        {
+            expect_frame( series.file_of( 10 ), "/", 10 );
+            expect_frame( series.file_of( 20 ), "/", 20 );
+            expect_frame( series.file_of( 30 ), "/", 300 );
+            EXPECT_FALSE( std::filesystem::exists( series.file_of( 40 ) ) );
+            EXPECT_FALSE( std::filesystem::exists( series.file_of( 30 ) + ".tmp" ) );
+        }
+        else if ( layout.frames_group.empty() )
+        {
+            expect_frame( layout.hdf5, "step_0000000010", 10 );
+            expect_frame( layout.hdf5, "step_0000000020", 20 );
+            expect_frame( layout.hdf5, "step_0000000030", 300 );
+            EXPECT_EQ( links_at( layout.hdf5, "/" ), 3u );
+        }
+        else
+            EXPECT_EQ( links_at( layout.hdf5, "/snapshots" ), 3u );
+        if ( !layout.xdmf.empty() )
+        {
+            const std::string x = read_text( layout.xdmf );
+            EXPECT_EQ( occurrences( x, "<Grid Name=\"frame" ), 3u ) << x;
+            EXPECT_NE( x.find( "<Grid Name=\"frame 20\">" ), std::string::npos ) << x;
+            EXPECT_EQ( x.find( "<Grid Name=\"frame 40\">" ), std::string::npos ) << x;
+            EXPECT_LT( x.find( "<Grid Name=\"frame 20\">" ), x.find( "<Grid Name=\"frame 30\">" ) ) << x;
+            EXPECT_FALSE( std::filesystem::exists( layout.xdmf + ".tmp" ) );
+        }
+    }
+    // Nothing to resume: a new series.
+    {
+        SnapshotSeries series( one_file( folder + "/fresh" ), SnapshotOpen::resume, 5 );
+        series.append( 6, f10.frame, grid( series, 6 ) );
+    }
+    EXPECT_EQ( links_at( folder + "/fresh.h5", "/" ), 1u );
+    EXPECT_THROW( SnapshotSeries( one_file( folder + "/fresh" ), SnapshotOpen::resume, -1 ), morula::core::InputError );
+    std::filesystem::remove_all( folder );
+#endif
+}
+
 // A file that cannot be written, or a series that is not there to continue: core::IoError naming the
 // file, with nothing on stderr (HDF5 printed its own error stack first); an index that is not one a
 // series wrote, or one in another folder than its files: core::InputError.

@@ -21,8 +21,8 @@ SnapshotLayout agent_layout( const std::string& prefix )
 }
 } // namespace
 
-AgentSnapshotWriter::AgentSnapshotWriter( std::string prefix )
-    : m_series( agent_layout( prefix ) )
+AgentSnapshotWriter::AgentSnapshotWriter( std::string prefix, long long resume_after )
+    : m_series( agent_layout( prefix ), SnapshotSeries::open_mode( resume_after ), resume_after )
 {
 }
 

@@ -28,7 +28,9 @@ namespace morula::io
 class AgentSnapshotWriter
 {
   public:
-    explicit AgentSnapshotWriter( std::string prefix );
+    //! `resume_after` >= 0: a restarted run's series, which keeps the frames up to that step (the
+    //! checkpoint's), drops later ones and appends after them; -1: a new series.
+    explicit AgentSnapshotWriter( std::string prefix, long long resume_after = -1 );
 
     //! Writes a snapshot from host arrays: xyz holds x, y, z of agent 0, then of agent 1, ...
     void write( long long step, double time, const std::vector<double>& xyz,

@@ -182,8 +182,8 @@ std::string xdmf_grid( const AngioFrame& f, const std::string& group, const std:
 }
 } // namespace
 
-AngioSnapshotWriter::AngioSnapshotWriter( std::string prefix )
-    : m_series( angio_layout( prefix ) )
+AngioSnapshotWriter::AngioSnapshotWriter( std::string prefix, long long resume_after )
+    : m_series( angio_layout( prefix ), SnapshotSeries::open_mode( resume_after ), resume_after )
 {
 }
 

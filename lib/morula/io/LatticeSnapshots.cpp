@@ -16,8 +16,8 @@ SnapshotLayout lattice_layout( const std::string& path )
 } // namespace
 
 LatticeSnapshotWriter::LatticeSnapshotWriter( std::string path, int nx, int ny, int nz, double spacing_nm,
-                                              int slots_per_site )
-    : m_series( lattice_layout( path ) )
+                                              int slots_per_site, long long resume_after )
+    : m_series( lattice_layout( path ), SnapshotSeries::open_mode( resume_after ), resume_after )
     , m_n{ nx, ny, nz }
     , m_spacing( spacing_nm )
     , m_slots( slots_per_site )

@@ -29,7 +29,10 @@ namespace morula::io
 class LatticeSnapshotWriter
 {
   public:
-    LatticeSnapshotWriter( std::string path, int nx, int ny, int nz, double spacing_nm, int slots_per_site );
+    //! `resume_after` >= 0: a restarted run's series, which keeps the frames up to that step (the
+    //! checkpoint's), drops later ones and appends after them; -1: a new series.
+    LatticeSnapshotWriter( std::string path, int nx, int ny, int nz, double spacing_nm, int slots_per_site,
+                           long long resume_after = -1 );
 
     void write( long long step, double time_s, const std::vector<std::uint32_t>& words );
 

@@ -3,7 +3,10 @@
 #include <morula/io/SnapshotSeries.hpp>
 #include <morula/io/detail/Hdf5Frame.hpp>
 
+#include <algorithm>
 #include <cstdio>
+#include <filesystem>
+#include <string>
 #include <utility>
 
 namespace morula::io
@@ -40,7 +43,7 @@ detail::XdmfIndex index_of( const SnapshotLayout& layout )
 }
 } // namespace
 
-SnapshotSeries::SnapshotSeries( SnapshotLayout layout, SnapshotOpen open )
+SnapshotSeries::SnapshotSeries( SnapshotLayout layout, SnapshotOpen open, long long keep_through )
     : m_layout( std::move( layout ) )
     , m_index( index_of( m_layout ) )
 {
@@ -55,6 +58,26 @@ SnapshotSeries::SnapshotSeries( SnapshotLayout layout, SnapshotOpen open )
     if ( m_layout.file_per_frame && !m_layout.frames_group.empty() )
         throw core::InputError( "SnapshotSeries: frames_group '" + m_layout.frames_group +
                                 "' with one file per frame (each frame is its file's root)" );
+    if ( open == SnapshotOpen::resume )
+    {
+        if ( keep_through < 0 )
+            throw core::InputError( core::detail::concat( "SnapshotSeries: resuming '", m_layout.hdf5,
+                                                          "' after step ", keep_through, ": expected a step >= 0" ) );
+        // A series the first part of the run never wrote (snapshots switched on at the restart) starts anew.
+        const bool there = m_layout.file_per_frame ? !m_index.exists() || std::filesystem::exists( m_layout.xdmf )
+                                                   : std::filesystem::exists( m_layout.hdf5 ) &&
+                                                         ( !m_index.exists() || std::filesystem::exists( m_layout.xdmf ) );
+        open = there ? SnapshotOpen::append : SnapshotOpen::create;
+        if ( there )
+        {
+            if ( !m_layout.file_per_frame )
+                detail::check_hdf5_file( m_layout.hdf5, m_layout.frames_group, m_layout.description );
+            if ( m_index.exists() )
+                m_index.reopen();
+            drop_frames_after( keep_through );
+            return;
+        }
+    }
     if ( !m_layout.file_per_frame )
     {
         if ( open == SnapshotOpen::create )
@@ -94,10 +117,61 @@ std::string SnapshotSeries::xdmf_reference( long long step ) const
     return name_of( file_of( step ) ) + ":" + frame_path( step );
 }
 
+void SnapshotSeries::drop_frames_after( long long keep_through )
+{
+    namespace fs = std::filesystem;
+    // The step of a frame's file ("<prefix>_000042.h5") or object ("step_0000000042"), -1 if not a frame.
+    const auto step_in = []( const std::string& name, const std::string& before, const std::string& after ) {
+        if ( name.size() <= before.size() + after.size() || name.compare( 0, before.size(), before ) != 0 ||
+             name.compare( name.size() - after.size(), after.size(), after ) != 0 )
+            return -1LL;
+        const std::string digits = name.substr( before.size(), name.size() - before.size() - after.size() );
+        if ( digits.find_first_not_of( "0123456789" ) != std::string::npos || digits.size() > 18 )
+            return -1LL;
+        return std::stoll( digits );
+    };
+    const std::string prefix = name_of( m_layout.hdf5 ) + "_";
+    if ( m_layout.file_per_frame )
+    {
+        const std::string folder = folder_of( m_layout.hdf5 );
+        std::error_code ec;
+        for ( const auto& entry : fs::directory_iterator( folder.empty() ? fs::path( "." ) : fs::path( folder ), ec ) )
+            if ( step_in( entry.path().filename().string(), prefix, ".h5" ) > keep_through )
+                fs::remove( entry.path(), ec );
+    }
+    else
+        detail::remove_hdf5_frames( m_layout.hdf5, m_layout.frames_group, keep_through, m_layout.description );
+    if ( m_index.exists() )
+    {
+        // A frame's grid names its frame: "<file>:/<group>/step_0000000042/..." or "<prefix>_000042.h5:...".
+        const std::string single = frame_path( 0 );
+        const std::string marker = m_layout.file_per_frame ? prefix : ":" + single.substr( 0, single.size() - 10 );
+        m_index.keep_frames( [&]( const std::string& grid ) {
+            const auto at = grid.find( marker );
+            if ( at == std::string::npos )
+                return false;
+            const std::size_t first = at + marker.size();
+            const std::size_t end = std::min( grid.find_first_not_of( "0123456789", first ), grid.size() );
+            return end > first && end - first <= 18 && std::stoll( grid.substr( first, end - first ) ) <= keep_through;
+        } );
+    }
+}
+
 void SnapshotSeries::append( long long step, const SnapshotFrame& frame, const std::string& xdmf_grid )
 {
     const std::string file = file_of( step ), object = frame_path( step );
-    if ( !detail::write_hdf5_frame( file, m_layout.file_per_frame, object, frame, m_layout.description ) )
+    if ( m_layout.file_per_frame )
+    {
+        // The frame's own file under a temporary name, renamed once complete.
+        const std::string temporary = file + ".tmp";
+        detail::write_hdf5_frame( temporary, true, object, frame, m_layout.description );
+        if ( std::rename( temporary.c_str(), file.c_str() ) != 0 )
+        {
+            std::remove( temporary.c_str() );
+            throw core::IoError( "cannot rename '" + temporary + "' to the " + m_layout.description + " '" + file + "'" );
+        }
+    }
+    else if ( !detail::write_hdf5_frame( file, false, object, frame, m_layout.description ) )
         throw core::InputError( core::detail::concat( "step ", step, " is already in '", file, "' (",
                                                       frame.is_dataset() ? "dataset " : "group ", object,
                                                       "): a series takes each step once" ) );

@@ -48,7 +48,9 @@ struct SnapshotLayout
 enum class SnapshotOpen
 {
     create, //!< truncates the HDF5 file (one file) and the index
-    append  //!< keeps the frames and the index already there
+    append, //!< keeps the frames and the index already there
+    resume  //!< keeps the frames up to a step and drops later ones (written after the checkpoint a
+            //!< run restarts from); starts a new series if there is none
 };
 
 /*!
@@ -57,15 +59,29 @@ enum class SnapshotOpen
   so that an interrupted run leaves both readable. A model's writer says only how one frame becomes
   datasets (a SnapshotFrame) and how the index shows it (an XDMF grid).
 
-  The single file is reopened and closed for every frame. HDF5's own error stack never reaches
-  stderr: a failure throws core::IoError naming the file.
+  The single file is reopened and closed for every frame. With one file per frame, each frame is
+  written under a temporary name and renamed when complete, and the index is always rewritten whole
+  and renamed into place: a run killed at any moment leaves an index that lists complete frames only
+  (docs/restart.md says what a single file risks). HDF5's own error stack never reaches stderr: a
+  failure throws core::IoError naming the file.
   \throws core::InputError if HDF5 is not available or the layout is unusable; core::IoError if a
   file cannot be created, reopened or written
 */
 class SnapshotSeries
 {
   public:
-    explicit SnapshotSeries( SnapshotLayout layout, SnapshotOpen open = SnapshotOpen::create );
+    /*!
+      \param keep_through with SnapshotOpen::resume: the last step whose frame is kept (the checkpoint's)
+    */
+    explicit SnapshotSeries( SnapshotLayout layout, SnapshotOpen open = SnapshotOpen::create,
+                             long long keep_through = -1 );
+
+    //! SnapshotOpen::create for `resume_after` < 0, else SnapshotOpen::resume: what a writer's
+    //! `resume_after` argument means.
+    static SnapshotOpen open_mode( long long resume_after )
+    {
+        return resume_after < 0 ? SnapshotOpen::create : SnapshotOpen::resume;
+    }
 
     //! The HDF5 file that holds frame `step`.
     std::string file_of( long long step ) const;
@@ -89,6 +105,9 @@ class SnapshotSeries
     const std::string& xdmf_path() const { return m_layout.xdmf; }
 
   private:
+    //! Removes the frames after `keep_through` from the HDF5 file(s) and the index.
+    void drop_frames_after( long long keep_through );
+
     SnapshotLayout m_layout;
     detail::XdmfIndex m_index;
 };

@@ -98,8 +98,8 @@ std::string xdmf_grid( const TissueFrame& f, const std::string& group, const std
 }
 } // namespace
 
-TissueSnapshotWriter::TissueSnapshotWriter( std::string prefix )
-    : m_series( tissue_layout( prefix ) )
+TissueSnapshotWriter::TissueSnapshotWriter( std::string prefix, long long resume_after )
+    : m_series( tissue_layout( prefix ), SnapshotSeries::open_mode( resume_after ), resume_after )
 {
 }
 

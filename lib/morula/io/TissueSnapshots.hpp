@@ -72,7 +72,9 @@ class TissueSnapshotWriter
 {
   public:
     //! Creates (truncates) `<prefix>.h5` and `<prefix>.xmf`.
-    explicit TissueSnapshotWriter( std::string prefix );
+    //! `resume_after` >= 0: a restarted run's series, which keeps the frames up to that step (the
+    //! checkpoint's), drops later ones and appends after them; -1: a new series.
+    explicit TissueSnapshotWriter( std::string prefix, long long resume_after = -1 );
 
     //! Adds one output step.
     void write( const TissueFrame& frame );

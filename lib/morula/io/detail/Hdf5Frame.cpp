@@ -129,6 +129,34 @@ void check_hdf5_file( const std::string& path, const std::string& group, const s
         throw core::IoError( "the " + description + " '" + path + "' has no group /" + group );
 }
 
+void remove_hdf5_frames( const std::string& path, const std::string& group, long long keep_through,
+                         const std::string& description )
+{
+    QuietErrors quiet;
+    Handle file( open_file_rw( path ), H5Fclose );
+    if ( file.id < 0 )
+        throw core::IoError( "cannot reopen the " + description + " '" + path + "'" );
+    const std::string where = group.empty() ? "/" : "/" + group;
+    Handle frames( H5Gopen2( file.id, where.c_str(), H5P_DEFAULT ), H5Gclose );
+    hsize_t count = 0;
+    if ( frames.id < 0 || H5Gget_num_objs( frames.id, &count ) < 0 )
+        throw core::IoError( "cannot read the frames of the " + description + " '" + path + "'" );
+    std::vector<std::string> later;
+    for ( hsize_t i = 0; i < count; ++i )
+    {
+        char name[64] = { 0 };
+        if ( H5Lget_name_by_idx( frames.id, ".", H5_INDEX_NAME, H5_ITER_INC, i, name, sizeof name, H5P_DEFAULT ) < 0 )
+            continue;
+        const std::string n( name );
+        if ( n.size() == 15 && n.compare( 0, 5, "step_" ) == 0 &&
+             n.find_first_not_of( "0123456789", 5 ) == std::string::npos && std::stoll( n.substr( 5 ) ) > keep_through )
+            later.push_back( n );
+    }
+    for ( const auto& n : later )
+        if ( H5Ldelete( frames.id, n.c_str(), H5P_DEFAULT ) < 0 )
+            throw core::IoError( "cannot remove frame " + where + "/" + n + " from the " + description + " '" + path + "'" );
+}
+
 bool write_hdf5_frame( const std::string& path, bool create, const std::string& frame_path, const SnapshotFrame& frame,
                        const std::string& description )
 {
@@ -171,6 +199,10 @@ namespace
 } // namespace
 void create_hdf5_file( const std::string& path, const std::string&, const std::string& ) { unavailable( path ); }
 void check_hdf5_file( const std::string& path, const std::string&, const std::string& ) { unavailable( path ); }
+void remove_hdf5_frames( const std::string& path, const std::string&, long long, const std::string& )
+{
+    unavailable( path );
+}
 bool write_hdf5_frame( const std::string& path, bool, const std::string&, const SnapshotFrame&, const std::string& )
 {
     unavailable( path );

@@ -21,6 +21,11 @@ void create_hdf5_file( const std::string& path, const std::string& group, const 
 //! \throws core::IoError "cannot reopen the <description> '<path>'" (or the group is missing)
 void check_hdf5_file( const std::string& path, const std::string& group, const std::string& description );
 
+//! Removes from the file `path` the frames "step_<10 digits>" (below `group`, or the root) of steps
+//! after `keep_through`. \throws core::IoError "cannot reopen the <description> '<path>'"
+void remove_hdf5_frames( const std::string& path, const std::string& group, long long keep_through,
+                         const std::string& description );
+
 /*!
   \brief Writes `frame` as the object `frame_path` of the file `path` ("" for its root), creating
   (truncating) the file when `create`, else reopening it; the file is closed on return.

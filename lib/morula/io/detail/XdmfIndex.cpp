@@ -1,7 +1,9 @@
 #include <morula/core/Error.hpp>
 #include <morula/io/detail/XdmfIndex.hpp>
 
+#include <cstdio>
 #include <fstream>
+#include <string>
 #include <sstream>
 #include <utility>
 
@@ -10,6 +12,24 @@ namespace morula::io::detail
 namespace
 {
 const char* const footer = "  </Grid>\n </Domain>\n</Xdmf>\n";
+// How a frame's grid starts: a child of the temporal collection (nested grids are indented further).
+const char* const frame_start = "   <Grid ";
+} // namespace
+
+std::vector<std::string> XdmfIndex::frames() const
+{
+    std::vector<std::string> grids;
+    std::size_t line = 0;
+    while ( line < m_grids.size() )
+    {
+        const auto end = m_grids.find( '\n', line );
+        const std::size_t next = end == std::string::npos ? m_grids.size() : end + 1;
+        if ( grids.empty() || m_grids.compare( line, std::char_traits<char>::length( frame_start ), frame_start ) == 0 )
+            grids.emplace_back();
+        grids.back() += m_grids.substr( line, next - line );
+        line = next;
+    }
+    return grids;
 }
 
 XdmfIndex::XdmfIndex( std::string path, std::string collection, bool doctype )
@@ -55,12 +75,25 @@ void XdmfIndex::add( const std::string& grid )
 
 void XdmfIndex::write() const
 {
-    std::ofstream out( m_path, std::ios::trunc );
-    if ( !out )
-        throw core::IoError( "cannot write the XDMF index '" + m_path + "'" );
-    out << header() << m_grids << footer;
-    if ( !out.flush() )
-        throw core::IoError( "cannot write the XDMF index '" + m_path + "'" );
+    // Written whole under a temporary name, then renamed over the index: a kill leaves the old index
+    // or the new one, never a truncated file.
+    const std::string temporary = m_path + ".tmp";
+    {
+        std::ofstream out( temporary, std::ios::trunc );
+        if ( !out )
+            throw core::IoError( "cannot write the XDMF index '" + temporary + "'" );
+        out << header() << m_grids << footer;
+        if ( !out.flush() )
+        {
+            std::remove( temporary.c_str() );
+            throw core::IoError( "cannot write the XDMF index '" + temporary + "'" );
+        }
+    }
+    if ( std::rename( temporary.c_str(), m_path.c_str() ) != 0 )
+    {
+        std::remove( temporary.c_str() );
+        throw core::IoError( "cannot rename '" + temporary + "' to the XDMF index '" + m_path + "'" );
+    }
 }
 
 } // namespace morula::io::detail

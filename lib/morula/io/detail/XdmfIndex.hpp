@@ -1,12 +1,14 @@
 /*!
   \file detail/XdmfIndex.hpp
   \brief The XDMF file of a snapshot series: a temporal collection of the frames' grids, rewritten
-  whole after every frame.
+  whole after every frame under a temporary name and renamed over the index, so that a run killed at
+  any moment leaves an index of complete frames.
 */
 #ifndef MORULA_IO_DETAIL_XDMFINDEX_HPP
 #define MORULA_IO_DETAIL_XDMFINDEX_HPP
 
 #include <string>
+#include <vector>
 
 namespace morula::io::detail
 {
@@ -25,11 +27,25 @@ class XdmfIndex
     void reopen();
     //! Adds a frame's `<Grid>` element and rewrites the file. \throws core::IoError naming the file
     void add( const std::string& grid );
+    //! Keeps the frames whose `<Grid>` element (its text, nested grids included) `keep` accepts and
+    //! rewrites the file. \throws core::IoError naming the file
+    template <class Keep>
+    void keep_frames( const Keep& keep )
+    {
+        std::string kept;
+        for ( const auto& grid : frames() )
+            if ( keep( grid ) )
+                kept += grid;
+        m_grids = kept;
+        write();
+    }
 
     bool exists() const { return !m_path.empty(); }
     const std::string& path() const { return m_path; }
 
   private:
+    //! Each frame's `<Grid>` element: the lines from one at the collection's child indentation to the next.
+    std::vector<std::string> frames() const;
     std::string header() const;
     void write() const;
 
