@@ -61,6 +61,7 @@ struct Case
     bool advance = false;        // advance() instead of step()
     bool resume_advance = false; // the resumed part by advance() (the others by `advance`)
     int growth_interval = 10;
+    double skin_factor = 1.0;
 };
 
 sem::EpidermisParameters parameters( const Case& c )
@@ -73,7 +74,7 @@ sem::EpidermisParameters parameters( const Case& c )
     p.growth.division_elements = 22;
     // A skin of one cutoff: the element list is rebuilt every few steps, so a checkpoint falls mid
     // rebuild interval.
-    p.mechanics.skin_factor = 1.0;
+    p.mechanics.skin_factor = c.skin_factor;
     p.mechanics.integrator = c.integrator;
     p.genes.coupling = c.coupling;
     return p;
@@ -240,6 +241,25 @@ TEST( TEST_CATEGORY, sem_epidermis_restart_at_growth_events )
     check_resume<double>( c, 139, 11, "before_growth" );
     c.periodic = false;
     check_resume<float>( c, 130, 20, "open_after_growth" );
+}
+
+// With the default skin (3 cutoffs) the element list lasts long enough for advance() to replay long chunks
+// on both sides of the restart: the resumed driver records its chunks anew and replays them.
+TEST( TEST_CATEGORY, sem_epidermis_restart_replays_new_chunks )
+{
+    Case c;
+    c.advance = true;
+    c.skin_factor = 3.0;
+    c.growth_interval = 40;
+    for ( const bool periodic : { true, false } )
+    {
+        c.periodic = periodic;
+        const auto d = check_resume<double>( c, 75, 90, periodic ? "long_chunks_periodic" : "long_chunks_open" );
+        EXPECT_GT( d.divisions_after, 0 );
+        EXPECT_GT( d.chunk_steps, 30 );
+        const auto f = check_resume<float>( c, 75, 90, periodic ? "long_chunks_periodic_float" : "long_chunks_open_float" );
+        EXPECT_GT( f.chunk_steps, 30 );
+    }
 }
 
 // A run by step() resumed by advance() (and the other way round) is still the same run: the chunks are
