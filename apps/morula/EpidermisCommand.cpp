@@ -296,8 +296,8 @@ int run_epidermis( const EpidermisSettings& s, const CheckpointFlags& flags )
     };
 
     // A resumed run's first frame is in its outputs already (or, past the last frame, not on the schedule).
-    io::TissueFrame last = frame( first_step == 0 );
-    if ( writer && first_step == 0 )
+    io::TissueFrame last = frame( resume_after < 0 );
+    if ( writer && resume_after < 0 )
         writer->write( last );
     const auto t0 = std::chrono::steady_clock::now();
     Progress progress( s.steps, s.progress );
