@@ -22,10 +22,18 @@ endif()
 
 # morula_backend_test_sources(<out> <BACKEND> tstA.hpp ...) - one generated source per test file that
 # includes the backend's category header and the test file; rewritten only when its content changes.
+# Morula_TEST_ONLY: a regular expression; only test files whose names match it are compiled (every test
+# executable is still made, perhaps with no tests). For a device run of a few tests without compiling
+# the whole suite for the GPU, e.g. -DMorula_TEST_ONLY=Checkpoint.
+set(Morula_TEST_ONLY "" CACHE STRING "Compile only the test files whose names match this regular expression")
+
 function(morula_backend_test_sources out backend)
   string(TOLOWER ${backend} _lc)
   set(_sources)
   foreach(_file IN LISTS ARGN)
+    if(Morula_TEST_ONLY AND NOT _file MATCHES "${Morula_TEST_ONLY}")
+      continue()
+    endif()
     get_filename_component(_name ${_file} NAME_WE)
     set(_gen ${CMAKE_CURRENT_BINARY_DIR}/${_lc}/${_name}_${_lc}.cpp)
     set(_content "#include <Test${backend}_Category.hpp>\n#include <${_file}>\n")

@@ -13,6 +13,11 @@
   model.reset_times();                               // after warm-up, say
   \endcode
 
+  Every driver can also stop and resume (io/Checkpoint.hpp, docs/restart.md): a `checkpoint_model` name,
+  `checkpoint( io::CheckpointWriter& ) const`, which writes its whole state, and `restart( const
+  io::CheckpointReader& )`, which resumes a driver made from the same parameters so that the steps after
+  it are those the uninterrupted run takes (`io::is_checkpointable_v<Driver>` checks the shape).
+
   Drivers name their phases in a struct of unscoped enumerators (`ProliferationPhase::forces`) whose
   order is that of the names given to their PhaseTimer. Writing a frame of a run is the io layer's job
   (io::SnapshotSeries); drivers only give read access to their state.

@@ -40,6 +40,7 @@
 #include <map>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace morula::io
@@ -257,6 +258,28 @@ class CheckpointReader
   one holds; "" when they are the same. Tests compare a resumed run with an uninterrupted one this way.
 */
 std::string first_difference( const CheckpointEntries& a, const CheckpointEntries& b );
+
+namespace detail
+{
+template <class Driver, class = void>
+struct is_checkpointable : std::false_type
+{
+};
+
+template <class Driver>
+struct is_checkpointable<Driver,
+                         std::void_t<decltype( std::string( Driver::checkpoint_model ) ),
+                                     decltype( std::declval<const Driver&>().checkpoint( std::declval<CheckpointWriter&>() ) ),
+                                     decltype( std::declval<Driver&>().restart( std::declval<const CheckpointReader&>() ) )>>
+    : std::true_type
+{
+};
+} // namespace detail
+
+//! Whether `Driver` can be checkpointed: `checkpoint_model`, `checkpoint( CheckpointWriter& ) const` and
+//! `restart( const CheckpointReader& )` (every model driver; see core/Driver.hpp).
+template <class Driver>
+inline constexpr bool is_checkpointable_v = detail::is_checkpointable<Driver>::value;
 
 /*!
   \brief Writes `driver`'s checkpoint to `path`: drivers have `checkpoint_model` (their model's name)
