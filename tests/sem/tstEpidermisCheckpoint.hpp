@@ -29,6 +29,10 @@ namespace sem = morula::sem;
 namespace io = morula::io;
 using morula::sem::HostTissue;
 
+static_assert( io::is_checkpointable_v<sem::Epidermis<double, TEST_MEMSPACE>> &&
+                   io::is_checkpointable_v<sem::Epidermis<float, TEST_MEMSPACE>>,
+               "the epidermis driver has the checkpoint shape" );
+
 #if MORULA_HAVE_HDF5
 
 std::string file_for( const std::string& test )
