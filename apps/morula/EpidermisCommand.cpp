@@ -1,4 +1,5 @@
 #include "EpidermisCommand.hpp"
+#include "Checkpointing.hpp"
 #include "ConfigFile.hpp"
 #include "Progress.hpp"
 #include "TissuePicture.hpp"
@@ -15,6 +16,7 @@
 #include <cstdio>
 #include <fstream>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -112,8 +114,40 @@ double available_memory()
     return double( sysconf( _SC_PHYS_PAGES ) ) * double( sysconf( _SC_PAGE_SIZE ) );
 }
 
+/*!
+  A restarted run's CSV: the rows of the run being resumed up to step `keep_through` (the last frame at
+  or before its checkpoint; later rows came from after the checkpoint or from an end of run that the
+  resumed run goes past), opened for appending. The header is checked, so a CSV of another kind is not
+  continued.
+*/
+std::ofstream resume_csv( const std::string& path, const std::string& header, long long keep_through )
+{
+    std::ifstream in( path );
+    if ( !in )
+        throw core::IoError( "morula epidermis --restart: cannot read '" + path +
+                             "', the CSV of the run being resumed (same --output)" );
+    std::string line, kept;
+    if ( !std::getline( in, line ) || line + "\n" != header )
+        throw core::IoError( "morula epidermis --restart: '" + path + "' does not start with the epidermis CSV header" );
+    kept = header;
+    while ( std::getline( in, line ) )
+    {
+        long long step = -1;
+        std::istringstream( line.substr( 0, line.find( ',' ) ) ) >> step;
+        if ( step >= 0 && step <= keep_through )
+            kept += line + "\n";
+    }
+    in.close();
+    std::ofstream out( path, std::ios::trunc );
+    out << kept;
+    out.flush();
+    if ( !out )
+        throw core::IoError( "morula epidermis --restart: cannot rewrite '" + path + "'" );
+    return out;
+}
+
 template <class Scalar>
-int run_epidermis( const EpidermisSettings& s )
+int run_epidermis( const EpidermisSettings& s, const CheckpointFlags& flags )
 {
     using exec = Kokkos::DefaultExecutionSpace;
     using mem = exec::memory_space;
@@ -174,18 +208,43 @@ int run_epidermis( const EpidermisSettings& s )
                  layer.box.length( 0 ), layer.box.length( 1 ), s.steps, s.dt, s.integrator.c_str() );
     sem::Epidermis<Scalar, mem> model( sem::Tissue<Scalar, mem>( layer.tissue ), layer.box, p );
 
+    // --restart: the configured model continues from the checkpoint's state and step; its outputs keep
+    // the frames up to the last one at or before that step and continue after it.
+    const CheckpointSchedule schedule( flags, s.output );
+    long long resume_after = -1;
+    if ( schedule.restarting() )
+    {
+        io::restart_from_checkpoint( model, schedule.restart_file() );
+        if ( model.steps_done() > s.steps )
+            throw core::InputError( core::detail::concat( "morula epidermis: the checkpoint '", schedule.restart_file(),
+                                                          "' is at step ", model.steps_done(), ", beyond the run's ",
+                                                          s.steps, " steps" ) );
+        resume_after = s.output_every > 0 ? model.steps_done() / s.output_every * s.output_every : 0;
+        std::printf( "restarted from '%s' at step %lld (%d cells)\n", schedule.restart_file().c_str(),
+                     model.steps_done(), model.tissue().num_cells() );
+    }
+    const long long first_step = model.steps_done();
+
     std::unique_ptr<io::TissueSnapshotWriter> writer;
     if ( io::tissue_snapshots_available() )
-        writer = std::make_unique<io::TissueSnapshotWriter>( s.output );
+        writer = std::make_unique<io::TissueSnapshotWriter>( s.output, resume_after );
     else
         std::printf( "HDF5 not available in this build: no snapshots\n" );
-    std::ofstream csv( s.output + ".csv" );
-    if ( !csv )
-        throw core::IoError( "morula epidermis: cannot write '" + s.output + ".csv'" );
-    csv << "step,time,cells,elements,basal_cells,suprabasal_cells,adherent_cells,mean_centre_height,"
-           "max_centre_height,layers\n";
+    const std::string csv_header = "step,time,cells,elements,basal_cells,suprabasal_cells,adherent_cells,"
+                                   "mean_centre_height,max_centre_height,layers\n";
+    std::ofstream csv;
+    if ( resume_after >= 0 )
+        csv = resume_csv( s.output + ".csv", csv_header, resume_after );
+    else
+    {
+        csv.open( s.output + ".csv" );
+        if ( !csv )
+            throw core::IoError( "morula epidermis: cannot write '" + s.output + ".csv'" );
+        csv << csv_header;
+    }
 
-    auto frame = [&]() {
+    // A frame of the current state, recorded (a CSV row; the caller writes the snapshot) or not.
+    auto frame = [&]( bool record ) {
         model.update_geometry( space );
         const auto state = model.cell_states( space );
         const auto host = model.tissue().to_host();
@@ -227,36 +286,53 @@ int run_epidermis( const EpidermisSettings& s )
             max_z = std::max( max_z, z );
             layers = std::max( layers, 1 + static_cast<int>( std::floor( z / layer.footprint ) ) );
         }
-        csv << f.step << ',' << f.time << ',' << m << ',' << host.elements() << ',' << basal << ',' << m - basal
-            << ',' << adherent << ',' << mean_z << ',' << max_z << ',' << layers << '\n';
-        csv.flush();
+        if ( record )
+        {
+            csv << f.step << ',' << f.time << ',' << m << ',' << host.elements() << ',' << basal << ','
+                << m - basal << ',' << adherent << ',' << mean_z << ',' << max_z << ',' << layers << '\n';
+            csv.flush();
+        }
         return f;
     };
 
-    io::TissueFrame last = frame();
-    if ( writer )
+    // A resumed run's first frame is in its outputs already (or, past the last frame, not on the schedule).
+    io::TissueFrame last = frame( resume_after < 0 );
+    if ( writer && resume_after < 0 )
         writer->write( last );
     const auto t0 = std::chrono::steady_clock::now();
     Progress progress( s.steps, s.progress );
-    // Steps run through advance() (chunks without the host in between) up to the next snapshot or
-    // progress report, whichever comes first.
+    // Steps run through advance() (chunks without the host in between) up to the next snapshot, progress
+    // report or checkpoint, whichever comes first; all three fall on multiples of their period, so a
+    // resumed run stops where the uninterrupted one did.
     constexpr long report_every = 1000;
-    for ( long i = 0; i < s.steps; )
+    for ( long i = static_cast<long>( first_step ); i < s.steps; )
     {
-        long next = i + report_every < s.steps ? i + report_every : s.steps;
+        long next = ( i / report_every + 1 ) * report_every;
+        next = next < s.steps ? next : s.steps;
         if ( s.output_every > 0 )
         {
             const long snapshot = ( i / s.output_every + 1 ) * s.output_every;
             next = snapshot < next ? snapshot : next;
+        }
+        if ( flags.every > 0 )
+        {
+            const long long checkpoint = ( i / flags.every + 1 ) * flags.every;
+            next = checkpoint < next ? static_cast<long>( checkpoint ) : next;
         }
         model.advance( space, next - i );
         i = next;
         const bool out = ( s.output_every > 0 && i % s.output_every == 0 ) || i == s.steps;
         if ( out )
         {
-            last = frame();
+            last = frame( true );
             if ( writer )
                 writer->write( last );
+        }
+        // After the frame: a run killed past this checkpoint leaves rows and frames the restart drops.
+        if ( schedule.due( i, s.steps ) )
+        {
+            io::write_checkpoint( model, schedule.file() );
+            schedule.stop_if_requested();
         }
         progress.update( i, [&] { return core::detail::concat( model.tissue().num_cells(), " cells" ); } );
     }
@@ -266,11 +342,16 @@ int run_epidermis( const EpidermisSettings& s )
     view.box_y = layer.box.length( 1 );
     view.title = core::detail::concat( "epidermis, ", s.model, " model: step ", last.step, ", ", last.cells(), " cells" );
     const bool png = write_tissue_picture( s.output + ".png", last, view );
+    const long ran = s.steps - static_cast<long>( first_step );
     std::printf( "done: %ld steps in %.2f s (%.1f us/step); %zu cells, %zu elements, %lld divisions, %lld list builds\n",
-                 s.steps, seconds, s.steps ? 1e6 * seconds / s.steps : 0.0, last.cells(), last.elements(),
+                 s.steps, seconds, ran ? 1e6 * seconds / ran : 0.0, last.cells(), last.elements(),
                  model.divisions(), model.mechanics().list_builds() );
+    if ( first_step > 0 )
+        std::printf( "(%ld of the steps after the restart at step %lld)\n", ran, first_step );
     std::printf( "wrote %s.csv%s%s\n", s.output.c_str(), png ? ( ", " + s.output + ".png" ).c_str() : "",
                  writer ? ( ", " + writer->hdf5_path() + ", " + writer->xdmf_path() ).c_str() : "" );
+    if ( schedule.due( s.steps, s.steps ) && first_step < s.steps )
+        std::printf( "checkpoint %s at step %ld\n", schedule.file().c_str(), s.steps );
     return 0;
 }
 } // namespace
@@ -279,6 +360,7 @@ void add_epidermis_command( CLI::App& app )
 {
     auto config = std::make_shared<std::string>();
     auto o = std::make_shared<EpidermisSettings>();
+    auto checkpoints = std::make_shared<CheckpointFlags>();
     CLI::App* cmd = app.add_subcommand(
         "epidermis", "3D epidermis: subcellular elements, gene network, growth and division (Christley et al. 2010)" );
     cmd->add_option( "--config", *config, "JSON file; keys as in docs/models/epidermis.md" );
@@ -296,7 +378,8 @@ void add_epidermis_command( CLI::App& app )
     cmd->add_option( "--seed", o->seed, "seed of the cells' orientations" )->check( CLI::Range( 0L, 9007199254740991L ) );
     cmd->add_option( "--output", o->output, "prefix of the .h5, .xmf, .csv and .png files" );
     cmd->add_flag( "--no-progress", "no progress bar" );
-    cmd->callback( [config, o, cmd] {
+    add_checkpoint_flags( *cmd, *checkpoints );
+    cmd->callback( [config, o, cmd, checkpoints] {
         EpidermisSettings s;
         if ( !config->empty() )
             read_config( *config, s );
@@ -313,9 +396,9 @@ void add_epidermis_command( CLI::App& app )
         if ( cmd->count( "--output" ) ) s.output = o->output;
         if ( cmd->count( "--no-progress" ) ) s.progress = false;
         if ( s.precision == "float" )
-            run_epidermis<float>( s );
+            run_epidermis<float>( s, *checkpoints );
         else
-            run_epidermis<double>( s );
+            run_epidermis<double>( s, *checkpoints );
     } );
 }
 

@@ -12,6 +12,7 @@
 #include <morula/core/KokkosCompat.hpp>
 #include <morula/core/LaunchPolicy.hpp>
 #include <morula/core/StepGraph.hpp>
+#include <morula/io/Checkpoint.hpp>
 #include <morula/sem/GeneCoupling.hpp>
 #include <morula/sem/SemMechanics.hpp>
 #include <morula/sem/SemParameters.hpp>
@@ -127,6 +128,23 @@ class Epidermis
     void reset_times() { m_times.reset(); }
     long long divisions() const { return m_divisions; }
     bool gene_network() const { return m_params.model != EpidermisModel::movement; }
+
+    //! The model's name in its checkpoints (io::write_checkpoint, io::restart_from_checkpoint).
+    static constexpr const char* checkpoint_model = "epidermis";
+    /*!
+      \brief Writes the whole state (after a fence): precision, parameters and box, step and division
+      counters, the tissue at its capacities, both Verlet lists' state (EpidermisCheckpoint.hpp).
+    */
+    void checkpoint( io::CheckpointWriter& out ) const;
+    /*!
+      \brief Continues the checkpointed run in this driver, made from the same parameters and box (its
+      tissue may differ: it is replaced). The continuation equals the uninterrupted run bit for bit, by
+      step() or advance() (whose chunks are recorded anew).
+      \throws core::InputError naming the checkpoint file for another precision, a parameter that
+      differs (named with both values) or an inconsistent state. The parameters and the tissue are
+      checked before anything changes; after a later failure (a damaged file) make a new driver.
+    */
+    void restart( const io::CheckpointReader& in );
 
     /*!
       \brief One step; with `timed`, each phase is fenced and timed (a few microseconds each). The host
@@ -492,5 +510,8 @@ class Epidermis
 };
 
 } // namespace morula::sem
+
+// The definitions of Epidermis::checkpoint and Epidermis::restart.
+#include <morula/sem/EpidermisCheckpoint.hpp>
 
 #endif

@@ -12,6 +12,7 @@
 #include <morula/core/LaunchPolicy.hpp>
 #include <morula/grid/NeighborList.hpp>
 #include <morula/grid/UniformGrid.hpp>
+#include <morula/io/Checkpoint.hpp>
 #include <morula/ode/EpidermisGeneNetwork.hpp>
 #include <morula/sem/SemParameters.hpp>
 #include <morula/sem/Tissue.hpp>
@@ -357,9 +358,14 @@ class GeneCoupling
     template <class ExecutionSpace>
     void build_list( const ExecutionSpace& exec, const tissue_type& t )
     {
+        build_list_over( exec, t.centres(), t.num_cells(), t.cell_capacity() );
+    }
+
+    //! Builds the list over the first m rows of `centres`, which become its reference.
+    template <class ExecutionSpace>
+    void build_list_over( const ExecutionSpace& exec, const position_view& centres, int m, int capacity )
+    {
         compat::ScopedRegion region( "morula::sem::GeneCoupling::build_list" );
-        const int m = t.num_cells();
-        auto centres = t.centres();
         const Scalar radius = m_cutoff + m_skin;
         // Periodic axes: the model's box; open axes: the centres' extent with a margin of one radius
         // (a tight box keeps the grid's buckets small: a monolayer fills one layer of a 3D grid).
@@ -386,9 +392,10 @@ class GeneCoupling
         if ( static_cast<int>( m_reference.extent( 0 ) ) < m )
             m_reference = position_view( Kokkos::view_alloc( Kokkos::WithoutInitializing,
                                                               std::string( "morula::sem::cell_list_reference" ) ),
-                                         t.cell_capacity() );
-        Kokkos::parallel_for( "morula::sem::cell_list_reference", core::LaunchRange<ExecutionSpace>( exec, 0, m ),
-                              detail::CopyCentresFunctor<Scalar, MemorySpace>{ centres, m_reference } );
+                                         capacity );
+        if ( centres.data() != m_reference.data() )
+            Kokkos::parallel_for( "morula::sem::cell_list_reference", core::LaunchRange<ExecutionSpace>( exec, 0, m ),
+                                  detail::CopyCentresFunctor<Scalar, MemorySpace>{ centres, m_reference } );
         m_list_valid = true;
         ++m_list_builds;
     }
@@ -461,6 +468,47 @@ class GeneCoupling
         sig.insert( sig.end(), { p( m_list.offsets().data() ), p( m_list.indices().data() ), p( m_reference.data() ),
                                  p( m_inputs.data() ), p( m_count.data() ), p( m_half.data() ),
                                  p( t.species().data() ) } );
+    }
+
+    /*!
+      \brief Writes the centre list's state under `prefix` ("genes/"): valid, builds and, for a valid
+      list, the centres it was built from (restart() rebuilds the same list from them). The inputs and
+      the half-step species are recomputed by every step before they are read, so they are not written.
+    */
+    void checkpoint( io::CheckpointWriter& out, const std::string& prefix ) const
+    {
+        out.put_scalar( prefix + "list_valid", static_cast<std::uint8_t>( m_list_valid ) );
+        out.put_scalar( prefix + "list_builds", m_list_builds );
+        if ( m_list_valid )
+            out.put_field( prefix + "list_reference", m_reference, m_list.num_particles() );
+    }
+
+    /*!
+      \brief Restores what checkpoint() wrote for the tissue `t` (already restored).
+      \throws core::InputError naming the checkpoint file if the list's size differs from the tissue's
+    */
+    template <class ExecutionSpace>
+    void restart( const ExecutionSpace& exec, const io::CheckpointReader& in, const tissue_type& t,
+                  const std::string& prefix )
+    {
+        const bool valid = in.scalar<std::uint8_t>( prefix + "list_valid" ) != 0;
+        const long long builds = in.scalar<long long>( prefix + "list_builds" );
+        const int m = t.num_cells();
+        if ( valid && in.rows( prefix + "list_reference" ) != static_cast<std::size_t>( m ) )
+            in.fail( core::detail::concat( "'", prefix, "list_reference' holds ", in.rows( prefix + "list_reference" ),
+                                           " cells, the tissue ", m ) );
+        m_list_valid = false;
+        if ( valid )
+        {
+            if ( static_cast<int>( m_reference.extent( 0 ) ) < m )
+                m_reference = position_view( Kokkos::view_alloc( Kokkos::WithoutInitializing,
+                                                                  std::string( "morula::sem::cell_list_reference" ) ),
+                                             t.cell_capacity() );
+            in.get_field( prefix + "list_reference", m_reference, m );
+            build_list_over( exec, m_reference, m, t.cell_capacity() );
+        }
+        m_list_builds = builds;
+        exec.fence();
     }
 
   private:

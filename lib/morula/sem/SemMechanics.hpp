@@ -12,6 +12,7 @@
 #include <morula/core/LaunchPolicy.hpp>
 #include <morula/grid/NeighborList.hpp>
 #include <morula/grid/UniformGrid.hpp>
+#include <morula/io/Checkpoint.hpp>
 #include <morula/sem/SemParameters.hpp>
 #include <morula/sem/Tissue.hpp>
 #include <morula/sem/detail/SemKernels.hpp>
@@ -284,12 +285,7 @@ class SemMechanics
             lo[d] = mn;
             hi[d] = mx;
         }
-        const Scalar radius = m_cutoff + m_skin;
-        // Grid cells no smaller than about one element spacing, so that the grid holds O(elements)
-        // cells even though the repulsive range (0.058) is much shorter than the spacing (0.19-0.30).
-        const Scalar edge = radius > Scalar( 0.5 * m_params.intra.minimum() )
-                                ? radius
-                                : Scalar( 0.5 * m_params.intra.minimum() );
+        const Scalar edge = grid_edge();
         core::Box<Scalar> gbox = m_box;
         bool regrid = !m_grid.has_value();
         for ( int d = 0; d < 3; ++d )
@@ -326,7 +322,104 @@ class SemMechanics
         m_steps_at_build = m_steps;
     }
 
+    /*!
+      \brief Writes what decides the continuation under `prefix` ("mechanics/"): the step counters, the
+      list's state (valid, bound pending, the last bound, builds, the steps of the last two builds), the
+      element grid's box (kept between builds while the elements stay inside it, so it decides later
+      grids) and, for a valid list, the positions it was built from. The list itself is not written:
+      restart() rebuilds it from those positions through a grid of that box, which gives the same list.
+    */
+    void checkpoint( io::CheckpointWriter& out, const std::string& prefix ) const
+    {
+        Scalar metric = 0;
+        Kokkos::deep_copy( metric, m_metric );
+        out.put_scalar( prefix + "steps", m_steps );
+        out.put_scalar( prefix + "steps_at_build", m_steps_at_build );
+        out.put_scalar( prefix + "last_build_interval", m_last_interval );
+        out.put_scalar( prefix + "list_builds", m_list_builds );
+        out.put_scalar( prefix + "list_valid", static_cast<std::uint8_t>( m_list_valid ) );
+        out.put_scalar( prefix + "bound_pending", static_cast<std::uint8_t>( m_metric_pending ) );
+        out.put_scalar( prefix + "bound", metric );
+        out.put_scalar( prefix + "grid", static_cast<std::uint8_t>( m_grid.has_value() ) );
+        if ( m_grid )
+        {
+            const auto& b = m_grid->geometry().box;
+            out.put( prefix + "grid_lo", std::vector<Scalar>{ b.lo[0], b.lo[1], b.lo[2] } );
+            out.put( prefix + "grid_hi", std::vector<Scalar>{ b.hi[0], b.hi[1], b.hi[2] } );
+        }
+        if ( m_list_valid )
+            out.put_field( prefix + "list_reference", m_reference, m_list.num_particles() );
+    }
+
+    /*!
+      \brief Restores what checkpoint() wrote for the tissue `t` (already restored): the counters, the
+      bound, the grid's box and a valid list rebuilt from its reference positions.
+      \throws core::InputError naming the checkpoint file if the list's size differs from the tissue's
+    */
+    template <class ExecutionSpace>
+    void restart( const ExecutionSpace& exec, const io::CheckpointReader& in, const tissue_type& t,
+                  const std::string& prefix )
+    {
+        const bool valid = in.scalar<std::uint8_t>( prefix + "list_valid" ) != 0;
+        const bool has_grid = in.scalar<std::uint8_t>( prefix + "grid" ) != 0;
+        const Scalar metric = in.scalar<Scalar>( prefix + "bound" );
+        const bool pending = in.scalar<std::uint8_t>( prefix + "bound_pending" ) != 0;
+        const long long steps = in.scalar<long long>( prefix + "steps" );
+        const long long steps_at_build = in.scalar<long long>( prefix + "steps_at_build" );
+        const long long last_interval = in.scalar<long long>( prefix + "last_build_interval" );
+        const long long builds = in.scalar<long long>( prefix + "list_builds" );
+        std::optional<grid::UniformGrid<Scalar, MemorySpace>> grid;
+        if ( has_grid )
+        {
+            const auto lo = in.get<Scalar>( prefix + "grid_lo" );
+            const auto hi = in.get<Scalar>( prefix + "grid_hi" );
+            if ( lo.size() != 3 || hi.size() != 3 )
+                in.fail( "'" + prefix + "grid_lo/grid_hi' must hold 3 values each" );
+            core::Box<Scalar> gbox = m_box;
+            for ( int d = 0; d < 3; ++d )
+            {
+                gbox.lo[d] = lo[d];
+                gbox.hi[d] = hi[d];
+            }
+            grid.emplace( gbox, grid_edge() );
+        }
+        if ( valid && ( !has_grid || in.rows( prefix + "list_reference" ) !=
+                                         static_cast<std::size_t>( t.num_elements() ) ) )
+            in.fail( core::detail::concat( "'", prefix, "list_reference' does not match the tissue's ",
+                                           t.num_elements(), " elements" ) );
+        m_grid = std::move( grid );
+        m_list_valid = false;
+        if ( valid )
+        {
+            const int n = t.num_elements();
+            if ( static_cast<int>( m_reference.extent( 0 ) ) < n )
+                m_reference = position_view(
+                    Kokkos::view_alloc( Kokkos::WithoutInitializing, "morula::sem::list_reference" ),
+                    n + n / 2 + 16 );
+            in.get_field( prefix + "list_reference", m_reference, n );
+            m_grid->build( exec, m_reference, n );
+            m_list.build( exec, m_grid->query( m_reference ), m_cutoff, m_skin );
+            m_list_valid = true;
+        }
+        Kokkos::deep_copy( m_metric, metric );
+        m_metric_pending = pending;
+        m_steps = steps;
+        m_steps_at_build = steps_at_build;
+        m_last_interval = last_interval;
+        m_list_builds = builds;
+        exec.fence();
+    }
+
   private:
+    // Grid cells no smaller than about one element spacing, so that the grid holds O(elements)
+    // cells even though the repulsive range (0.058) is much shorter than the spacing (0.19-0.30).
+    Scalar grid_edge() const
+    {
+        const Scalar radius = m_cutoff + m_skin;
+        const Scalar spacing = Scalar( 0.5 * m_params.intra.minimum() );
+        return radius > spacing ? radius : spacing;
+    }
+
     detail::VelocityEvaluator<Scalar, MemorySpace> evaluator( const tissue_type& t,
                                                               const position_view& x,
                                                               bool brute_force ) const

@@ -9,6 +9,7 @@
 #include <morula/core/Error.hpp>
 #include <morula/core/HostCopy.hpp>
 #include <morula/core/KokkosCompat.hpp>
+#include <morula/io/Checkpoint.hpp>
 #include <morula/ode/EpidermisGeneNetwork.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -235,6 +236,84 @@ class Tissue
                 h.type.push_back( type[e] );
             }
         return h;
+    }
+
+    /*!
+      \brief Writes every stored entry under `prefix` ("tissue/"): the capacities, the elements' positions,
+      cells and types, the cells' offsets, counts, centres, adhesion and species, in storage order.
+    */
+    void checkpoint( io::CheckpointWriter& out, const std::string& prefix ) const
+    {
+        out.put_scalar( prefix + "element_capacity", element_capacity() );
+        out.put_scalar( prefix + "cell_capacity", cell_capacity() );
+        out.put_field( prefix + "positions", m_x, m_num_elements );
+        out.put_field( prefix + "element_cell", m_cell, m_num_elements );
+        out.put_field( prefix + "element_type", m_type, m_num_elements );
+        out.put_field( prefix + "cell_offset", m_offset, m_num_cells );
+        out.put_field( prefix + "cell_count", m_count, m_num_cells );
+        out.put_field( prefix + "centres", m_centre, m_num_cells );
+        out.put_field( prefix + "adhesion", m_adhesion, m_num_cells );
+        out.put_field( prefix + "species", m_species, m_num_cells );
+    }
+
+    /*!
+      \brief Replaces the contents with a checkpoint's (written by checkpoint() with the same prefix), at
+      the checkpoint's capacities, so that later growth allocates exactly as the checkpointed run did.
+      The cell table is checked first (every cell a block of its own elements inside the element
+      count); nothing changes if the checkpoint is refused.
+      \throws core::InputError naming the checkpoint file and entry for a missing entry, another scalar
+      type or shape, or an inconsistent cell table
+    */
+    void restart( const io::CheckpointReader& in, const std::string& prefix )
+    {
+        using core::detail::concat;
+        const std::vector<int> cell = in.get<int>( prefix + "element_cell" );
+        const std::vector<int> type = in.get<int>( prefix + "element_type" );
+        const std::vector<int> offset = in.get<int>( prefix + "cell_offset" );
+        const std::vector<int> count = in.get<int>( prefix + "cell_count" );
+        const int n = static_cast<int>( cell.size() );
+        const int m = static_cast<int>( count.size() );
+        const int element_cap = in.scalar<int>( prefix + "element_capacity" );
+        const int cell_cap = in.scalar<int>( prefix + "cell_capacity" );
+        if ( type.size() != cell.size() || offset.size() != count.size() )
+            in.fail( concat( "'", prefix, "' holds ", cell.size(), " element cells but ", type.size(),
+                             " element types, or ", offset.size(), " cell offsets but ", count.size(), " counts" ) );
+        if ( element_cap < std::max( n, 1 ) || cell_cap < std::max( m, 1 ) )
+            in.fail( concat( "'", prefix, "' capacities ", element_cap, " elements and ", cell_cap,
+                             " cells are below the ", n, " elements and ", m, " cells it holds" ) );
+        long long total = 0;
+        for ( int c = 0; c < m; ++c )
+        {
+            if ( count[c] < 1 || offset[c] < 0 || offset[c] > n - count[c] )
+                in.fail( concat( "'", prefix, "cell_offset/cell_count': cell ", c, " has elements [", offset[c],
+                                 ", ", static_cast<long long>( offset[c] ) + count[c], ") outside the ", n,
+                                 " elements" ) );
+            for ( int e = offset[c]; e < offset[c] + count[c]; ++e )
+                if ( cell[e] != c )
+                    in.fail( concat( "'", prefix, "element_cell': element ", e, " names cell ", cell[e],
+                                     " but lies in the block of cell ", c ) );
+            total += count[c];
+        }
+        if ( total != n )
+            in.fail( concat( "'", prefix, "cell_count': the cells hold ", total, " elements, the tissue ", n ) );
+        for ( int e = 0; e < n; ++e )
+            if ( type[e] != element_free && type[e] != element_membrane )
+                in.fail( concat( "'", prefix, "element_type': element ", e, " has type ", type[e],
+                                 " (expected 0 or 1)" ) );
+        // Read into new arrays first: a refused entry leaves this tissue as it was.
+        Tissue t;
+        t.allocate( element_cap, cell_cap );
+        in.get_field( prefix + "positions", t.m_x, n );
+        core::copy_from_host( cell, n, t.m_cell );
+        core::copy_from_host( type, n, t.m_type );
+        core::copy_from_host( offset, m, t.m_offset );
+        core::copy_from_host( count, m, t.m_count );
+        in.get_field( prefix + "centres", t.m_centre, m );
+        in.get_field( prefix + "adhesion", t.m_adhesion, m );
+        in.get_field( prefix + "species", t.m_species, m );
+        t.m_num_elements = n;
+        t.m_num_cells = m;
+        *this = std::move( t );
     }
 
   private:
