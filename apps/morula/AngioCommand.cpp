@@ -183,43 +183,6 @@ io::AngioFrame make_frame( const Model& m )
     return f;
 }
 
-// A resumed run's CSV keeps the rows of the steps up to the checkpoint's (a run killed after its last
-// checkpoint wrote later ones, which the resumed run writes again), then the resumed run appends. Returns
-// false if there is no CSV to resume (a new output prefix): the resumed run starts a new one, as the
-// snapshot series does.
-bool keep_csv_rows_up_to( const std::string& path, long long step, const std::string& where )
-{
-    std::ifstream in( path );
-    std::string header, line;
-    if ( !in || !std::getline( in, header ) )
-        return false;
-    std::ostringstream kept;
-    kept << header << '\n';
-    while ( std::getline( in, line ) )
-    {
-        long long row_step = -1;
-        if ( std::sscanf( line.c_str(), "%lld", &row_step ) != 1 )
-            throw core::InputError( core::detail::concat( where, ": cannot resume '", path, "': the row '", line,
-                                                          "' does not start with a step" ) );
-        if ( row_step <= step )
-            kept << line << '\n';
-    }
-    in.close();
-    // Under a temporary name, then renamed: a run killed here leaves the old series whole.
-    const std::string temporary = path + ".tmp";
-    {
-        std::ofstream out( temporary, std::ios::trunc );
-        out << kept.str();
-        if ( !out.flush() )
-            throw core::IoError( where + ": cannot write '" + temporary + "'" );
-    }
-    std::error_code error;
-    std::filesystem::rename( temporary, path, error );
-    if ( error )
-        throw core::IoError( where + ": cannot rename '" + temporary + "' to '" + path + "': " + error.message() );
-    return true;
-}
-
 // Restarts `model` (made from the configuration) from the checkpoint `path`; returns the step it resumes
 // after. The model refuses a checkpoint of other parameters; the run refuses one past its last step, and
 // one whose angiogenic switch contradicts the configuration (sprouting on while this run has it off, or

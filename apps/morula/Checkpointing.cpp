@@ -3,6 +3,12 @@
 #include <morula/core/Error.hpp>
 
 #include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <system_error>
 
 namespace morula::app
 {
@@ -55,6 +61,41 @@ void CheckpointSchedule::stop_if_requested() const
 {
     if ( g_stop != 0 )
         throw StoppedBySignal{ m_file };
+}
+
+bool keep_csv_rows_up_to( const std::string& path, long long step, const std::string& where, const std::string& header )
+{
+    std::ifstream in( path );
+    std::string first, line;
+    if ( !in || !std::getline( in, first ) )
+        return false;
+    if ( !header.empty() && first != header )
+        throw core::InputError( where + ": cannot resume '" + path + "': its first line is not the header '" + header + "'" );
+    std::ostringstream kept;
+    kept << first << '\n';
+    while ( std::getline( in, line ) )
+    {
+        long long row_step = -1;
+        if ( std::sscanf( line.c_str(), "%lld", &row_step ) != 1 )
+            throw core::InputError( core::detail::concat( where, ": cannot resume '", path, "': the row '", line,
+                                                          "' does not start with a step" ) );
+        if ( row_step <= step )
+            kept << line << '\n';
+    }
+    in.close();
+    // Under a temporary name, then renamed: a run killed here leaves the old series whole.
+    const std::string temporary = path + ".tmp";
+    {
+        std::ofstream out( temporary, std::ios::trunc );
+        out << kept.str();
+        if ( !out.flush() )
+            throw core::IoError( where + ": cannot write '" + temporary + "'" );
+    }
+    std::error_code error;
+    std::filesystem::rename( temporary, path, error );
+    if ( error )
+        throw core::IoError( where + ": cannot rename '" + temporary + "' to '" + path + "': " + error.message() );
+    return true;
 }
 
 } // namespace morula::app

@@ -69,6 +69,17 @@ class CheckpointSchedule
     std::string m_restart;
 };
 
+/*!
+  A resumed run's CSV, whose rows start with their step: keeps the header and the rows of the steps up
+  to `step` (a run killed after its last checkpoint wrote later ones, which the resumed run writes
+  again), rewritten under a temporary name and renamed. Returns false if there is no CSV at `path` (a
+  new output prefix: the caller starts one, or refuses).
+  \throws core::InputError naming `where` and the file if a row does not start with a step, or the first
+  line is not `header` (when given); core::IoError if it cannot be rewritten
+*/
+bool keep_csv_rows_up_to( const std::string& path, long long step, const std::string& where,
+                          const std::string& header = {} );
+
 } // namespace morula::app
 
 #endif

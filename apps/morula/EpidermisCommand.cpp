@@ -122,27 +122,13 @@ double available_memory()
 */
 std::ofstream resume_csv( const std::string& path, const std::string& header, long long keep_through )
 {
-    std::ifstream in( path );
-    if ( !in )
-        throw core::IoError( "morula epidermis --restart: cannot read '" + path +
-                             "', the CSV of the run being resumed (same --output)" );
-    std::string line, kept;
-    if ( !std::getline( in, line ) || line + "\n" != header )
-        throw core::IoError( "morula epidermis --restart: '" + path + "' does not start with the epidermis CSV header" );
-    kept = header;
-    while ( std::getline( in, line ) )
-    {
-        long long step = -1;
-        std::istringstream( line.substr( 0, line.find( ',' ) ) ) >> step;
-        if ( step >= 0 && step <= keep_through )
-            kept += line + "\n";
-    }
-    in.close();
-    std::ofstream out( path, std::ios::trunc );
-    out << kept;
-    out.flush();
+    const std::string where = "morula epidermis --restart";
+    // `header` ends with its newline; the file's first line does not.
+    if ( !keep_csv_rows_up_to( path, keep_through, where, header.substr( 0, header.size() - 1 ) ) )
+        throw core::IoError( where + ": cannot read '" + path + "', the CSV of the run being resumed (same --output)" );
+    std::ofstream out( path, std::ios::app );
     if ( !out )
-        throw core::IoError( "morula epidermis --restart: cannot rewrite '" + path + "'" );
+        throw core::IoError( where + ": cannot append to '" + path + "'" );
     return out;
 }
 
