@@ -97,27 +97,9 @@ void read_config( const std::string& path, EpidermisSettings& s )
 
 sem::MorsePotential morse( const std::vector<double>& v ) { return { v[0], v[1], v[2], v[3] }; }
 
-// Memory the model's Views may use, in bytes: free device memory on a GPU, physical memory otherwise.
-double available_memory()
+// The model's parameters from the settings, with every check the run makes before it allocates anything.
+sem::EpidermisParameters epidermis_parameters( const EpidermisSettings& s )
 {
-#if defined( KOKKOS_ENABLE_CUDA )
-    std::size_t free_bytes = 0, total = 0;
-    if ( cudaMemGetInfo( &free_bytes, &total ) == cudaSuccess )
-        return double( free_bytes );
-#elif defined( KOKKOS_ENABLE_HIP )
-    std::size_t free_bytes = 0, total = 0;
-    if ( hipMemGetInfo( &free_bytes, &total ) == hipSuccess )
-        return double( free_bytes );
-#endif
-    return double( sysconf( _SC_PHYS_PAGES ) ) * double( sysconf( _SC_PAGE_SIZE ) );
-}
-
-template <class Scalar>
-int run_epidermis( const EpidermisSettings& s )
-{
-    using exec = Kokkos::DefaultExecutionSpace;
-    using mem = exec::memory_space;
-    exec space;
     sem::EpidermisParameters p;
     p.model = s.model == "movement" ? sem::EpidermisModel::movement
               : s.model == "gene_network" ? sem::EpidermisModel::gene_network : sem::EpidermisModel::full;
@@ -142,6 +124,41 @@ int run_epidermis( const EpidermisSettings& s )
         throw core::InputError( core::detail::concat(
             "morula epidermis: division_elements = ", s.division_elements,
             " must exceed elements_per_cell = ", s.elements_per_cell, " (cells would divide at once)" ) );
+    return p;
+}
+} // namespace
+
+void check_epidermis_config( const std::string& path )
+{
+    EpidermisSettings s;
+    read_config( path, s );
+    epidermis_parameters( s );
+}
+
+namespace
+{
+// Memory the model's Views may use, in bytes: free device memory on a GPU, physical memory otherwise.
+double available_memory()
+{
+#if defined( KOKKOS_ENABLE_CUDA )
+    std::size_t free_bytes = 0, total = 0;
+    if ( cudaMemGetInfo( &free_bytes, &total ) == cudaSuccess )
+        return double( free_bytes );
+#elif defined( KOKKOS_ENABLE_HIP )
+    std::size_t free_bytes = 0, total = 0;
+    if ( hipMemGetInfo( &free_bytes, &total ) == hipSuccess )
+        return double( free_bytes );
+#endif
+    return double( sysconf( _SC_PHYS_PAGES ) ) * double( sysconf( _SC_PAGE_SIZE ) );
+}
+
+template <class Scalar>
+int run_epidermis( const EpidermisSettings& s )
+{
+    using exec = Kokkos::DefaultExecutionSpace;
+    using mem = exec::memory_space;
+    exec space;
+    const sem::EpidermisParameters p = epidermis_parameters( s );
 
     sem::MonolayerSpec spec;
     spec.cells = static_cast<int>( s.cells );
