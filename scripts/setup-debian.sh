@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what Morula needs from Debian 12's archive (a no-op when everything is there already).
 # Kokkos 3.4.01 and Kokkos Kernels come from the Trilinos packages (Serial backend); see docs/building.md
-# for Kokkos 4.x with CUDA, HIP or OpenMP.
+# for Kokkos 4.x with CUDA, HIP or OpenMP. clang-14 and its runtimes (libclang-rt-14-dev: libFuzzer and the
+# sanitizers) build the fuzz targets of tests/fuzz (docs/robustness.md).
 set -euo pipefail
 packages=(
   cmake ninja-build g++ make pkg-config
@@ -10,6 +11,7 @@ packages=(
   libcli11-dev nlohmann-json3-dev libfmt-dev libcairo2-dev
   libopenmpi-dev openmpi-bin
   python3 python3-matplotlib
+  clang-14 libclang-rt-14-dev
 )
 missing=()
 for p in "${packages[@]}"; do

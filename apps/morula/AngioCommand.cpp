@@ -151,6 +151,23 @@ void read_config( const std::string& path, AngioSettings& s )
     integer( "max_tubes_per_cell", p.max_tubes_per_cell, 1, 1024 );
     if ( c.has( "atomic_cell_cell" ) ) p.atomic_cell_cell = c.flag( "atomic_cell_cell" );
 }
+} // namespace
+
+void check_angiogenesis_config( const std::string& path )
+{
+    AngioSettings s;
+    read_config( path, s );
+    // what run_angiogenesis checks before it allocates the model: the parameters and the vessels' tubes
+    angio::AngioParameters p = s.p;
+    p.validate( "morula angiogenesis" );
+    angio::HostTubes tubes;
+    for ( std::size_t k = 0; k < s.vessels.size(); ++k )
+        tubes.add_vessel( s.vessels[k].points, s.vessels[k].radius, p.vessels.max_tube_length,
+                          core::detail::concat( "morula angiogenesis: vessels[", k, "]" ) );
+}
+
+namespace
+{
 
 // Host copies of the model's cells and tubes as one output frame.
 template <class Model>

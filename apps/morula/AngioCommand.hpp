@@ -4,10 +4,16 @@
 
 #include <CLI/CLI.hpp>
 
+#include <string>
+
 namespace morula::app
 {
 //! Registers the `angiogenesis` subcommand on `app`.
 void add_angiogenesis_command( CLI::App& app );
+//! Reads and validates the `angiogenesis` configuration file `path` as `morula angiogenesis --config` does before it
+//! starts (every key, value and cross-key rule that needs no allocated model); throws core::InputError
+//! naming the file, key and value. The fuzz target tests/fuzz/fuzz_config_angiogenesis.cpp calls it.
+void check_angiogenesis_config( const std::string& path );
 } // namespace morula::app
 
 #endif

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <fstream>
 #include <sstream>
 
@@ -11,6 +12,19 @@ namespace morula::app
 {
 using core::InputError;
 using core::detail::concat;
+
+namespace
+{
+//! Whether the JSON integer `v` lies in [min, max], compared in its own signedness.
+bool fits( const nlohmann::json& v, long min, long max )
+{
+    if ( v.is_number_unsigned() )
+        return max >= 0 && v.get<std::uint64_t>() <= static_cast<std::uint64_t>( max ) &&
+               ( min <= 0 || v.get<std::uint64_t>() >= static_cast<std::uint64_t>( min ) );
+    const auto x = v.get<std::int64_t>();
+    return x >= min && x <= max;
+}
+} // namespace
 
 ConfigFile ConfigFile::from_file( const std::string& path, const std::set<std::string>& known_keys )
 {
@@ -94,10 +108,11 @@ long ConfigFile::integer( const std::string& key, long min, long max ) const
     const auto& v = m_json.at( key );
     if ( !v.is_number_integer() )
         throw InputError( where( key ) + " must be an integer, got " + v.dump() );
-    const long x = v.get<long>();
-    if ( x < min || x > max )
-        throw InputError( concat( where( key ), " = ", x, " is outside [", min, ", ", max, "]" ) );
-    return x;
+    // An unsigned value beyond a long's range would wrap (18446744073709551615 read as -1): compare first,
+    // and name the value as written.
+    if ( !fits( v, min, max ) )
+        throw InputError( concat( where( key ), " = ", v.dump(), " is outside [", min, ", ", max, "]" ) );
+    return v.get<long>();
 }
 
 std::string ConfigFile::choice( const std::string& key, const std::set<std::string>& allowed ) const
@@ -155,7 +170,7 @@ std::vector<long> ConfigFile::integers( const std::string& key, std::size_t coun
     for ( std::size_t i = 0; i < count; ++i )
     {
         const auto& e = v[i];
-        if ( !e.is_number_integer() || e.get<long>() < min || e.get<long>() > max )
+        if ( !e.is_number_integer() || !fits( e, min, max ) )
             throw InputError( concat( where( key ), "[", i, "] = ", e.dump(), " must be an integer in [", min, ", ",
                                       max, "]" ) );
         out.push_back( e.get<long>() );

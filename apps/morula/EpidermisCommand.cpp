@@ -99,6 +99,47 @@ void read_config( const std::string& path, EpidermisSettings& s )
 
 sem::MorsePotential morse( const std::vector<double>& v ) { return { v[0], v[1], v[2], v[3] }; }
 
+// The model's parameters from the settings, with every check the run makes before it allocates anything.
+sem::EpidermisParameters epidermis_parameters( const EpidermisSettings& s )
+{
+    sem::EpidermisParameters p;
+    p.model = s.model == "movement" ? sem::EpidermisModel::movement
+              : s.model == "gene_network" ? sem::EpidermisModel::gene_network : sem::EpidermisModel::full;
+    p.mechanics.intra = morse( s.intra );
+    p.mechanics.inter = morse( s.inter );
+    p.mechanics.membrane = morse( s.membrane );
+    p.mechanics.inter_cutoff = s.inter_cutoff;
+    p.mechanics.time_step = s.dt;
+    p.mechanics.integrator = s.integrator == "euler" ? sem::TimeScheme::euler : sem::TimeScheme::runge_kutta2;
+    p.genes.neighbor_cutoff = s.neighbor_cutoff;
+    p.genes.tgf_beta = s.tgf_beta;
+    p.genes.coupling = s.coupling == "distribute" ? sem::NeighborCoupling::distribute : sem::NeighborCoupling::average;
+    p.growth.interval = static_cast<int>( s.growth_interval );
+    p.growth.division_elements = static_cast<int>( s.division_elements );
+    p.growth.rule = s.growth_rule == "low_delta" ? sem::GrowthRule::low_delta : sem::GrowthRule::basal_state;
+    p.growth.delta_threshold = s.delta_threshold;
+    p.validate( "morula epidermis" );
+    if ( s.adhesive_elements > s.elements_per_cell )
+        throw core::InputError( core::detail::concat( "morula epidermis: adhesive_elements = ", s.adhesive_elements,
+                                                      " exceeds elements_per_cell = ", s.elements_per_cell ) );
+    if ( p.model == sem::EpidermisModel::full && s.division_elements <= s.elements_per_cell )
+        throw core::InputError( core::detail::concat(
+            "morula epidermis: division_elements = ", s.division_elements,
+            " must exceed elements_per_cell = ", s.elements_per_cell, " (cells would divide at once)" ) );
+    return p;
+}
+} // namespace
+
+void check_epidermis_config( const std::string& path )
+{
+    EpidermisSettings s;
+    read_config( path, s );
+    epidermis_parameters( s );
+}
+
+namespace
+{
+
 // Memory the model's Views may use, in bytes: free device memory on a GPU, physical memory otherwise.
 double available_memory()
 {
@@ -138,30 +179,7 @@ int run_epidermis( const EpidermisSettings& s, const CheckpointFlags& flags )
     using exec = Kokkos::DefaultExecutionSpace;
     using mem = exec::memory_space;
     exec space;
-    sem::EpidermisParameters p;
-    p.model = s.model == "movement" ? sem::EpidermisModel::movement
-              : s.model == "gene_network" ? sem::EpidermisModel::gene_network : sem::EpidermisModel::full;
-    p.mechanics.intra = morse( s.intra );
-    p.mechanics.inter = morse( s.inter );
-    p.mechanics.membrane = morse( s.membrane );
-    p.mechanics.inter_cutoff = s.inter_cutoff;
-    p.mechanics.time_step = s.dt;
-    p.mechanics.integrator = s.integrator == "euler" ? sem::TimeScheme::euler : sem::TimeScheme::runge_kutta2;
-    p.genes.neighbor_cutoff = s.neighbor_cutoff;
-    p.genes.tgf_beta = s.tgf_beta;
-    p.genes.coupling = s.coupling == "distribute" ? sem::NeighborCoupling::distribute : sem::NeighborCoupling::average;
-    p.growth.interval = static_cast<int>( s.growth_interval );
-    p.growth.division_elements = static_cast<int>( s.division_elements );
-    p.growth.rule = s.growth_rule == "low_delta" ? sem::GrowthRule::low_delta : sem::GrowthRule::basal_state;
-    p.growth.delta_threshold = s.delta_threshold;
-    p.validate( "morula epidermis" );
-    if ( s.adhesive_elements > s.elements_per_cell )
-        throw core::InputError( core::detail::concat( "morula epidermis: adhesive_elements = ", s.adhesive_elements,
-                                                      " exceeds elements_per_cell = ", s.elements_per_cell ) );
-    if ( p.model == sem::EpidermisModel::full && s.division_elements <= s.elements_per_cell )
-        throw core::InputError( core::detail::concat(
-            "morula epidermis: division_elements = ", s.division_elements,
-            " must exceed elements_per_cell = ", s.elements_per_cell, " (cells would divide at once)" ) );
+    const sem::EpidermisParameters p = epidermis_parameters( s );
 
     sem::MonolayerSpec spec;
     spec.cells = static_cast<int>( s.cells );

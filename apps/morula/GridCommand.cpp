@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -32,6 +33,35 @@ struct GridSettings
 static double seconds_since( std::chrono::steady_clock::time_point t0 )
 {
     return std::chrono::duration<double>( std::chrono::steady_clock::now() - t0 ).count();
+}
+
+// The file sets what the command line did not: `unset(flag)` says whether the flag was not given.
+static void read_config( const std::string& path, GridSettings& s, const std::function<bool( const char* )>& unset )
+{
+    const auto cfg = ConfigFile::from_file(
+        path, { "particles", "box", "cutoff", "boundary", "ordering", "precision", "seed", "check" } );
+    if ( cfg.has( "particles" ) && unset( "--particles" ) )
+        s.particles = cfg.integer( "particles", 0, 2000000000L );
+    if ( cfg.has( "box" ) && unset( "--box" ) )
+        s.box = cfg.number( "box", 1e-300, 1e300 );
+    if ( cfg.has( "cutoff" ) && unset( "--cutoff" ) )
+        s.cutoff = cfg.number( "cutoff", 1e-300, 1e300 );
+    if ( cfg.has( "boundary" ) && unset( "--boundary" ) )
+        s.boundary = cfg.choice( "boundary", { "periodic", "closed", "open" } );
+    if ( cfg.has( "ordering" ) && unset( "--ordering" ) )
+        s.ordering = cfg.choice( "ordering", { "row-major", "morton" } );
+    if ( cfg.has( "precision" ) && unset( "--precision" ) )
+        s.precision = cfg.choice( "precision", { "float", "double" } );
+    if ( cfg.has( "seed" ) && unset( "--seed" ) )
+        s.seed = cfg.integer( "seed", 0, 9007199254740991L );
+    if ( cfg.has( "check" ) && unset( "--check" ) )
+        s.check = cfg.integer( "check", 0, 1000000 );
+}
+
+void check_grid_config( const std::string& path )
+{
+    GridSettings s;
+    read_config( path, s, []( const char* ) { return true; } );
 }
 
 // The kernels live in a named function template, not in the CLI callback lambda: nvcc accepts
@@ -182,27 +212,7 @@ void add_grid_command( CLI::App& app )
         GridSettings s = *settings;
         if ( !s.config.empty() )
         {
-            const auto cfg = ConfigFile::from_file(
-                s.config, { "particles", "box", "cutoff", "boundary", "ordering", "precision",
-                            "seed", "check" } );
-            // The file sets what the command line did not.
-            auto unset = [&]( const char* flag ) { return cmd->count( flag ) == 0; };
-            if ( cfg.has( "particles" ) && unset( "--particles" ) )
-                s.particles = cfg.integer( "particles", 0, 2000000000L );
-            if ( cfg.has( "box" ) && unset( "--box" ) )
-                s.box = cfg.number( "box", 1e-300, 1e300 );
-            if ( cfg.has( "cutoff" ) && unset( "--cutoff" ) )
-                s.cutoff = cfg.number( "cutoff", 1e-300, 1e300 );
-            if ( cfg.has( "boundary" ) && unset( "--boundary" ) )
-                s.boundary = cfg.choice( "boundary", { "periodic", "closed", "open" } );
-            if ( cfg.has( "ordering" ) && unset( "--ordering" ) )
-                s.ordering = cfg.choice( "ordering", { "row-major", "morton" } );
-            if ( cfg.has( "precision" ) && unset( "--precision" ) )
-                s.precision = cfg.choice( "precision", { "float", "double" } );
-            if ( cfg.has( "seed" ) && unset( "--seed" ) )
-                s.seed = cfg.integer( "seed", 0, 9007199254740991L );
-            if ( cfg.has( "check" ) && unset( "--check" ) )
-                s.check = cfg.integer( "check", 0, 1000000 );
+            read_config( s.config, s, [&]( const char* flag ) { return cmd->count( flag ) == 0; } );
         }
         const int rc = s.precision == "float" ? run_grid_demo<float>( s ) : run_grid_demo<double>( s );
         if ( rc != 0 )

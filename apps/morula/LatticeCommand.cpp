@@ -162,6 +162,16 @@ void read_config( const std::string& path, LatticeSettings& s )
                                       " classes; at most 15 (site types 1..15)" ) );
     }
 }
+} // namespace
+
+void check_lattice_config( const std::string& path )
+{
+    LatticeSettings s;
+    read_config( path, s );
+}
+
+namespace
+{
 
 /*
   The model on one rank (LatticeDiffusion) or, under an MPI launcher with several ranks, cut into z

@@ -86,6 +86,16 @@ void read_config( const std::string& path, ProliferationSettings& s )
     if ( c.has( "snapshot_every" ) ) s.snapshot_every = c.integer( "snapshot_every", 0, 100000000 );
     if ( c.has( "progress" ) ) s.progress = c.flag( "progress" );
 }
+} // namespace
+
+void check_proliferation_config( const std::string& path )
+{
+    ProliferationSettings s;
+    read_config( path, s );
+}
+
+namespace
+{
 
 // The key 'output': the run's counts and timings as JSON.
 void write_output( const std::string& path, const nlohmann::json& j )

@@ -5,10 +5,16 @@
 
 #include <CLI/CLI.hpp>
 
+#include <string>
+
 namespace morula::app
 {
 //! Registers the `proliferation` subcommand on `app`.
 void add_proliferation_command( CLI::App& app );
+//! Reads and validates the `proliferation` configuration file `path` as `morula proliferation --config` does before it
+//! starts (every key, value and cross-key rule that needs no allocated model); throws core::InputError
+//! naming the file, key and value. The fuzz target tests/fuzz/fuzz_config_proliferation.cpp calls it.
+void check_proliferation_config( const std::string& path );
 } // namespace morula::app
 
 #endif

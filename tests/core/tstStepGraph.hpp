@@ -39,9 +39,10 @@ std::vector<double> to_host( const View& v )
 View initial( int n )
 {
     View x( "x", n );
+    // The product in long: n reaches 2^20, and i * 7919 overflows an int from i = 271183 (UBSan).
     Kokkos::parallel_for(
         "test_step_graph_init", Kokkos::RangePolicy<TEST_EXECSPACE>( 0, n ),
-        KOKKOS_LAMBDA( const int i ) { x( i ) = 1.0 + ( i * 7919 % 101 ) / 3.0; } );
+        KOKKOS_LAMBDA( const int i ) { x( i ) = 1.0 + double( long( i ) * 7919 % 101 ) / 3.0; } );
     return x;
 }
 

@@ -458,4 +458,18 @@ TEST( OdeValidate, RejectsEachMalformedCase )
                         "relative tolerance" );
 }
 
+// A side's order must fit the compiled system's int (found writing the fuzz targets; the inputs are in
+// tests/fuzz/regressions/reactions_text and lassie_folder): every reader, and the compilation, say so.
+TEST( OdeValidate, RejectsAnOrderBeyondAnInt )
+{
+    EXPECT_INPUT_ERROR( parse_text_model( "2147483647 A + 2147483647 B -> C, k=1\n", "order.txt" ),
+                        "order.txt", "the reactant coefficients sum to 4294967294; expected at most 2147483647" );
+    const fs::path dir = scratch( "order_overflow" );
+    write( dir / "left_side", "1000000000 1000000000 1000000000 0\n" );
+    write( dir / "right_side", "0 0 0 1\n" );
+    write( dir / "c_vector", "1\n" );
+    write( dir / "M_0", "1 1 1 0\n" );
+    EXPECT_INPUT_ERROR( read_folder_model( dir.string() ), "reactant coefficients sum to 3000000000" );
+}
+
 } // namespace

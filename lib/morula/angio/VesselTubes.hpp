@@ -14,6 +14,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -88,7 +89,15 @@ struct HostTubes
             if ( !( len > 0 ) )
                 throw core::InputError( core::detail::concat( where, ": vessel points ", k / 3, " and ",
                                                               k / 3 + 1, " coincide" ) );
-            const int pieces = static_cast<int>( std::ceil( len / max_tube_length ) );
+            // Tube indices are 32-bit (parent): a segment needing more tubes than that, or of no finite
+            // length, is bad input, not a number to convert (the conversion would be undefined).
+            const double tubes = std::ceil( len / max_tube_length );
+            if ( !( tubes <= double( std::numeric_limits<std::int32_t>::max() ) - double( size() ) ) )
+                throw core::InputError( core::detail::concat(
+                    where, ": vessel points ", k / 3, " and ", k / 3 + 1, " are ", len, " apart, ", tubes,
+                    " tubes of at most max_tube_length = ", max_tube_length, "; expected at most ",
+                    std::numeric_limits<std::int32_t>::max(), " tubes in all" ) );
+            const int pieces = static_cast<int>( tubes );
             for ( int s = 0; s < pieces; ++s )
             {
                 double a[3], b[3];

@@ -2,6 +2,7 @@
 #include <morula/ode/ReactionNetwork.hpp>
 
 #include <cmath>
+#include <limits>
 #include <unordered_set>
 
 namespace morula::ode
@@ -37,6 +38,15 @@ void check_side( const ReactionNetwork& network, const Reaction& reaction, int i
                                             name, "' appears twice among the ", side_name,
                                             "s; expected each species at most once per side (add the coefficients)" ) );
     }
+    // A side's order (the sum of its coefficients) is an int in the compiled system: "2147483647 A +
+    // 2147483647 B -> C" overflowed it (tests/fuzz/regressions/reactions_text).
+    long long order = 0;
+    for ( const StoichiometryTerm& term : side )
+        order += term.coefficient;
+    if ( order > std::numeric_limits<int>::max() )
+        throw core::InputError( concat( network.source, ": ", reaction_label( reaction, index ), ": the ", side_name,
+                                        " coefficients sum to ", order, "; expected at most ",
+                                        std::numeric_limits<int>::max() ) );
 }
 } // namespace
 
