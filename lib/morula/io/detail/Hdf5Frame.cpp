@@ -55,8 +55,12 @@ void write_dataset( hid_t file, const std::string& name, const SnapshotFrame::En
         count *= d;
     const hid_t type = native( e.type );
     Handle space( H5Screate_simple( int( dims.size() ), dims.data(), nullptr ), H5Sclose );
-    Handle set( space.id < 0 ? -1
-                             : H5Dcreate2( file, name.c_str(), type, space.id, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT ),
+    // No modification times: the same frame gives the same bytes (a resumed run's frames equal the
+    // uninterrupted run's, file for file).
+    Handle creation( H5Pcreate( H5P_DATASET_CREATE ), H5Pclose );
+    Handle set( space.id < 0 || creation.id < 0 || H5Pset_obj_track_times( creation.id, 0 ) < 0
+                    ? -1
+                    : H5Dcreate2( file, name.c_str(), type, space.id, H5P_DEFAULT, creation.id, H5P_DEFAULT ),
                 H5Dclose );
     // A zero-size dataset has nothing to write (and no data pointer to write from).
     if ( set.id < 0 || ( count > 0 && H5Dwrite( set.id, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, e.data ) < 0 ) )
@@ -103,7 +107,11 @@ void write_attribute( hid_t file, const std::string& object, const SnapshotFrame
 
 void create_group( hid_t file, const std::string& name, const std::string& path )
 {
-    Handle group( H5Gcreate2( file, name.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT ), H5Gclose );
+    Handle creation( H5Pcreate( H5P_GROUP_CREATE ), H5Pclose );
+    Handle group( creation.id < 0 || H5Pset_obj_track_times( creation.id, 0 ) < 0
+                      ? -1
+                      : H5Gcreate2( file, name.c_str(), H5P_DEFAULT, creation.id, H5P_DEFAULT ),
+                  H5Gclose );
     if ( group.id < 0 )
         throw core::IoError( "cannot create group " + name + " in '" + path + "'" );
 }
