@@ -18,21 +18,29 @@ shift $((OPTIND - 1))
 [ $# -gt 0 ] || { sed -n '2,9p' "$0"; exit 2; }
 sanitizer=${COMPUTE_SANITIZER:-$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)}
 mkdir -p "$logs"
+logs=$(cd "$logs" && pwd)
 : > "$logs/summary.txt"
 export sanitizer limit logs OMP_PROC_BIND=false OMP_NUM_THREADS=1
 run_one() {
   local tool=$1 binary=$2 test=$3 extra=""
   [ "$tool" = memcheck ] && extra="--leak-check full"
-  local log="$logs/${tool}_$(basename "$binary")_${test//[^a-zA-Z0-9_]/_}.log" start=$SECONDS
-  timeout "$limit" "$sanitizer" --tool "$tool" $extra --error-exitcode 99 --print-limit 40 "$binary" \
-    "--gtest_filter=$test" > "$log" 2>&1
+  local name="${tool}_$(basename "$binary")_${test//[^a-zA-Z0-9_]/_}" start=$SECONDS
+  local log="$logs/$name.log"
+  # Each run in its own folder: the same test under several tools at once writes the same file names.
+  local folder="$logs/work/$name"
+  mkdir -p "$folder"
+  ( cd "$folder" && timeout "$limit" "$sanitizer" --tool "$tool" $extra --error-exitcode 99 --print-limit 40 \
+      "$binary" "--gtest_filter=$test" ) > "$log" 2>&1
   local rc=$?
+  rm -rf "$folder"
   echo "$tool $(basename "$binary") $test rc=$rc secs=$((SECONDS - start))" \
        "$(grep -h 'ERROR SUMMARY\|RACECHECK SUMMARY' "$log" | tail -1 | sed 's/=* *//')" \
        "$(grep -c '^\[       OK' "$log") passed $(grep -c '^\[  FAILED' "$log") failed" >> "$logs/summary.txt"
 }
 export -f run_one
-for binary in "$@"; do
+binaries=()
+for binary in "$@"; do binaries+=("$(cd "$(dirname "$binary")" && pwd)/$(basename "$binary")"); done
+for binary in "${binaries[@]}"; do
   suite=""
   "$binary" --gtest_list_tests | while IFS= read -r line; do
     case "$line" in
