@@ -10,6 +10,8 @@
 
 #include <gtest/gtest.h>
 
+#include "ExpectError.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -44,21 +46,7 @@ std::string file_for( const std::string& what )
     return "morula_angio_checkpoint_" + what + "_" + TEST_EXECSPACE::name() + ".h5";
 }
 
-// Expects `f` to throw morula::core::InputError whose message holds every part.
-template <class F>
-void expect_input_error( F&& f, const std::vector<std::string>& parts )
-{
-    try
-    {
-        f();
-        ADD_FAILURE() << "no exception";
-    }
-    catch ( const morula::core::InputError& e )
-    {
-        for ( const auto& p : parts )
-            EXPECT_NE( std::string( e.what() ).find( p ), std::string::npos ) << e.what() << "\n  lacks: " << p;
-    }
-}
+using morula_test::expect_input_error;
 
 // A dense tumour between vessels where every kind of event keeps coming for some 70 steps:
 // - a third of the cells Mature, radii spread just below the division radius (divisions over ~60 steps),

@@ -14,6 +14,8 @@
 
 #include <gtest/gtest.h>
 
+#include "ExpectError.hpp"
+
 #include <cstdio>
 #include <cstring>
 #include <optional>
@@ -33,21 +35,7 @@ std::string file_for( const std::string& test )
     return "morula_proliferation_checkpoint_" + test + "_" + TEST_EXECSPACE::name() + ".h5";
 }
 
-// Expects `f` to throw morula::core::InputError with a message containing every part.
-template <class F>
-void expect_input_error( F&& f, const std::vector<std::string>& parts )
-{
-    try
-    {
-        f();
-        ADD_FAILURE() << "no exception";
-    }
-    catch ( const morula::core::InputError& e )
-    {
-        for ( const auto& p : parts )
-            EXPECT_NE( std::string( e.what() ).find( p ), std::string::npos ) << e.what() << "\n  lacks: " << p;
-    }
-}
+using morula_test::expect_input_error;
 
 static_assert( io::is_checkpointable_v<mechanics::Proliferation<double, TEST_MEMSPACE>> );
 static_assert( io::is_checkpointable_v<mechanics::Proliferation<float, TEST_MEMSPACE>> );

@@ -15,6 +15,8 @@
 
 #include <gtest/gtest.h>
 
+#include "ExpectError.hpp"
+
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -40,21 +42,7 @@ std::string file_for( const std::string& test )
     return "morula_epidermis_checkpoint_" + test + "_" + TEST_EXECSPACE::name() + ".h5";
 }
 
-// Expects `f` to throw E with a message containing every part.
-template <class E, class F>
-void expect_error( F&& f, const std::vector<std::string>& parts )
-{
-    try
-    {
-        f();
-        ADD_FAILURE() << "no exception";
-    }
-    catch ( const E& e )
-    {
-        for ( const auto& p : parts )
-            EXPECT_NE( std::string( e.what() ).find( p ), std::string::npos ) << e.what() << "\n  lacks: " << p;
-    }
-}
+using morula_test::expect_error;
 
 struct Case
 {
