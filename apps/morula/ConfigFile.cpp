@@ -92,9 +92,18 @@ std::string ConfigFile::where( const std::string& key ) const
     return "config '" + m_path + "': key '" + m_prefix + key + "'";
 }
 
+const nlohmann::json& ConfigFile::value( const std::string& key ) const
+{
+    // A required key inside an array's object ("vessels": [ {} ]) reaches a getter without a has() check.
+    const auto it = m_json.find( key );
+    if ( it == m_json.end() )
+        throw InputError( where( key ) + " is missing (it is required here)" );
+    return *it;
+}
+
 double ConfigFile::number( const std::string& key, double min, double max ) const
 {
-    const auto& v = m_json.at( key );
+    const auto& v = value( key );
     if ( !v.is_number() )
         throw InputError( where( key ) + " must be a number, got " + v.dump() );
     const double x = v.get<double>();
@@ -105,7 +114,7 @@ double ConfigFile::number( const std::string& key, double min, double max ) cons
 
 long ConfigFile::integer( const std::string& key, long min, long max ) const
 {
-    const auto& v = m_json.at( key );
+    const auto& v = value( key );
     if ( !v.is_number_integer() )
         throw InputError( where( key ) + " must be an integer, got " + v.dump() );
     // An unsigned value beyond a long's range would wrap (18446744073709551615 read as -1): compare first,
@@ -117,7 +126,7 @@ long ConfigFile::integer( const std::string& key, long min, long max ) const
 
 std::string ConfigFile::choice( const std::string& key, const std::set<std::string>& allowed ) const
 {
-    const auto& v = m_json.at( key );
+    const auto& v = value( key );
     std::string list;
     for ( const auto& a : allowed )
         list += ( list.empty() ? "'" : ", '" ) + a + "'";
@@ -128,7 +137,7 @@ std::string ConfigFile::choice( const std::string& key, const std::set<std::stri
 
 std::string ConfigFile::text( const std::string& key ) const
 {
-    const auto& v = m_json.at( key );
+    const auto& v = value( key );
     if ( !v.is_string() || v.get<std::string>().empty() )
         throw InputError( where( key ) + " must be a non-empty string, got " + v.dump() );
     return v.get<std::string>();
@@ -136,7 +145,7 @@ std::string ConfigFile::text( const std::string& key ) const
 
 bool ConfigFile::flag( const std::string& key ) const
 {
-    const auto& v = m_json.at( key );
+    const auto& v = value( key );
     if ( !v.is_boolean() )
         throw InputError( where( key ) + " must be true or false, got " + v.dump() );
     return v.get<bool>();
@@ -144,7 +153,7 @@ bool ConfigFile::flag( const std::string& key ) const
 
 std::vector<double> ConfigFile::numbers( const std::string& key, std::size_t count, double min, double max ) const
 {
-    const auto& v = m_json.at( key );
+    const auto& v = value( key );
     if ( !v.is_array() || ( count && v.size() != count ) || v.empty() )
         throw InputError( concat( where( key ), " must be an array of ", count ? std::to_string( count ) : "some",
                                   " numbers, got ", v.dump() ) );
@@ -163,7 +172,7 @@ std::vector<double> ConfigFile::numbers( const std::string& key, std::size_t cou
 
 std::vector<long> ConfigFile::integers( const std::string& key, std::size_t count, long min, long max ) const
 {
-    const auto& v = m_json.at( key );
+    const auto& v = value( key );
     if ( !v.is_array() || v.size() != count )
         throw InputError( concat( where( key ), " must be an array of ", count, " integers, got ", v.dump() ) );
     std::vector<long> out;
@@ -181,7 +190,7 @@ std::vector<long> ConfigFile::integers( const std::string& key, std::size_t coun
 std::vector<std::string> ConfigFile::choices( const std::string& key, std::size_t count,
                                           const std::set<std::string>& allowed ) const
 {
-    const auto& v = m_json.at( key );
+    const auto& v = value( key );
     std::string list;
     for ( const auto& a : allowed )
         list += ( list.empty() ? "'" : ", '" ) + a + "'";
@@ -204,7 +213,7 @@ std::vector<std::string> ConfigFile::choices( const std::string& key, std::size_
 std::vector<ConfigFile> ConfigFile::objects( const std::string& key, const std::set<std::string>& known_keys,
                                      bool allow_empty ) const
 {
-    const auto& v = m_json.at( key );
+    const auto& v = value( key );
     if ( !v.is_array() || ( v.empty() && !allow_empty ) )
         throw InputError( where( key ) + " must be a" + ( allow_empty ? "n" : " non-empty" ) +
                           " array of objects, got " + v.dump() );

@@ -38,6 +38,8 @@ class ConfigFile
 
   private:
     std::string where( const std::string& key ) const;
+    //! The value of `key`; a missing key is an InputError naming it (every typed getter reads through this).
+    const nlohmann::json& value( const std::string& key ) const;
     static void check_keys( const nlohmann::json& j, const std::set<std::string>& known_keys,
                             const std::string& path, const std::string& prefix );
     std::string m_path;

@@ -31,10 +31,17 @@ namespace morula::fuzz
 namespace fs = std::filesystem;
 
 //! This process' scratch folder, <tmp>/morula-fuzz-<name>-<pid>: libFuzzer's -jobs/-workers run several
-//! processes of one target at once, and each needs its own files.
+//! processes of one target at once, and each needs its own files. $MORULA_FUZZ_SCRATCH names it instead
+//! (run-fuzzers.sh, one process per target): the path is in the readers' messages and comparisons, so a
+//! pid in it made two runs from the same seed mutate differently after a few hundred inputs.
 inline const fs::path& scratch_dir( const std::string& name = "" )
 {
     static const fs::path dir = [&] {
+        if ( const char* fixed = std::getenv( "MORULA_FUZZ_SCRATCH" ); fixed && *fixed )
+        {
+            fs::create_directories( fixed );
+            return fs::path( fixed );
+        }
         std::error_code ec;
         fs::path tmp = fs::temp_directory_path( ec );
         if ( ec )

@@ -182,6 +182,13 @@ TEST( OdeTextModel, EveryErrorNamesFileAndLine )
                         "strictly increasing" );
     EXPECT_INPUT_ERROR( parse_text_model( "A -> B, k=1\nsample_times = linspace(0, 1)\n", "model.txt" ),
                         "model.txt:2:", "linspace" );
+    // A count of a few characters that asks for gigabytes (found by fuzzing: 999999911 sample times); 10^7 is
+    // still accepted.
+    EXPECT_INPUT_ERROR( parse_text_model( "A -> B, k=1\nsample_times = linspace(2, 50, 999999911)\n", "model.txt" ),
+                        "model.txt:2:", "linspace count 999999911 gives more than 10000000 sample times" );
+    EXPECT_EQ( parse_text_model( "A -> B, k=1\nsample_times = linspace(0, 1, 10000000)\n", "model.txt" )
+                   .settings.sample_times.size(),
+               10000000u );
     EXPECT_INPUT_ERROR( parse_text_model( "A -> B, k=1\nrtol = 1e-3\nrtol = 1e-4\n", "model.txt" ), "model.txt:3:",
                         "given twice" );
     EXPECT_INPUT_ERROR( parse_text_model( "A -> B, k=1\natol = 0\n", "model.txt" ), "model.txt:2:", "not positive" );

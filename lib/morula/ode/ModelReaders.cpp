@@ -216,6 +216,9 @@ class TextParser
         }
     }
 
+    //! The most sample times a linspace(...) may produce (with the ones before it).
+    static constexpr std::size_t max_linspace_samples = 10000000;
+
     void sample_times( const std::string& value )
     {
         std::vector<double>& times = m_net.settings.sample_times;
@@ -228,6 +231,11 @@ class TextParser
             if ( args.size() != 3 || !detail::parse_count( args[2], count ) || count < 2 )
                 fail( "cannot read '", value,
                       "'; expected 'linspace(<first>, <last>, <count>)' with an integer count >= 2" );
+            // A count is a few characters that can ask for gigabytes (the saved trajectory holds a state per
+            // sample and system): a bound, not an allocation failure deep in the solver.
+            if ( std::size_t( count ) > max_linspace_samples - times.size() )
+                fail( "linspace count ", count, " gives more than ", max_linspace_samples,
+                      " sample times; expected at most that many (sample a shorter run, or split it)" );
             const double first = number( args[0], "linspace start" );
             const double last = number( args[1], "linspace end" );
             if ( !( last > first ) )
