@@ -5,6 +5,9 @@
     report_grid.py cabana    RESULT.json [...]          table of grid_vs_cabana results
     report_grid.py plot      OUT.png RESULT.json [...]  time against N, Morula and Cabana, per phase
     report_grid.py targets   OUT.json CUDA.json OPENMP.json  issue #10's targets: met or missed, by how much
+    report_grid.py compare   BEFORE.json AFTER.json [BEFORE2.json AFTER2.json ...]
+                             grid_benchmark phases before and after a change (pairs from one call),
+                             median of each pair's medians
 
 Only the standard library is needed for tables; the plot needs matplotlib.
 """
@@ -178,6 +181,36 @@ def targets(out, cuda, openmp):
     return "\n".join(lines)
 
 
+COMPARE_PHASES = [
+    ("build", "build, random input"),
+    ("build_sorted_input", "build, sorted input"),
+    ("build_nearly_sorted_input", "build, nearly sorted input"),
+    ("permute", "permute, random input"),
+    ("permute_sorted_input", "permute, sorted input"),
+    ("sweep", "sweep through the grid"),
+    ("density_sweep", "density sweep"),
+]
+
+
+def compare_table(paths):
+    """Before/after table of grid_benchmark results; several pairs (alternated runs of one call) give
+    the median over the runs of each phase's median."""
+    import statistics
+    runs = load(paths)
+    befores, afters = runs[0::2], runs[1::2]
+    out = [f"*{machine_line(afters[0])}*; {len(afters)} before/after pair(s)\n",
+           "| N | scalar | phase | before ms | after ms | speed-up |",
+           "| ---: | --- | --- | ---: | ---: | ---: |"]
+    for ci, c in enumerate(afters[0]["cases"]):
+        for key, label in COMPARE_PHASES:
+            if key not in c or key not in befores[0]["cases"][ci]:
+                continue
+            b = statistics.median(r["cases"][ci][key]["median_s"] for r in befores)
+            a = statistics.median(r["cases"][ci][key]["median_s"] for r in afters)
+            out.append(f"| {c['n']:,} | {c['scalar']} | {label} | {ms(b)} | {ms(a)} | {b / a:.2f}x |")
+    return "\n".join(out)
+
+
 def main(argv):
     if len(argv) < 3:
         sys.exit(__doc__)
@@ -191,8 +224,10 @@ def main(argv):
     elif what == "targets":
         cuda, openmp = load(argv[3:5])
         print(targets(argv[2], cuda, openmp))
+    elif what == "compare":
+        print(compare_table(argv[2:]))
     else:
-        sys.exit(f"unknown report '{what}': expected grid, cabana, plot or targets\n{__doc__}")
+        sys.exit(f"unknown report '{what}': expected grid, cabana, plot, targets or compare\n{__doc__}")
 
 
 if __name__ == "__main__":

@@ -23,8 +23,11 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -169,6 +172,62 @@ nlohmann::json run_case( const ExecutionSpace& exec, const Settings& set, int n,
         { 2.0 * 3 * sizeof( Scalar ) * n + 4.0 * n, 0, "none",
           "positions 3Sn gathered (read), 3Sn written to the spare buffer; permutation 4n read" },
         permute, build_parameters ) );
+
+    // 3b. Rebuilds from the data in cell order, as a simulation does every step after it permutes: the
+    //     sorted input itself (no particle changed cell: the build's sorted-input path, and permute has
+    //     nothing to do), and the same positions each moved by up to 0.02 cell edges per axis (about 4%
+    //     of the particles change cell: the full sort, on nearly sorted input).
+    progress( "build, sorted input" );
+    // at least order_probe_interval warm-up builds: the grid finds the order within that many
+    const int order_warmup = std::max( set.warmup, mg::UniformGrid<Scalar, memory_space>::order_probe_interval );
+    const Stats build_sorted = morula::bench::time_phase(
+        exec, order_warmup, set.runs, [&] { grid.build( exec, particles.positions(), n ); } );
+    result["build_sorted_input"] = phase( build_sorted, 0, n, "particles" );
+    morula::bench::profile_once( exec, "grid_build_sorted_input",
+                                 [&] { grid.build( exec, particles.positions(), n ); } );
+    const Stats permute_sorted = morula::bench::time_phase(
+        exec, set.warmup, set.runs, [&] { grid.build( exec, particles.positions(), n ); },
+        [&] { grid.permute( exec, particles ); } );
+    result["permute_sorted_input"] = phase( permute_sorted, 0, n, "particles" );
+    progress( "build, nearly sorted input" );
+    positions_type moved( "moved", n );
+    {
+        const auto sorted_x = particles.positions();
+        const Scalar step = Scalar( 0.02 ) * grid.geometry().cell_size[0];
+        const Scalar top = edge * ( 1 - 4 * std::numeric_limits<Scalar>::epsilon() );
+        Kokkos::parallel_for(
+            "morula::bench::nudge", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, n ),
+            KOKKOS_LAMBDA( const int i ) {
+                for ( int d = 0; d < 3; ++d )
+                {
+                    // splitmix64 of (i, d): a displacement in [-step, step]
+                    std::uint64_t z = std::uint64_t( i ) * 3 + d + 0x9e3779b97f4a7c15ull;
+                    z = ( z ^ ( z >> 30 ) ) * 0xbf58476d1ce4e5b9ull;
+                    z = ( z ^ ( z >> 27 ) ) * 0x94d049bb133111ebull;
+                    z ^= z >> 31;
+                    const Scalar u = Scalar( double( z >> 11 ) * 0x1.0p-53 );
+                    Scalar v = sorted_x( i, d ) + step * ( 2 * u - 1 );
+                    v = v < Scalar( 0 ) ? Scalar( 0 ) : ( v > top ? top : v );
+                    moved( i, d ) = v;
+                }
+            } );
+    }
+    Kokkos::View<int*, memory_space> sorted_cells( "sorted_cells", n ); // cell keys of the sorted input
+    Kokkos::deep_copy( exec, sorted_cells, Kokkos::subview( grid.particle_cells(), std::make_pair( 0, n ) ) );
+    // (the grid checks the order of the first of these builds, then of one in order_probe_interval)
+    const Stats build_nearly = morula::bench::time_phase(
+        exec, set.warmup, set.runs, [&] { grid.build( exec, moved, n ); } );
+    result["build_nearly_sorted_input"] = phase( build_nearly, 0, n, "particles" );
+    morula::bench::profile_once( exec, "grid_build_nearly_sorted_input", [&] { grid.build( exec, moved, n ); } );
+    {
+        // how many particles changed cell, for the record
+        const auto cells = grid.particle_cells();
+        int changed = 0;
+        Kokkos::parallel_reduce(
+            "morula::bench::changed_cells", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, n ),
+            KOKKOS_LAMBDA( const int i, int& c ) { c += cells( i ) != sorted_cells( i ); }, changed );
+        result["build_nearly_sorted_input"]["particles_changing_cell"] = changed;
+    }
 
     progress( "sweep" );
     // 4. Neighbour sweep at ~`neighbors` per particle: radius from the density, cells of edge >=

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -368,6 +369,122 @@ void rebuild_after_moves_and_growth()
     }
 }
 
+/*!
+  Builds from input already in cell order (the points of a first build, permuted) and from input one
+  swap away from it. Sorted input takes the build's fast path: the permutation must be the identity,
+  the cell starts those of the first build, the neighbours the brute force's, and permute() a no-op.
+  Each swap puts one descent where the order check is easiest to get wrong: at the first pair, at the
+  last pair, across the GPU count's 2048-particle tiles and across the CPU threads' stripes. Every such
+  build must take the full sort and give the stable counting sort (check_structure).
+*/
+template <class Scalar>
+void sorted_and_nearly_sorted_input()
+{
+    const Box<Scalar> box = Box<Scalar>::cube( 14, Boundary::periodic );
+    const Scalar cutoff( 1.1 );
+    struct Input
+    {
+        std::string name;
+        Points<Scalar> points;
+    };
+    std::vector<Input> inputs;
+    inputs.push_back( { "uniform", uniform_points( 3 * 2048 + 17, box, 41 ) } );
+    // more particles in one bucket than scratch memory holds: the unsorted build sorts them device-wide
+    inputs.push_back( { "clustered", clustered_points( 6000, box, 42 ) } );
+    Points<Scalar> one_cell( 3000 );
+    std::mt19937 rng( 43 );
+    std::uniform_real_distribution<double> u( 7.05, 7.95 );
+    for ( auto& q : one_cell )
+        q = { Scalar( u( rng ) ), Scalar( u( rng ) ), Scalar( u( rng ) ) };
+    inputs.push_back( { "one cell", one_cell } );
+    for ( const auto& in : inputs )
+        for ( auto ordering : { CellOrdering::row_major, CellOrdering::morton } )
+        {
+            const std::string what =
+                in.name + ( ordering == CellOrdering::morton ? ", Morton" : ", row-major" );
+            GridOptions options;
+            options.ordering = ordering;
+            const int n = static_cast<int>( in.points.size() );
+            UniformGrid<Scalar, TEST_MEMSPACE> grid( box, cutoff, options );
+            grid.build( TEST_EXECSPACE(), to_device( in.points ), n );
+            // (the one-cell input is in order whatever its order: every key is the same)
+            EXPECT_EQ( grid.permutation_is_identity(), in.name == "one cell" ) << what;
+            check_structure( grid, n, what + ", random input" );
+            const auto first_offsets =
+                Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), grid.cell_offsets() );
+            const auto perm = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), grid.permutation() );
+            Points<Scalar> sorted( n );
+            for ( int k = 0; k < n; ++k )
+                sorted[k] = in.points[perm( k )];
+
+            // sorted input: the fast path, found within order_probe_interval builds; the builds before
+            // it sort in full and must give the same result
+            auto x = to_device( sorted );
+            const auto build_until_identity = [&]( const std::string& w ) {
+                int builds = 0;
+                do
+                {
+                    grid.build( TEST_EXECSPACE(), x, n );
+                    ++builds;
+                    check_structure( grid, n, w + ", sorted input, build " + std::to_string( builds ) );
+                } while ( !grid.permutation_is_identity() && builds < grid.order_probe_interval );
+                ASSERT_TRUE( grid.permutation_is_identity() ) << w << ": not found in " << builds << " builds";
+                grid.build( TEST_EXECSPACE(), x, n ); // and found again at once while it stays sorted
+                ASSERT_TRUE( grid.permutation_is_identity() ) << w;
+            };
+            build_until_identity( what );
+            EXPECT_TRUE( grid.data_sorted() ) << what;
+            check_structure( grid, n, what + ", sorted input" );
+            const auto offsets = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), grid.cell_offsets() );
+            for ( int c = 0; c <= grid.num_cells(); ++c )
+                ASSERT_EQ( offsets( c ), first_offsets( c ) ) << what << ": cell " << c;
+            if ( in.name == "uniform" ) // (the others' brute force is slow on Serial, and adds nothing)
+            {
+                int max_count = 0;
+                const auto expected = brute_force( box, x, n, cutoff, max_count );
+                expect_same_sets( expected, query_sets( grid.query( x ), n, cutoff, max_count + 1 ),
+                                  what + ", sorted input" );
+            }
+            // permute() of sorted input leaves the data as they are
+            morula::core::Particles<Scalar, TEST_MEMSPACE> particles( "particles", n );
+            Kokkos::deep_copy( Kokkos::subview( particles.positions(), std::make_pair( 0, n ), Kokkos::ALL ), x );
+            grid.permute( TEST_EXECSPACE(), particles );
+            const auto after = to_host( particles.positions(), n );
+            for ( int k = 0; k < n; ++k )
+                ASSERT_EQ( after[k], sorted[k] ) << what << ": permute moved particle " << k;
+
+            // one descent each: first pair, last pair, a tile boundary, a CPU stripe boundary
+            const int stripe_chunk = n / TEST_EXECSPACE().concurrency() + 1;
+            for ( int at : { 1, n - 1, 2048, 4096, stripe_chunk } )
+            {
+                if ( at <= 0 || at >= n )
+                    continue;
+                // the first pair of different cells at or after `at`, swapped, makes one descent there
+                const auto cells =
+                    Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), grid.particle_cells() );
+                int k = at;
+                while ( k < n && cells( k ) == cells( k - 1 ) )
+                    ++k;
+                if ( k == n )
+                    continue; // one cell: no descent can be made
+                Points<Scalar> nearly = sorted;
+                std::swap( nearly[k - 1], nearly[k] );
+                const std::string w = what + ", descent at " + std::to_string( k );
+                auto y = to_device( nearly );
+                UniformGrid<Scalar, TEST_MEMSPACE> g2( box, cutoff, options );
+                g2.build( TEST_EXECSPACE(), y, n );
+                EXPECT_FALSE( g2.permutation_is_identity() ) << w;
+                check_structure( g2, n, w );
+                grid.build( TEST_EXECSPACE(), y, n ); // the same grid object, after a sorted build
+                EXPECT_FALSE( grid.permutation_is_identity() ) << w;
+                check_structure( grid, n, w + ", rebuilt" );
+                build_until_identity( w + ", back" );
+            }
+        }
+}
+
+TEST( TEST_CATEGORY, grid_sorted_input_float ) { sorted_and_nearly_sorted_input<float>(); }
+TEST( TEST_CATEGORY, grid_sorted_input_double ) { sorted_and_nearly_sorted_input<double>(); }
 TEST( TEST_CATEGORY, grid_random_closed_box_float ) { random_closed_box<float>(); }
 TEST( TEST_CATEGORY, grid_random_closed_box_double ) { random_closed_box<double>(); }
 TEST( TEST_CATEGORY, grid_random_periodic_box_float ) { random_periodic_box<float>(); }

@@ -117,18 +117,27 @@ class UniformGrid
         detail::ensure_extent( m_counters, layout.num_counters(), "morula::grid::bucket_counters" );
         detail::ensure_extent( m_oversized, layout.num_buckets, "morula::grid::oversized" );
 
+        // Checking whether the input is already in cell order costs about a fifth of the count pass on
+        // a GPU and pays only when it is. Check while it keeps paying, and otherwise every
+        // order_probe_interval-th build: a run whose data stop moving gets the fast path within that
+        // many builds, and a run whose particles always move pays for one check in that many.
+        const bool check_order = m_identity || m_builds_since_order_check + 1 >= order_probe_interval;
+        m_builds_since_order_check = check_order ? 0 : m_builds_since_order_check + 1;
         detail::reset_build( exec, m_status, m_counters, layout.num_counters(), m_offsets, ncells,
-                             n );
+                             n, check_order );
         detail::count_buckets( exec, m_geometry, positions, n, m_cell_key, layout, m_counters,
-                               m_cell_of, m_status );
+                               m_cell_of, m_status, check_order );
         detail::scan_counters( exec, layout, m_counters, m_bucket_base );
-        detail::scatter_to_buckets( exec, n, layout, m_counters, m_cell_of, m_pairs );
-        detail::sort_buckets( exec, layout, ncells, m_bucket_base, m_pairs, m_perm, m_offsets,
+        detail::scatter_to_buckets( exec, n, layout, m_counters, m_cell_of, m_pairs, m_status );
+        detail::sort_buckets( exec, layout, ncells, m_bucket_base, m_pairs, m_cell_of, m_perm, m_offsets,
                               m_oversized, m_status );
         int status[detail::status_size];
         read_status( exec, status );
         m_num_particles = n;
-        m_data_sorted = false;
+        // Positions already in cell order: the permutation is the identity, queries need no
+        // indirection and permute() has nothing to do.
+        m_identity = status[detail::unsorted] == 0;
+        m_data_sorted = m_identity;
         m_periodic_outside = status[detail::periodic_outside] != 0;
         if ( status[detail::first_bad_particle] != INT_MAX )
             throw_bad_particle( positions, status[detail::first_bad_particle] );
@@ -147,7 +156,8 @@ class UniformGrid
     void permute( const ExecutionSpace& exec, core::SoA<MemorySpace, Types...>& data )
     {
         check_size( data.size(), "permute" );
-        data.permute( exec, m_perm );
+        if ( !m_identity )
+            data.permute( exec, m_perm );
         m_data_sorted = true;
     }
 
@@ -170,7 +180,8 @@ class UniformGrid
             throw core::InputError( core::detail::concat( "UniformGrid::permute_leading: the data hold ",
                                                           data.size(), " entries, fewer than the ",
                                                           m_num_particles, " particles built" ) );
-        data.permute_leading( exec, m_perm, static_cast<std::size_t>( m_num_particles ) );
+        if ( !m_identity )
+            data.permute_leading( exec, m_perm, static_cast<std::size_t>( m_num_particles ) );
         m_data_sorted = true;
     }
 
@@ -193,6 +204,8 @@ class UniformGrid
                 "UniformGrid::permute_view: the View '", v.label(), "' has ", v.extent( 0 ),
                 " entries, fewer than the ", m_num_particles, " particles built" ) );
         compat::ScopedRegion region( "morula::grid::UniformGrid::permute_view" );
+        if ( m_identity )
+            return;
         const int n = m_num_particles;
         if constexpr ( View::rank == 1 )
         {
@@ -215,6 +228,21 @@ class UniformGrid
                                tmp );
         }
     }
+
+    /*!
+      Whether the last build found its input already in cell order: the permutation is then the
+      identity, the data count as sorted, and permute() and permute_view() do nothing.
+
+      A build checks the order when the build before it found order, and otherwise every
+      order_probe_interval-th build (the first build always): input that is in cell order (data permuted
+      at a build, and no particle has changed cell since) is found within that many builds and then at
+      every build while it stays so. A build that does not check sorts in full, which gives the same
+      permutation and offsets.
+    */
+    bool permutation_is_identity() const { return m_identity; }
+
+    //! See permutation_is_identity().
+    static constexpr int order_probe_interval = 8;
 
     //! Declares whether the positions queries read are in cell order (after permuting them).
     void set_data_sorted( bool sorted ) { m_data_sorted = sorted; }
@@ -300,6 +328,8 @@ class UniformGrid
     pair_view m_scratch_pairs;
     int m_num_particles = 0;
     bool m_data_sorted = false;
+    bool m_identity = false; //!< the last build found its input in cell order
+    int m_builds_since_order_check = order_probe_interval; //!< the first build checks
     bool m_periodic_outside = false;
 };
 

@@ -23,14 +23,43 @@ namespace morula::grid::detail
 {
 
 /*!
+  Pass 4 on input already in cell order: bucket b's particles are the slots [base, base + m), in order.
+  The permutation is the identity; cell c0 + c starts at the first slot whose key is not below it, which
+  the slot where the key changes writes for every cell it passes over (each cell exactly once, no atomics,
+  and any m: nothing goes through scratch memory).
+*/
+template <class Member, class IndexView>
+KOKKOS_INLINE_FUNCTION void write_sorted_bucket( const Member& team, int c0, int nc, int base, int m,
+                                                 const IndexView& cell_of, const IndexView& perm,
+                                                 const IndexView& offsets )
+{
+    if ( m == 0 )
+    {
+        Kokkos::parallel_for( Kokkos::TeamThreadRange( team, nc ), [&]( const int c ) { offsets( c0 + c ) = base; } );
+        return;
+    }
+    Kokkos::parallel_for( Kokkos::TeamThreadRange( team, m + 1 ), [&]( const int k ) {
+        if ( k < m )
+            perm( base + k ) = base + k;
+        // cells (previous key, this key] start at slot k; past the last slot, the cells up to the
+        // bucket's end start at base + m (the next bucket's first slot)
+        const int prev = k == 0 ? -1 : cell_of( base + k - 1 ) - c0;
+        const int here = k == m ? nc - 1 : cell_of( base + k ) - c0;
+        const int start = k == m ? base + m : base + k;
+        for ( int c = prev + 1; c <= here; ++c )
+            offsets( c0 + c ) = start;
+    } );
+}
+
+/*!
   Pass 4: one team per bucket orders its pairs by (cell, particle index) in scratch memory and writes
   the permutation and the start of each of the bucket's cells. Buckets over bucket_capacity are listed
   in `oversized` for sort_oversized_buckets().
 */
 template <class ExecutionSpace, class IndexView, class PairView>
 void sort_buckets( const ExecutionSpace& exec, const BucketLayout& layout, int ncells,
-                   const IndexView& bucket_base, const PairView& pairs, const IndexView& perm,
-                   const IndexView& offsets, const IndexView& oversized,
+                   const IndexView& bucket_base, const PairView& pairs, const IndexView& cell_of,
+                   const IndexView& perm, const IndexView& offsets, const IndexView& oversized,
                    const IndexView& status )
 {
     using policy_type = core::LaunchTeam<ExecutionSpace>;
@@ -57,6 +86,12 @@ void sort_buckets( const ExecutionSpace& exec, const BucketLayout& layout, int n
             const int b = team.league_rank();
             const int base = bucket_base( b );
             const int m = bucket_base( b + 1 ) - base;
+            if ( status( unsorted ) == 0 )
+            {
+                write_sorted_bucket( team, b << shift, ncells - ( b << shift ) < cpb ? ncells - ( b << shift ) : cpb,
+                                     base, m, cell_of, perm, offsets );
+                return;
+            }
             if ( m > bucket_capacity )
             {
                 Kokkos::single( Kokkos::PerTeam( team ), [&] {
