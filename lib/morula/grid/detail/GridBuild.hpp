@@ -138,6 +138,31 @@ KOKKOS_INLINE_FUNCTION int aggregate_slot( const IntScratch& keys, int b )
     }
 }
 
+//! Empties a team's bucket hash table: no bucket in any slot, every count zero (`counts` may be longer
+//! than the table; its extra entries are zeroed too). The caller synchronises the team afterwards.
+template <class Member, class IntScratch>
+KOKKOS_INLINE_FUNCTION void clear_aggregate_table( const Member& team, const IntScratch& keys,
+                                                   const IntScratch& counts )
+{
+    const int slots = static_cast<int>( counts.extent( 0 ) );
+    Kokkos::parallel_for( Kokkos::TeamThreadRange( team, slots ), [&]( const int h ) {
+        if ( h < aggregate_hash_size )
+            keys( h ) = -1;
+        counts( h ) = 0;
+    } );
+}
+
+//! Adds each bucket's count in a team's hash table to its global counter.
+template <class Member, class IntScratch, class IndexView>
+KOKKOS_INLINE_FUNCTION void flush_aggregate_table( const Member& team, const IntScratch& keys,
+                                                   const IntScratch& counts, const IndexView& counters )
+{
+    Kokkos::parallel_for( Kokkos::TeamThreadRange( team, aggregate_hash_size ), [&]( const int h ) {
+        if ( keys( h ) >= 0 )
+            Kokkos::atomic_add( &counters( keys( h ) ), counts( h ) );
+    } );
+}
+
 //! Reallocates v (without initialising) when it holds fewer than n entries; 1/8 headroom.
 template <class View>
 void ensure_extent( View& v, std::size_t n, const char* label )
@@ -288,10 +313,7 @@ void count_buckets( const ExecutionSpace& exec, const GridGeometry<Scalar>& g,
                 "morula::grid::count_buckets", policy, KOKKOS_LAMBDA( const member_type& team ) {
                     int_scratch keys( team.team_scratch( 0 ), aggregate_hash_size );
                     int_scratch counts( team.team_scratch( 0 ), aggregate_hash_size );
-                    Kokkos::parallel_for( Kokkos::TeamThreadRange( team, aggregate_hash_size ), [&]( const int h ) {
-                        keys( h ) = -1;
-                        counts( h ) = 0;
-                    } );
+                    clear_aggregate_table( team, keys, counts );
                     team.team_barrier();
                     const int first = team.league_rank() * aggregate_tile;
                     const int last = first + aggregate_tile < n ? first + aggregate_tile : n;
@@ -301,10 +323,7 @@ void count_buckets( const ExecutionSpace& exec, const GridGeometry<Scalar>& g,
                         Kokkos::atomic_add( &counts( aggregate_slot( keys, key >> shift ) ), 1 );
                     } );
                     team.team_barrier();
-                    Kokkos::parallel_for( Kokkos::TeamThreadRange( team, aggregate_hash_size ), [&]( const int h ) {
-                        if ( keys( h ) >= 0 )
-                            Kokkos::atomic_add( &counters( keys( h ) ), counts( h ) );
-                    } );
+                    flush_aggregate_table( team, keys, counts, counters );
                 } );
             return;
         }
@@ -318,12 +337,7 @@ void count_buckets( const ExecutionSpace& exec, const GridGeometry<Scalar>& g,
                 int_scratch keys( team.team_scratch( 0 ), aggregate_hash_size );
                 int_scratch counts( team.team_scratch( 0 ), aggregate_hash_size + 1 );
                 int_scratch tile_key( team.team_scratch( 0 ), aggregate_tile );
-                Kokkos::parallel_for( Kokkos::TeamThreadRange( team, aggregate_hash_size + 1 ),
-                                      [&]( const int h ) {
-                                          if ( h < aggregate_hash_size )
-                                              keys( h ) = -1;
-                                          counts( h ) = 0; // counts(aggregate_hash_size): a descent seen
-                                      } );
+                clear_aggregate_table( team, keys, counts ); // counts(aggregate_hash_size): a descent seen
                 const int first = team.league_rank() * aggregate_tile;
                 const int len = first + aggregate_tile < n ? aggregate_tile : n - first;
                 Kokkos::parallel_for( Kokkos::TeamThreadRange( team, len ), [&]( const int k ) {
@@ -353,11 +367,7 @@ void count_buckets( const ExecutionSpace& exec, const GridGeometry<Scalar>& g,
                                             ( tail ? k + 1 : 0 ) - ( head ? k : 0 ) );
                 } );
                 team.team_barrier();
-                Kokkos::parallel_for( Kokkos::TeamThreadRange( team, aggregate_hash_size ),
-                                      [&]( const int h ) {
-                                          if ( keys( h ) >= 0 )
-                                              Kokkos::atomic_add( &counters( keys( h ) ), counts( h ) );
-                                      } );
+                flush_aggregate_table( team, keys, counts, counters );
                 Kokkos::single( Kokkos::PerTeam( team ), [&] {
                     if ( counts( aggregate_hash_size ) )
                         Kokkos::atomic_fetch_max( &status( unsorted ), 1 );
@@ -446,11 +456,7 @@ void scatter_to_buckets( const ExecutionSpace& exec, int n, const BucketLayout& 
                 int_scratch keys( team.team_scratch( 0 ), aggregate_hash_size );
                 int_scratch counts( team.team_scratch( 0 ), aggregate_hash_size );
                 int_scratch placed( team.team_scratch( 0 ), aggregate_tile ); // slot << 11 | rank
-                Kokkos::parallel_for( Kokkos::TeamThreadRange( team, aggregate_hash_size ),
-                                      [&]( const int h ) {
-                                          keys( h ) = -1;
-                                          counts( h ) = 0;
-                                      } );
+                clear_aggregate_table( team, keys, counts );
                 team.team_barrier();
                 const int first = team.league_rank() * aggregate_tile;
                 const int last = first + aggregate_tile < n ? first + aggregate_tile : n;
