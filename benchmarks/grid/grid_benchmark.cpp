@@ -13,6 +13,7 @@
 #include "../common/BenchmarkUtils.hpp"
 #include "../common/Roofline.hpp"
 #include "GridBenchmarkCommon.hpp"
+#include "ListPhases.hpp"
 
 #include <morula/core/SoA.hpp>
 #include <morula/grid/NeighborSweep.hpp>
@@ -276,6 +277,12 @@ nlohmann::json run_case( const ExecutionSpace& exec, const Settings& set, int n,
     nlohmann::json dj = phase( density_stats, 0, candidates, "candidate_pairs" );
     result["density_sweep"] = dj;
 
+    // 6. Neighbour lists at the sweep's radius: CSR, ELL, one-pass CSR, and sweeps over them.
+    progress( "neighbour lists" );
+    const morula::bench::ListTimings lists =
+        morula::bench::time_neighbor_lists<Scalar>( exec, set.warmup, set.runs, query, radius, n, pairs );
+    result["lists"] = lists.to_json();
+
     // Roofline records of the two sweeps: the stencil walk counted by walking it again (untimed).
     const morula::bench::StencilTally tally = morula::bench::stencil_tally( exec, query, radius );
     const double walk_flops = morula::bench::stencil_flops( tally, query );
@@ -316,6 +323,7 @@ nlohmann::json run_case( const ExecutionSpace& exec, const Settings& set, int n,
                  1e3 * result["kokkos_binsort_create_permute_vector"]["median_s"].get<double>(),
                  1e3 * permute.median(), 1e3 * sweep.median(), double( pairs ) / n,
                  candidates / sweep.median(), 1e3 * density_stats.median() );
+    lists.print();
     if ( set.roofline_suite || set.verbose )
         for ( std::size_t k = kernels.size() - 4; k < kernels.size(); ++k )
         {

@@ -16,6 +16,7 @@
 // sweep over the list (Cabana's benchmark operation: atomic add of each neighbour index).
 #include "../common/BenchmarkUtils.hpp"
 #include "GridBenchmarkCommon.hpp"
+#include "ListPhases.hpp"
 
 #include <morula/core/SoA.hpp>
 #include <morula/grid/NeighborList.hpp>
@@ -299,32 +300,14 @@ nlohmann::json run_case( const ExecutionSpace& exec, const Settings& set, const 
     result["sweep"]["morula_candidate_pairs_per_s"] = candidates / m_sweep.median();
     result["sweep_cabana_benchmark_op"] = c_sweep_anchor.to_json();
 
-    // --- 4. CSR / Verlet list build -----------------------------------------------------------------
-    morula::grid::NeighborList<MorulaScalar, memory_space> list;
-    const Stats m_list = time_phase( exec, set.warmup, set.runs,
-                                     [&] { list.build( exec, sorted_query, cutoff ); } );
-    if ( list.num_pairs() != pairs )
-        throw std::runtime_error( "case " + spec.name + ": the CSR list holds " +
-                                  std::to_string( list.num_pairs() ) + " pairs, expected " +
-                                  std::to_string( pairs ) );
-    Kokkos::View<int*, memory_space> m_sum( "m_sum", n );
-    using listed_type = morula::grid::ListedNeighbors<memory_space, ExecutionSpace>;
-    const Stats m_iter = time_phase( exec, set.warmup, set.runs, [&] {
-        morula::grid::for_each_listed_particle(
-            exec, list.view(), n, KOKKOS_LAMBDA( const int i, const listed_type& nb ) {
-                nb.for_each( [&]( const int j ) { Kokkos::atomic_add( &m_sum( i ), j ); } );
-            } );
-    } );
-    // Morula with the sum kept in a register (the usual way to write such a kernel).
-    const Stats m_iter_reg = time_phase( exec, set.warmup, set.runs, [&] {
-        morula::grid::for_each_listed_particle(
-            exec, list.view(), n,
-            KOKKOS_LAMBDA( const int i, const listed_type& nb ) {
-                int s = 0;
-                nb.for_each( [&]( const int j ) { s += j; } );
-                m_sum( i ) = s;
-            } );
-    } );
+    // --- 4. CSR / Verlet list build (and Morula's ELL list and one-pass CSR build) ------------------
+    const morula::bench::ListTimings lists = morula::bench::time_neighbor_lists<MorulaScalar>(
+        exec, set.warmup, set.runs, sorted_query, cutoff, n, pairs );
+    lists.print();
+    result["morula_lists"] = lists.to_json();
+    const Stats& m_list = lists.csr_build;
+    const Stats& m_iter = lists.csr_sweep_atomic;
+    const Stats& m_iter_reg = lists.csr_sweep_register;
     if constexpr ( std::is_same<CabanaScalar, double>::value )
     {
         verlet_type verlet;

@@ -20,6 +20,7 @@
 #include <morula/core/StepGraph.hpp>
 
 #include <morula/grid/GridGeometry.hpp>
+#include <morula/grid/EllNeighborList.hpp>
 #include <morula/grid/NeighborList.hpp>
 #include <morula/grid/NeighborQuery.hpp>
 #include <morula/grid/NeighborSweep.hpp>

@@ -12,6 +12,7 @@
 #include <morula/core/LaunchPolicy.hpp>
 #include <morula/grid/NeighborSweep.hpp>
 #include <morula/grid/detail/NeighborListFill.hpp>
+#include <morula/grid/detail/StagedListFill.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -54,13 +55,13 @@ struct NeighborListView
 
 /*!
   \brief The listed neighbours of one particle, handed to the function of
-  for_each_listed_particle().
+  for_each_listed_particle(). `ListView` is a NeighborListView or an EllNeighborListView.
 */
-template <class MemorySpace, class ExecutionSpace>
-class ListedNeighbors
+template <class ListView, class ExecutionSpace>
+class BasicListedNeighbors
 {
   public:
-    KOKKOS_INLINE_FUNCTION ListedNeighbors( const NeighborListView<MemorySpace>& list, int i )
+    KOKKOS_INLINE_FUNCTION BasicListedNeighbors( const ListView& list, int i )
         : m_list( list ), m_i( i )
     {
     }
@@ -76,21 +77,26 @@ class ListedNeighbors
     }
 
   private:
-    const NeighborListView<MemorySpace>& m_list;
+    const ListView& m_list;
     int m_i;
 };
 
+//! The listed neighbours of a CSR list (NeighborList).
+template <class MemorySpace, class ExecutionSpace>
+using ListedNeighbors = BasicListedNeighbors<NeighborListView<MemorySpace>, ExecutionSpace>;
+
 /*!
   \brief Runs f(i, neighbours) for every particle i < n of a neighbour list, in parallel, one thread per
-  particle, where `neighbours` is a ListedNeighbors<MemorySpace, ExecutionSpace> (call
-  `neighbours.for_each([&](int j) { ... })`).
+  particle, where `neighbours` is a BasicListedNeighbors<ListView, ExecutionSpace> (for a CSR list,
+  ListedNeighbors<MemorySpace, ExecutionSpace>; for an ELL list, EllListedNeighbors<MemorySpace,
+  ExecutionSpace>); call `neighbours.for_each([&](int j) { ... })`.
 */
-template <class ExecutionSpace, class MemorySpace, class Functor>
-void for_each_listed_particle( const ExecutionSpace& exec, const NeighborListView<MemorySpace>& list,
-                               int n, const Functor& f,
+template <class ExecutionSpace, class ListView, class Functor>
+void for_each_listed_particle( const ExecutionSpace& exec, const ListView& list, int n,
+                               const Functor& f,
                                const std::string& label = "morula::grid::for_each_listed_particle" )
 {
-    using neighbors_type = ListedNeighbors<MemorySpace, ExecutionSpace>;
+    using neighbors_type = BasicListedNeighbors<ListView, ExecutionSpace>;
     Kokkos::parallel_for(
         label, core::LaunchRange<ExecutionSpace>( exec, 0, n ), KOKKOS_LAMBDA( const int i ) {
             const neighbors_type nb( list, i );
@@ -128,16 +134,8 @@ class NeighborList
     {
         static_assert( Kokkos::SpaceAccessibility<ExecutionSpace, MemorySpace>::accessible,
                        "NeighborList::build: the execution space cannot access the list's memory" );
-        if ( !( cutoff > 0 ) || !( skin >= 0 ) || !std::isfinite( double( cutoff + skin ) ) )
-            throw core::InputError( core::detail::concat(
-                "NeighborList::build: need cutoff > 0 and skin >= 0, got cutoff = ", cutoff,
-                ", skin = ", skin ) );
-        const Scalar radius = cutoff + skin;
-        if ( radius > query.cutoff() )
-            throw core::InputError( core::detail::concat(
-                "NeighborList::build: cutoff + skin = ", radius,
-                " exceeds the grid's cutoff ", query.cutoff(),
-                "; build the grid with a cutoff of at least cutoff + skin" ) );
+        const Scalar radius =
+            detail::checked_list_radius( "NeighborList::build", cutoff, skin, query.cutoff() );
         compat::ScopedRegion region( "morula::grid::NeighborList::build" );
         const int n = query.num_particles();
         if ( m_offsets.extent( 0 ) < static_cast<std::size_t>( n ) + 1 )
@@ -165,28 +163,17 @@ class NeighborList
             m_indices = index_view( Kokkos::view_alloc( Kokkos::WithoutInitializing,
                                                         "morula::grid::neighbor_indices" ),
                                     total + total / 8 );
-        detail::fill_neighbor_list( exec, query, n, radius, offsets, m_indices );
+        if constexpr ( detail::stages_list_fill<ExecutionSpace>() )
+            detail::fill_neighbor_list_staged( exec, query, n, radius, offsets, m_indices );
+        else
+            detail::fill_neighbor_list( exec, query, n, radius, offsets, m_indices );
         m_num_particles = n;
         m_num_pairs = total;
         m_cutoff = cutoff;
         m_skin = skin;
         m_box = query.geometry().box;
         if ( skin > 0 )
-        {
-            // Positions at build time, for needs_rebuild().
-            if ( m_reference.extent( 0 ) < static_cast<std::size_t>( n ) )
-                m_reference = positions_type(
-                    Kokkos::view_alloc( Kokkos::WithoutInitializing,
-                                        "morula::grid::neighbor_reference" ),
-                    n );
-            auto ref = m_reference;
-            Kokkos::parallel_for(
-                "morula::grid::neighbor_reference",
-                core::LaunchRange<ExecutionSpace>( exec, 0, n ), KOKKOS_LAMBDA( const int i ) {
-                    for ( int d = 0; d < 3; ++d )
-                        ref( i, d ) = query.position( i, d );
-                } );
-        }
+            detail::save_reference_positions( exec, query, n, m_reference );
     }
 
     /*!
@@ -196,32 +183,66 @@ class NeighborList
     template <class ExecutionSpace, class PositionView>
     bool needs_rebuild( const ExecutionSpace& exec, const PositionView& x ) const
     {
-        if ( !( m_skin > 0 ) )
-            return true;
-        const int n = m_num_particles;
-        if ( x.extent( 0 ) < static_cast<std::size_t>( n ) )
-            throw core::InputError( core::detail::concat(
-                "NeighborList::needs_rebuild: positions hold ", x.extent( 0 ),
-                " particles, the list was built for ", n ) );
-        const auto ref = m_reference;
-        const auto box = m_box;
-        const Scalar limit2 = ( m_skin / 2 ) * ( m_skin / 2 );
-        int moved = 0;
-        Kokkos::parallel_reduce(
-            "morula::grid::neighbor_displacement",
-            core::LaunchRange<ExecutionSpace>( exec, 0, n ),
-            KOKKOS_LAMBDA( const int i, int& any ) {
-                Scalar r2 = 0;
-                for ( int d = 0; d < 3; ++d )
-                {
-                    const Scalar dd = box.minimum_image( d, x( i, d ) - ref( i, d ) );
-                    r2 += dd * dd;
-                }
-                if ( !( r2 <= limit2 ) )
-                    any = 1;
+        return detail::moved_beyond_half_skin( "NeighborList", exec, x, m_reference, m_num_particles,
+                                               m_box, m_skin );
+    }
+
+    /*!
+      \brief Makes this CSR list a copy of another list of the same particles (an EllNeighborList):
+      same neighbours in the same order, same cutoff, skin and reference positions. An ELL list built
+      in one pass and copied here is the one-pass way to a CSR list, at the cost of holding both.
+    */
+    template <class ExecutionSpace, class OtherList>
+    void assign( const ExecutionSpace& exec, const OtherList& other )
+    {
+        compat::ScopedRegion region( "morula::grid::NeighborList::assign" );
+        const int n = other.num_particles();
+        if ( m_offsets.extent( 0 ) < static_cast<std::size_t>( n ) + 1 )
+            m_offsets = offset_view( Kokkos::view_alloc( Kokkos::WithoutInitializing,
+                                                         "morula::grid::neighbor_offsets" ),
+                                     n + 1 );
+        auto offsets = m_offsets;
+        const auto source = other.view();
+        offset_type total = 0;
+        Kokkos::parallel_scan(
+            "morula::grid::neighbor_assign_scan", core::LaunchRange<ExecutionSpace>( exec, 0, n + 1 ),
+            KOKKOS_LAMBDA( const int i, offset_type& update, const bool final_pass ) {
+                const offset_type c = i < n ? source.count( i ) : 0;
+                if ( final_pass )
+                    offsets( i ) = update;
+                update += c;
             },
-            Kokkos::Max<int>( moved ) );
-        return moved > 0; // the Max identity is INT_MIN
+            total );
+        if ( m_indices.extent( 0 ) < static_cast<std::size_t>( total ) )
+            m_indices = index_view( Kokkos::view_alloc( Kokkos::WithoutInitializing,
+                                                        "morula::grid::neighbor_indices" ),
+                                    total + total / 8 );
+        auto indices = m_indices;
+        if constexpr ( detail::stages_list_fill<ExecutionSpace>() )
+            detail::copy_list_to_csr_staged( exec, source, n, offsets, indices );
+        else
+            Kokkos::parallel_for(
+                "morula::grid::neighbor_assign_copy", core::LaunchRange<ExecutionSpace>( exec, 0, n ),
+                KOKKOS_LAMBDA( const int i ) {
+                    offset_type k = offsets( i );
+                    source.for_each( i, [&]( const int j ) { indices( k++ ) = j; } );
+                } );
+        m_num_particles = n;
+        m_num_pairs = total;
+        m_cutoff = other.cutoff();
+        m_skin = other.skin();
+        m_box = other.box();
+        if ( m_skin > 0 )
+        {
+            const auto ref = other.reference_positions();
+            if ( m_reference.extent( 0 ) < static_cast<std::size_t>( n ) )
+                m_reference = positions_type( Kokkos::view_alloc( Kokkos::WithoutInitializing,
+                                                                  "morula::grid::neighbor_reference" ),
+                                              n );
+            Kokkos::deep_copy( exec,
+                               Kokkos::subview( m_reference, std::make_pair( 0, n ), Kokkos::ALL ),
+                               Kokkos::subview( ref, std::make_pair( 0, n ), Kokkos::ALL ) );
+        }
     }
 
     NeighborListView<MemorySpace> view() const { return { m_offsets, m_indices }; }
@@ -231,6 +252,9 @@ class NeighborList
     offset_type num_pairs() const { return m_num_pairs; }
     Scalar cutoff() const { return m_cutoff; }
     Scalar skin() const { return m_skin; }
+    const core::Box<Scalar>& box() const { return m_box; }
+    //! Positions at the last build (valid for a list built with skin).
+    positions_type reference_positions() const { return m_reference; }
 
   private:
     offset_view m_offsets;
