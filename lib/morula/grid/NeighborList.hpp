@@ -43,12 +43,25 @@ struct NeighborListView
     KOKKOS_INLINE_FUNCTION offset_type end( int i ) const { return offsets( i + 1 ); }
     KOKKOS_INLINE_FUNCTION int neighbor( offset_type k ) const { return indices( k ); }
 
-    //! Calls f(j) for every listed neighbour j of particle i.
+    //! Calls f(j) for every listed neighbour j of particle i, in list order.
     template <class F>
     KOKKOS_INLINE_FUNCTION void for_each( int i, F&& f ) const
     {
         const offset_type e = offsets( i + 1 );
-        for ( offset_type k = offsets( i ); k < e; ++k )
+        offset_type k = offsets( i );
+        // Four loads in flight before the calls (the calls keep their order): each lane's entries are
+        // its own line, and one outstanding load per thread left the sweep with an atomic per entry
+        // 1.19x slower on an H200 (16M points, 29.5 neighbours).
+        for ( ; k + 4 <= e; k += 4 )
+        {
+            const int j0 = indices( k ), j1 = indices( k + 1 ), j2 = indices( k + 2 ),
+                      j3 = indices( k + 3 );
+            f( j0 );
+            f( j1 );
+            f( j2 );
+            f( j3 );
+        }
+        for ( ; k < e; ++k )
             f( indices( k ) );
     }
 };
@@ -163,10 +176,7 @@ class NeighborList
             m_indices = index_view( Kokkos::view_alloc( Kokkos::WithoutInitializing,
                                                         "morula::grid::neighbor_indices" ),
                                     total + total / 8 );
-        if constexpr ( detail::stages_list_fill<ExecutionSpace>() )
-            detail::fill_neighbor_list_staged( exec, query, n, radius, offsets, m_indices );
-        else
-            detail::fill_neighbor_list( exec, query, n, radius, offsets, m_indices );
+        detail::fill_neighbor_list( exec, query, n, radius, offsets, m_indices );
         m_num_particles = n;
         m_num_pairs = total;
         m_cutoff = cutoff;

@@ -1,17 +1,23 @@
 /*!
   \file StagedListFill.hpp
-  \brief Neighbour-list fills for GPUs that stage each thread's first entries in team scratch memory
-  and write them out coalesced after the sweep.
+  \brief Neighbour-list writes for GPUs that stage entries in team scratch memory and write them out
+  coalesced: the ELL fill, and the copy from an ELL list into CSR storage.
 
   A thread finds its neighbours at its own pace, so while the sweep runs the 32 lanes of a warp store
   to 32 unrelated places: every entry costs its own memory transaction (a 4-byte write to a 32-byte
   sector), and the list build on an H200 took twice the time of the sweep that finds the entries.
   Staging the entries and writing them after the sweep turns those stores into whole lines:
-  - ELL: lane t writes its q-th entry when the other lanes write theirs, to adjacent slots;
-  - CSR: a team's particles own one contiguous range of the list, which the team writes together, each
-    thread taking every T-th entry and finding whose entry it is by a binary search over the team's
-    T offsets.
-  Entries past the staging depth go to memory directly, as before.
+  - ELL fill: lane t writes its q-th entry when the other lanes write theirs, to adjacent slots
+    (1.41x faster than direct stores at 16M points, double, H200);
+  - copy to CSR: a team's particles own one contiguous range of the list, which the team writes
+    together, each thread taking every T-th entry and finding whose entry it is by a binary search over
+    the team's T offsets (4x faster than one thread copying each particle's entries).
+  Entries past the staging depth go to memory directly. The CSR fill itself is not staged: it needs the
+  team to wait for its slowest sweep before writing, and measured 0.89x (double) to 1.15x (float) the
+  direct fill on an H200, and slower on the epidermis model's 100K elements (docs/performance.md).
+
+  `LaunchBounds` (a Kokkos::LaunchBounds<threads, blocks>) lets a caller cap the registers; the team size
+  must then not exceed its thread count.
 */
 #ifndef MORULA_GRID_DETAIL_STAGEDLISTFILL_HPP
 #define MORULA_GRID_DETAIL_STAGEDLISTFILL_HPP
@@ -57,7 +63,8 @@ int staged_team_size( int team_size )
   entries of each particle staged (row t of a (depth + 1)-wide table: the odd width keeps lanes on
   distinct banks) and written after its sweep.
 */
-template <class ExecutionSpace, class Query, class CountView, class IndexView, class Scalar>
+template <class LaunchBounds = Kokkos::LaunchBounds<>, class ExecutionSpace, class Query,
+          class CountView, class IndexView, class Scalar>
 int fill_ell_list_staged( const ExecutionSpace& exec, const Query& query, int n, Scalar radius,
                           std::int64_t capacity, int slice_shift, const CountView& counts,
                           const IndexView& indices, int team_size = 0,
@@ -65,7 +72,7 @@ int fill_ell_list_staged( const ExecutionSpace& exec, const Query& query, int n,
 {
     using index_type = std::int64_t;
     team_size = staged_team_size<ExecutionSpace>( team_size );
-    using policy_type = core::LaunchTeam<ExecutionSpace>;
+    using policy_type = core::LaunchTeam<ExecutionSpace, LaunchBounds>;
     using member_type = typename policy_type::member_type;
     using scratch_type = scratch_array<int, ExecutionSpace>;
     if ( depth > capacity )
@@ -106,87 +113,18 @@ int fill_ell_list_staged( const ExecutionSpace& exec, const Query& query, int n,
 }
 
 /*!
-  Staged CSR fill: as fill_neighbor_list (offsets from the counting sweep), with each team writing its
-  particles' contiguous range of the list together after the sweep.
-*/
-template <class ExecutionSpace, class Query, class OffsetView, class IndexView, class Scalar>
-void fill_neighbor_list_staged( const ExecutionSpace& exec, const Query& query, int n, Scalar radius,
-                                const OffsetView& offsets, const IndexView& indices,
-                                int team_size = 0, int depth = staged_fill_depth )
-{
-    using offset_type = typename OffsetView::non_const_value_type;
-    team_size = staged_team_size<ExecutionSpace>( team_size );
-    using policy_type = core::LaunchTeam<ExecutionSpace>;
-    using member_type = typename policy_type::member_type;
-    using scratch_type = scratch_array<int, ExecutionSpace>;
-    using local_type = scratch_array<offset_type, ExecutionSpace>;
-    const int row = depth + 1;
-    const int teams = ( n + team_size - 1 ) / team_size;
-    if ( teams == 0 )
-        return;
-    policy_type policy( exec, teams, team_size );
-    // The staging table, then the team's offsets relative to its first entry (team_size + 1 ints).
-    policy.set_scratch_size(
-        0, Kokkos::PerTeam( scratch_type::shmem_size( std::size_t( row ) * team_size ) +
-                            local_type::shmem_size( std::size_t( team_size ) + 1 ) ) );
-    Kokkos::parallel_for(
-        "morula::grid::neighbor_fill_staged", policy, KOKKOS_LAMBDA( const member_type& team ) {
-            const int t = team.team_rank();
-            const int base = team.league_rank() * team_size;
-            const int members = n - base < team_size ? n - base : team_size;
-            const scratch_type stage( team.team_scratch( 0 ), std::size_t( row ) * team_size );
-            const local_type local( team.team_scratch( 0 ), std::size_t( team_size ) + 1 );
-            const offset_type begin = offsets( base );
-            if ( t < members )
-            {
-                const int i = base + t;
-                const offset_type start = offsets( i );
-                local( t ) = start - begin;
-                int k = 0;
-                query.for_each_neighbor( i, radius, [&]( const int j, Scalar, Scalar, Scalar, Scalar ) {
-                    if ( k < depth )
-                        stage( t * row + k ) = j;
-                    else
-                        indices( start + k ) = j;
-                    ++k;
-                } );
-            }
-            if ( t == 0 )
-                local( members ) = offsets( base + members ) - begin;
-            team.team_barrier();
-            // Entry e of the team's range belongs to the last particle whose offset is <= e.
-            const offset_type length = local( members );
-            for ( offset_type e = t; e < length; e += team_size )
-            {
-                int lo = 0, hi = members - 1;
-                while ( lo < hi )
-                {
-                    const int mid = ( lo + hi + 1 ) / 2;
-                    if ( local( mid ) <= e )
-                        lo = mid;
-                    else
-                        hi = mid - 1;
-                }
-                const offset_type k = e - local( lo );
-                if ( k < depth )
-                    indices( begin + e ) = stage( lo * row + k );
-            }
-        } );
-}
-
-
-/*!
   Copies a list with random access (`source.neighbor(i, k)`, such as an EllNeighborListView) into CSR
   storage whose offsets are already set, each team writing its particles' contiguous range together.
 */
-template <class ExecutionSpace, class SourceView, class OffsetView, class IndexView>
+template <class LaunchBounds = Kokkos::LaunchBounds<>, class ExecutionSpace, class SourceView,
+          class OffsetView, class IndexView>
 void copy_list_to_csr_staged( const ExecutionSpace& exec, const SourceView& source, int n,
                               const OffsetView& offsets, const IndexView& indices,
                               int team_size = 0 )
 {
     using offset_type = typename OffsetView::non_const_value_type;
     team_size = staged_team_size<ExecutionSpace>( team_size );
-    using policy_type = core::LaunchTeam<ExecutionSpace>;
+    using policy_type = core::LaunchTeam<ExecutionSpace, LaunchBounds>;
     using member_type = typename policy_type::member_type;
     using local_type = scratch_array<offset_type, ExecutionSpace>;
     const int teams = ( n + team_size - 1 ) / team_size;
