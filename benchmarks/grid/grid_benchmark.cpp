@@ -14,6 +14,7 @@
 #include "../common/Roofline.hpp"
 #include "GridBenchmarkCommon.hpp"
 #include "ListPhases.hpp"
+#include "SweepLanes.hpp"
 
 #include <morula/core/SoA.hpp>
 #include <morula/grid/NeighborSweep.hpp>
@@ -50,6 +51,7 @@ struct Settings
     bool verbose = false;
     bool roofline_suite = false;
     bool list_variants = false;
+    bool sweep_lanes = false;
 };
 
 nlohmann::json phase( const Stats& s, double bytes, double items, const char* item_name )
@@ -270,6 +272,9 @@ nlohmann::json run_case( const ExecutionSpace& exec, const Settings& set, int n,
     sj["bytes"] = 3.0 * sizeof( Scalar ) * n + 4.0 * n + 4.0 * g.num_cells();
     result["sweep"] = sj;
 
+    if ( set.sweep_lanes )
+        result["sweep"]["lane_sweeps"] = morula::bench::time_lane_sweeps( exec, set.warmup, set.runs, query, radius, counts );
+
     // 5. The same sweep with floating-point work per neighbour (a density sum).
     progress( "density sweep" );
     Kokkos::View<Scalar*, memory_space> density_out( "density", n );
@@ -392,6 +397,8 @@ int main( int argc, char* argv[] )
         ->check( CLI::IsMember( { "device", "host" } ) );
     app.add_option( "--out", set.out, "JSON result file" );
     app.add_flag( "--verbose", set.verbose, "Print each phase as it starts" );
+    app.add_flag( "--sweep-lanes", set.sweep_lanes,
+                  "Also time the count sweep with 1-8 lanes per particle (an experiment; GPU)" );
     app.add_flag( "--list-variants", set.list_variants,
                   "Also time the staged list fills at other team sizes, depths and register caps (GPU)" );
     app.add_flag( "--roofline-suite", set.roofline_suite,
