@@ -8,10 +8,10 @@
   sector), and the list build on an H200 took twice the time of the sweep that finds the entries.
   Staging the entries and writing them after the sweep turns those stores into whole lines:
   - ELL fill: lane t writes its q-th entry when the other lanes write theirs, to adjacent slots
-    (1.41x faster than direct stores at 16M points, double, H200);
+    (1.4-1.5x faster than direct stores at 16M points, double, H200);
   - copy to CSR: a team's particles own one contiguous range of the list, which the team writes
     together, each thread taking every T-th entry and finding whose entry it is by a binary search over
-    the team's T offsets (4x faster than one thread copying each particle's entries).
+    the team's T offsets (2.9 ms against 11.4 ms with one thread copying each particle's entries).
   Entries past the staging depth go to memory directly. The CSR fill itself is not staged: it needs the
   team to wait for its slowest sweep before writing, and measured 0.89x (double) to 1.15x (float) the
   direct fill on an H200, and slower on the epidermis model's 100K elements (docs/performance.md).
@@ -34,9 +34,10 @@ namespace morula::grid::detail
 //! Particles per team of the staged fills on GPUs (a multiple of the warp width); host spaces, where
 //! the fills are staged only when called directly (tests, benchmarks), take teams of one.
 constexpr int staged_fill_team_size = 128;
-//! Entries per particle staged in scratch: with 128 threads a team holds 128 x 33 ints (16.5 KB), so
-//! eight teams (the register-limited 1024 threads of an SM) leave most of the L1 for the sweep's
-//! candidate positions. Lists longer than this write their tail directly.
+//! Entries per particle staged in scratch: with 128 threads a team holds 128 x 33 ints (16.5 KB). The
+//! ELL fill takes 72 registers, so seven teams fit an SM, and their 116 KB leave the rest of the L1 to
+//! the sweep's candidate positions. Lists longer than this write their tail directly. (Depths 16-48 and
+//! teams of 32-256 were measured: `grid_benchmark --list-variants`, docs/performance.md.)
 constexpr int staged_fill_depth = 32;
 
 template <class T, class ExecutionSpace>
