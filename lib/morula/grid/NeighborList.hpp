@@ -151,10 +151,7 @@ class NeighborList
             detail::checked_list_radius( "NeighborList::build", cutoff, skin, query.cutoff() );
         compat::ScopedRegion region( "morula::grid::NeighborList::build" );
         const int n = query.num_particles();
-        if ( m_offsets.extent( 0 ) < static_cast<std::size_t>( n ) + 1 )
-            m_offsets = offset_view( Kokkos::view_alloc( Kokkos::WithoutInitializing,
-                                                         "morula::grid::neighbor_offsets" ),
-                                     n + 1 );
+        ensure_offsets( n );
         auto offsets = m_offsets;
         using neighbors_type = ParticleNeighbors<Query, ExecutionSpace>;
         Kokkos::deep_copy( exec, Kokkos::subview( offsets, n ), offset_type( 0 ) );
@@ -172,10 +169,7 @@ class NeighborList
                 update += c;
             },
             total );
-        if ( m_indices.extent( 0 ) < static_cast<std::size_t>( total ) )
-            m_indices = index_view( Kokkos::view_alloc( Kokkos::WithoutInitializing,
-                                                        "morula::grid::neighbor_indices" ),
-                                    total + total / 8 );
+        ensure_indices( total );
         detail::fill_neighbor_list( exec, query, n, radius, offsets, m_indices );
         m_num_particles = n;
         m_num_pairs = total;
@@ -207,10 +201,7 @@ class NeighborList
     {
         compat::ScopedRegion region( "morula::grid::NeighborList::assign" );
         const int n = other.num_particles();
-        if ( m_offsets.extent( 0 ) < static_cast<std::size_t>( n ) + 1 )
-            m_offsets = offset_view( Kokkos::view_alloc( Kokkos::WithoutInitializing,
-                                                         "morula::grid::neighbor_offsets" ),
-                                     n + 1 );
+        ensure_offsets( n );
         auto offsets = m_offsets;
         const auto source = other.view();
         offset_type total = 0;
@@ -223,10 +214,7 @@ class NeighborList
                 update += c;
             },
             total );
-        if ( m_indices.extent( 0 ) < static_cast<std::size_t>( total ) )
-            m_indices = index_view( Kokkos::view_alloc( Kokkos::WithoutInitializing,
-                                                        "morula::grid::neighbor_indices" ),
-                                    total + total / 8 );
+        ensure_indices( total );
         auto indices = m_indices;
         if constexpr ( detail::stages_list_fill<ExecutionSpace>() )
             detail::copy_list_to_csr_staged( exec, source, n, offsets, indices );
@@ -267,6 +255,24 @@ class NeighborList
     positions_type reference_positions() const { return m_reference; }
 
   private:
+    //! Offsets for n particles (n + 1 entries); grows only.
+    void ensure_offsets( int n )
+    {
+        if ( m_offsets.extent( 0 ) < static_cast<std::size_t>( n ) + 1 )
+            m_offsets = offset_view( Kokkos::view_alloc( Kokkos::WithoutInitializing,
+                                                         "morula::grid::neighbor_offsets" ),
+                                     n + 1 );
+    }
+
+    //! Room for `total` entries, with an eighth more so that small growth needs no reallocation.
+    void ensure_indices( offset_type total )
+    {
+        if ( m_indices.extent( 0 ) < static_cast<std::size_t>( total ) )
+            m_indices = index_view( Kokkos::view_alloc( Kokkos::WithoutInitializing,
+                                                        "morula::grid::neighbor_indices" ),
+                                    total + total / 8 );
+    }
+
     offset_view m_offsets;
     index_view m_indices;
     positions_type m_reference;
