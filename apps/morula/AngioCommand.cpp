@@ -364,7 +364,7 @@ int run_angiogenesis( const AngioSettings& s, const CheckpointFlags& flags )
                  s.steps, std::round( model.time() * 1e6 ) / 1e6, seconds, stepped ? 1e6 * seconds / stepped : 0.0, last.cells(), hypoxic, dead,
                  last.tubes(), model.divisions(), model.sprouts(), model.anastomoses() );
     std::printf( "wrote %s.csv%s%s\n", s.output.c_str(), png ? ( ", " + s.output + ".png" ).c_str() : "",
-                 writer ? ( ", " + writer->hdf5_path() + ", " + writer->xdmf_path() ).c_str() : "" );
+                 writer ? ( ", " + writer->xdmf_path() + " (frames " + s.output + "_<step>.h5)" ).c_str() : "" );
     return 0;
 }
 } // namespace

@@ -353,7 +353,7 @@ int run_epidermis( const EpidermisSettings& s, const CheckpointFlags& flags )
     if ( first_step > 0 )
         std::printf( "(%ld of the steps after the restart at step %lld)\n", ran, first_step );
     std::printf( "wrote %s.csv%s%s\n", s.output.c_str(), png ? ( ", " + s.output + ".png" ).c_str() : "",
-                 writer ? ( ", " + writer->hdf5_path() + ", " + writer->xdmf_path() ).c_str() : "" );
+                 writer ? ( ", " + writer->xdmf_path() + " (frames " + s.output + "_<step>.h5)" ).c_str() : "" );
     if ( schedule.due( s.steps, s.steps ) && first_step < s.steps )
         std::printf( "checkpoint %s at step %ld\n", schedule.file().c_str(), s.steps );
     return 0;

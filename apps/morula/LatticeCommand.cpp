@@ -638,7 +638,7 @@ int run_lattice( const LatticeSettings& s, const CheckpointFlags& checkpoint_fla
         }
     }
     if ( snapshots )
-        std::printf( "snapshots: %s\n", snapshots->path().c_str() );
+        std::printf( "snapshots: %s_<step>.h5\n", snapshots->prefix().c_str() );
     return 0;
 }
 } // namespace

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -83,11 +84,12 @@ morula::io::AngioFrame vessels_only()
 }
 
 #if MORULA_HAVE_HDF5
-// Every dataset and attribute of group /<group_name> equals the frame's arrays exactly, and nothing else
-// is there.
-void expect_group_equals( const std::string& path, const morula::io::AngioFrame& f, const std::string& group_name )
+// Every dataset and attribute of the frame's file (its root group) equals the frame's arrays exactly,
+// and nothing else is there.
+void expect_group_equals( const std::string& path, const morula::io::AngioFrame& f )
 {
-    SCOPED_TRACE( group_name );
+    const std::string group_name = "/";
+    SCOPED_TRACE( path );
     H5 file{ H5Fopen( path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT ), H5Fclose };
     ASSERT_GE( file.id, 0 ) << path;
     H5 group{ H5Gopen2( file.id, group_name.c_str(), H5P_DEFAULT ), H5Gclose };
@@ -140,9 +142,9 @@ void expect_group_equals( const std::string& path, const morula::io::AngioFrame&
 }
 #endif
 
-// Three steps (one without tubes, one without cells) read back exactly, the XDMF index lists each as a
-// spatial collection of a cells grid and a tubes grid with the HDF5 file's own name, and a step cannot
-// be written twice.
+// Three steps (one without tubes, one without cells) read back exactly, each from its own file, the XDMF
+// index lists each as a spatial collection of a cells grid and a tubes grid naming its file by its own
+// name, a step cannot be written twice and a frame's file is never touched again once written.
 TEST( TEST_CATEGORY, angio_snapshots_round_trip )
 {
     const std::string folder = std::string( "morula_angio_test_" ) + TEST_EXECSPACE::name();
@@ -159,17 +161,19 @@ TEST( TEST_CATEGORY, angio_snapshots_round_trip )
     const auto b = cells_only();
     const auto c = vessels_only();
     morula::io::AngioSnapshotWriter writer( prefix );
-    EXPECT_EQ( writer.hdf5_path(), prefix + ".h5" );
+    EXPECT_EQ( writer.hdf5_file( 5 ), prefix + "_000005.h5" );
     EXPECT_EQ( writer.xdmf_path(), prefix + ".xmf" );
     EXPECT_EQ( read_text( writer.xdmf_path() ).find( "<Grid Name=\"step_" ), std::string::npos );
     writer.write( a );
-    EXPECT_EQ( occurrences( read_text( writer.xdmf_path() ), "<Grid Name=\"step_" ), 1u );
+    EXPECT_EQ( occurrences( read_text( writer.xdmf_path() ), "<Grid Name=\"step_0000000005\"" ), 1u );
+    const std::string first_bytes = read_text( writer.hdf5_file( 5 ) );
     writer.write( b );
     writer.write( c );
-    // Read while the writer still exists: each write closes the file.
-    expect_group_equals( writer.hdf5_path(), a, "step_0000000005" );
-    expect_group_equals( writer.hdf5_path(), b, "step_0000000006" );
-    expect_group_equals( writer.hdf5_path(), c, "step_0001234567" );
+    // Read while the writer still exists: each write closes its file.
+    expect_group_equals( writer.hdf5_file( 5 ), a );
+    expect_group_equals( writer.hdf5_file( 6 ), b );
+    expect_group_equals( writer.hdf5_file( 1234567 ), c );
+    EXPECT_EQ( read_text( writer.hdf5_file( 5 ) ), first_bytes ) << "a frame's file was rewritten";
 
     try
     {
@@ -178,7 +182,7 @@ TEST( TEST_CATEGORY, angio_snapshots_round_trip )
     }
     catch ( const morula::core::InputError& e )
     {
-        EXPECT_NE( std::string( e.what() ).find( "step 6 is already in '" + writer.hdf5_path() + "'" ),
+        EXPECT_NE( std::string( e.what() ).find( "step 6 is already in '" + writer.hdf5_file( 6 ) + "'" ),
                    std::string::npos )
             << e.what();
     }
@@ -186,11 +190,10 @@ TEST( TEST_CATEGORY, angio_snapshots_round_trip )
     bad.step = 8;
     bad.tube_flow.pop_back();
     EXPECT_THROW( writer.write( bad ), morula::core::InputError );
-    expect_group_equals( writer.hdf5_path(), b, "step_0000000006" );
-    {
-        H5 file{ H5Fopen( writer.hdf5_path().c_str(), H5F_ACC_RDONLY, H5P_DEFAULT ), H5Fclose };
-        EXPECT_EQ( links( file.id ), 3u );
-    }
+    expect_group_equals( writer.hdf5_file( 6 ), b );
+    // The three frames' files and the index, nothing else (no temporary left, no file for step 8).
+    EXPECT_EQ( std::distance( std::filesystem::directory_iterator( folder ), std::filesystem::directory_iterator() ),
+               4 );
 
     const std::string x = read_text( writer.xdmf_path() );
     EXPECT_EQ( occurrences( x, "CollectionType=\"Temporal\"" ), 1u ) << x;
@@ -215,7 +218,7 @@ TEST( TEST_CATEGORY, angio_snapshots_round_trip )
                    std::string::npos )
             << count;
     // The order within a step: the cells grid, then the tubes grid, each with its own arrays.
-    const std::string a_cells = "frames.h5:/step_0000000005/cells/", a_tubes = "frames.h5:/step_0000000005/tubes/";
+    const std::string a_cells = "frames_000005.h5:/cells/", a_tubes = "frames_000005.h5:/tubes/";
     const auto tubes_at = x.find( "<Grid Name=\"tubes\"" );
     EXPECT_LT( x.find( "<Grid Name=\"cells\"" ), tubes_at );
     EXPECT_LT( x.find( a_cells + "positions" ), tubes_at );
@@ -253,9 +256,9 @@ TEST( TEST_CATEGORY, angio_snapshots_round_trip )
     expect_attribute( a_tubes, "parent", "Cell", "2", "Int", "4" );
     expect_attribute( a_tubes, "flags", "Cell", "2", "Int", "4" );
     expect_attribute( a_tubes, "id", "Cell", "2", "Int", "8" );
-    expect_attribute( "frames.h5:/step_0001234567/tubes/", "radius", "Node", "6", "Float", "8" );
-    expect_attribute( "frames.h5:/step_0001234567/cells/", "radius", "Node", "0", "Float", "8" );
-    expect_attribute( "frames.h5:/step_0000000006/tubes/", "flow", "Cell", "0", "Float", "8" );
+    expect_attribute( "frames_1234567.h5:/tubes/", "radius", "Node", "6", "Float", "8" );
+    expect_attribute( "frames_1234567.h5:/cells/", "radius", "Node", "0", "Float", "8" );
+    expect_attribute( "frames_000006.h5:/tubes/", "flow", "Cell", "0", "Float", "8" );
     EXPECT_EQ( x.find( folder ), std::string::npos ) << "the XDMF file must name the HDF5 file relative to itself";
     EXPECT_EQ( x.find( "step_0000000008" ), std::string::npos );
     std::filesystem::remove_all( folder );
@@ -275,7 +278,7 @@ TEST( TEST_CATEGORY, angio_snapshots_cannot_create )
     }
     catch ( const morula::core::IoError& e )
     {
-        EXPECT_NE( std::string( e.what() ).find( "morula_no_such_folder/angio.h5" ), std::string::npos ) << e.what();
+        EXPECT_NE( std::string( e.what() ).find( "morula_no_such_folder/angio" ), std::string::npos ) << e.what();
     }
     const std::string printed = testing::internal::GetCapturedStderr();
     EXPECT_EQ( printed.find( "HDF5-DIAG" ), std::string::npos ) << printed;

@@ -18,12 +18,17 @@ namespace morula_test_io_lattice
 using namespace morula_test_snapshots;
 
 #if MORULA_HAVE_HDF5
-// Dataset /snapshots/<name> holds `words` as nz x ny x nx and the attributes that say how to read it.
-void expect_snapshot( hid_t file, const std::string& name, const std::vector<std::uint32_t>& words, long long step,
+// Dataset /sites of the snapshot's file holds `words` as nz x ny x nx and the attributes that say how
+// to read it, and nothing else is in the file.
+void expect_snapshot( const std::string& file_name, const std::vector<std::uint32_t>& words, long long step,
                       double time_s )
 {
-    SCOPED_TRACE( name );
-    const std::string path = "/snapshots/" + name;
+    SCOPED_TRACE( file_name );
+    H5 file_handle{ open_read_only( file_name ), H5Fclose };
+    ASSERT_GE( file_handle.id, 0 );
+    const hid_t file = file_handle.id;
+    EXPECT_EQ( links( file ), 1u );
+    const std::string path = "/sites";
     EXPECT_EQ( read_uint32( file, path, { 2, 3, 4 } ), words );
     H5 set{ H5Dopen2( file, path.c_str(), H5P_DEFAULT ), H5Dclose };
     ASSERT_GE( set.id, 0 );
@@ -41,8 +46,9 @@ void expect_snapshot( hid_t file, const std::string& name, const std::vector<std
 }
 #endif
 
-// Site words written from a device View read back exactly, one dataset per step under /snapshots
-// with the lattice's shape and packing as attributes; wrong sizes and unwritable files are reported.
+// Site words written from a device View read back exactly, one file per step (a trailing ".h5" of the
+// name dropped) with the lattice's shape and packing as attributes; wrong sizes, a step written twice
+// and unwritable files are reported.
 TEST( TEST_CATEGORY, lattice_snapshots_round_trip )
 {
     const std::string folder = std::string( "morula_lattice_snapshot_test_" ) + TEST_EXECSPACE::name();
@@ -62,20 +68,24 @@ TEST( TEST_CATEGORY, lattice_snapshots_round_trip )
     Kokkos::deep_copy( sites, Kokkos::View<const std::uint32_t*, Kokkos::HostSpace>( words.data(), words.size() ) );
 
     morula::io::LatticeSnapshotWriter writer( path, 4, 3, 2, 2.5, 4 );
-    EXPECT_EQ( writer.path(), path );
+    EXPECT_EQ( writer.prefix(), folder + "/lattice" );
+    EXPECT_EQ( writer.file( 20 ), folder + "/lattice_000020.h5" );
     writer.write_view( 0, 0.0, sites );
+    const std::string first_bytes = read_text( writer.file( 0 ) );
     auto later = words;
     later[5] = 0xffffffffu;
     writer.write( 1234567, 1e-8, later );
-    {
-        H5 file{ open_read_only( path ), H5Fclose };
-        ASSERT_GE( file.id, 0 );
-        expect_snapshot( file.id, "step_0000000000", words, 0, 0.0 );
-        expect_snapshot( file.id, "step_0001234567", later, 1234567, 1e-8 );
-        H5 group{ H5Gopen2( file.id, "/snapshots", H5P_DEFAULT ), H5Gclose };
-        EXPECT_EQ( links( group.id ), 2u );
-        EXPECT_EQ( links( file.id ), 1u );
-    }
+    expect_snapshot( writer.file( 0 ), words, 0, 0.0 );
+    expect_snapshot( writer.file( 1234567 ), later, 1234567, 1e-8 );
+    EXPECT_EQ( read_text( writer.file( 0 ) ), first_bytes ) << "a snapshot's file was rewritten";
+    EXPECT_THROW( writer.write( 0, 0.5, later ), morula::core::InputError );
+    expect_snapshot( writer.file( 0 ), words, 0, 0.0 );
+    // The same prefix given without ".h5" names the same files; a new series removes the old ones.
+    morula::io::LatticeSnapshotWriter again( folder + "/lattice", 4, 3, 2, 2.5, 4 );
+    EXPECT_FALSE( std::filesystem::exists( writer.file( 0 ) ) );
+    EXPECT_FALSE( std::filesystem::exists( writer.file( 1234567 ) ) );
+    again.write( 0, 0.0, words );
+    expect_snapshot( writer.file( 0 ), words, 0, 0.0 );
     try
     {
         writer.write( 2, 0.0, std::vector<std::uint32_t>( 23 ) );
@@ -95,7 +105,10 @@ TEST( TEST_CATEGORY, lattice_snapshots_round_trip )
     }
     catch ( const morula::core::IoError& e )
     {
-        EXPECT_NE( std::string( e.what() ).find( "morula_no_such_folder/lattice.h5" ), std::string::npos ) << e.what();
+        EXPECT_NE( std::string( e.what() ).find(
+                       "morula_no_such_folder/lattice_000000.h5': the folder 'morula_no_such_folder' does not exist" ),
+                   std::string::npos )
+            << e.what();
     }
     const std::string printed = testing::internal::GetCapturedStderr();
     EXPECT_TRUE( printed.empty() ) << printed;

@@ -197,6 +197,8 @@ TEST( TEST_CATEGORY, snapshot_series_reopened_appends )
     {
         SnapshotSeries series( per_frame, SnapshotOpen::append );
         series.append( 8, b.frame, grid( series, 8 ) );
+        // Each step once here too: frame 7's file is not replaced.
+        EXPECT_THROW( series.append( 7, c.frame, grid( series, 7 ) ), morula::core::InputError );
     }
     expect_frame( folder + "/agents_000007.h5", "/", 1 );
     expect_frame( folder + "/agents_000008.h5", "/", 2 );
@@ -344,9 +346,12 @@ TEST( TEST_CATEGORY, snapshot_series_errors )
     SnapshotLayout per_frame;
     per_frame.hdf5 = "morula_no_such_folder/agents";
     per_frame.file_per_frame = true;
-    expect_io_error( per_frame, SnapshotOpen::create, "morula_no_such_folder/agents_000000.h5" );
+    // One file per frame: the missing folder is reported when the series opens, before any frame.
+    const std::string no_folder =
+        "morula_no_such_folder/agents_000000.h5': the folder 'morula_no_such_folder' does not exist";
+    expect_io_error( per_frame, SnapshotOpen::create, no_folder );
     per_frame.xdmf = "morula_no_such_folder/agents.xmf";
-    expect_io_error( per_frame, SnapshotOpen::create, "morula_no_such_folder/agents.xmf" );
+    expect_io_error( per_frame, SnapshotOpen::create, no_folder );
 
     const std::string folder = folder_for( "errors" );
     std::filesystem::remove_all( folder );

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -46,9 +47,10 @@ morula::io::TissueFrame empty_frame()
 }
 
 #if MORULA_HAVE_HDF5
-// Every dataset and attribute of group /step_<step> equals the frame's arrays exactly.
-void expect_group_equals( const std::string& path, const morula::io::TissueFrame& f, const std::string& group_name )
+// Every dataset and attribute of the frame's file (its root group) equals the frame's arrays exactly.
+void expect_group_equals( const std::string& path, const morula::io::TissueFrame& f )
 {
+    const std::string group_name = "/";
     H5 file{ H5Fopen( path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT ), H5Fclose };
     ASSERT_GE( file.id, 0 ) << path;
     H5 group{ H5Gopen2( file.id, group_name.c_str(), H5P_DEFAULT ), H5Gclose };
@@ -86,8 +88,9 @@ void expect_group_equals( const std::string& path, const morula::io::TissueFrame
 }
 #endif
 
-// Two steps (one with species, one without elements) read back exactly, the XDMF index names both
-// with the HDF5 file's own name, and a step cannot be written twice.
+// Two steps (one with species, one without elements) read back exactly, each from its own file, the
+// XDMF index names both files by their own names, a step cannot be written twice, a frame's file is
+// never touched again once written, and a new series removes the frame files of an earlier one.
 TEST( TEST_CATEGORY, tissue_snapshots_round_trip )
 {
     const std::string folder = std::string( "morula_tissue_test_" ) + TEST_EXECSPACE::name();
@@ -103,14 +106,18 @@ TEST( TEST_CATEGORY, tissue_snapshots_round_trip )
     const auto a = frame_with_species();
     const auto b = empty_frame();
     morula::io::TissueSnapshotWriter writer( prefix );
-    EXPECT_EQ( writer.hdf5_path(), prefix + ".h5" );
+    EXPECT_EQ( writer.hdf5_file( 10 ), prefix + "_000010.h5" );
+    EXPECT_EQ( writer.hdf5_file( 1234567 ), prefix + "_1234567.h5" );
     EXPECT_EQ( writer.xdmf_path(), prefix + ".xmf" );
     EXPECT_EQ( read_text( writer.xdmf_path() ).find( "<Grid Name=\"step_" ), std::string::npos );
     writer.write( a );
+    const std::string first_bytes = read_text( writer.hdf5_file( 10 ) );
     writer.write( b );
-    // Read while the writer still exists: each write closes the file.
-    expect_group_equals( writer.hdf5_path(), a, "step_0000000010" );
-    expect_group_equals( writer.hdf5_path(), b, "step_0000000011" );
+    // Read while the writer still exists: each write closes its file.
+    expect_group_equals( writer.hdf5_file( 10 ), a );
+    expect_group_equals( writer.hdf5_file( 11 ), b );
+    // A run killed while it writes a frame cannot damage the frames before: they are not reopened.
+    EXPECT_EQ( read_text( writer.hdf5_file( 10 ) ), first_bytes );
 
     try
     {
@@ -119,7 +126,7 @@ TEST( TEST_CATEGORY, tissue_snapshots_round_trip )
     }
     catch ( const morula::core::InputError& e )
     {
-        EXPECT_NE( std::string( e.what() ).find( "step 10 is already in '" + writer.hdf5_path() ),
+        EXPECT_NE( std::string( e.what() ).find( "step 10 is already in '" + writer.hdf5_file( 10 ) + "'" ),
                    std::string::npos )
             << e.what();
     }
@@ -127,7 +134,9 @@ TEST( TEST_CATEGORY, tissue_snapshots_round_trip )
     bad.step = 12;
     bad.state.pop_back();
     EXPECT_THROW( writer.write( bad ), morula::core::InputError );
-    expect_group_equals( writer.hdf5_path(), a, "step_0000000010" );
+    expect_group_equals( writer.hdf5_file( 10 ), a );
+    EXPECT_FALSE( std::filesystem::exists( writer.hdf5_file( 12 ) ) );
+    EXPECT_FALSE( std::filesystem::exists( writer.hdf5_file( 12 ) + ".tmp" ) );
 
     const std::string x = read_text( writer.xdmf_path() );
     EXPECT_NE( x.find( "CollectionType=\"Temporal\"" ), std::string::npos );
@@ -135,19 +144,32 @@ TEST( TEST_CATEGORY, tissue_snapshots_round_trip )
     EXPECT_NE( x.find( "<Time Value=\"0.30000000000000004\"/>" ), std::string::npos ) << x;
     EXPECT_NE( x.find( "TopologyType=\"Polyvertex\" NumberOfElements=\"7\"" ), std::string::npos );
     EXPECT_NE( x.find( "TopologyType=\"Polyvertex\" NumberOfElements=\"0\"" ), std::string::npos );
-    EXPECT_NE( x.find( ">frames.h5:/step_0000000010/positions</DataItem>" ), std::string::npos ) << x;
-    EXPECT_NE( x.find( ">frames.h5:/step_0000000011/positions</DataItem>" ), std::string::npos ) << x;
+    EXPECT_NE( x.find( "<Grid Name=\"step_0000000010\"" ), std::string::npos ) << x;
+    EXPECT_NE( x.find( ">frames_000010.h5:/positions</DataItem>" ), std::string::npos ) << x;
+    EXPECT_NE( x.find( ">frames_000011.h5:/positions</DataItem>" ), std::string::npos ) << x;
     EXPECT_NE( x.find( "<DataItem Dimensions=\"7\" NumberType=\"Int\" Precision=\"4\" "
-                       "Format=\"HDF\">frames.h5:/step_0000000010/element_index</DataItem>" ),
+                       "Format=\"HDF\">frames_000010.h5:/element_index</DataItem>" ),
                std::string::npos )
         << x;
     for ( const char* name : { "cell", "type", "state" } )
-        EXPECT_NE( x.find( std::string( "Precision=\"4\" Format=\"HDF\">frames.h5:/step_0000000010/" ) + name +
+        EXPECT_NE( x.find( std::string( "Precision=\"4\" Format=\"HDF\">frames_000010.h5:/" ) + name +
                            "</DataItem>" ),
                    std::string::npos )
             << name;
     EXPECT_EQ( x.find( folder ), std::string::npos ) << "the XDMF file must name the HDF5 file relative to itself";
     EXPECT_EQ( x.find( "step_0000000012" ), std::string::npos );
+
+    // A new series under the same prefix: the earlier frames and a temporary a killed run left are
+    // removed (they would otherwise be mistaken for this series' frames), files of other names stay.
+    std::ofstream( writer.hdf5_file( 13 ) + ".tmp" ) << "partial";
+    std::ofstream( folder + "/frames_notes.h5" ) << "not a frame";
+    morula::io::TissueSnapshotWriter again( prefix );
+    EXPECT_FALSE( std::filesystem::exists( writer.hdf5_file( 10 ) ) );
+    EXPECT_FALSE( std::filesystem::exists( writer.hdf5_file( 11 ) ) );
+    EXPECT_FALSE( std::filesystem::exists( writer.hdf5_file( 13 ) + ".tmp" ) );
+    EXPECT_TRUE( std::filesystem::exists( folder + "/frames_notes.h5" ) );
+    again.write( a ); // step 10 again, now in a new series
+    expect_group_equals( again.hdf5_file( 10 ), a );
     std::filesystem::remove_all( folder );
 #endif
 }
@@ -165,7 +187,7 @@ TEST( TEST_CATEGORY, tissue_snapshots_cannot_create )
     }
     catch ( const morula::core::IoError& e )
     {
-        EXPECT_NE( std::string( e.what() ).find( "morula_no_such_folder/frames.h5" ), std::string::npos ) << e.what();
+        EXPECT_NE( std::string( e.what() ).find( "morula_no_such_folder/frames" ), std::string::npos ) << e.what();
     }
     const std::string printed = testing::internal::GetCapturedStderr();
     EXPECT_EQ( printed.find( "HDF5-DIAG" ), std::string::npos ) << printed;

@@ -74,7 +74,10 @@ SnapshotLayout angio_layout( const std::string& prefix )
 {
     require_hdf5( "angiogenesis snapshots were requested (prefix '" + prefix + "')" );
     SnapshotLayout layout;
-    layout.hdf5 = prefix + ".h5";
+    // One file per frame: HDF5 updates a file in place, so a run killed while it added a frame to a
+    // single file could damage the frames before (seen in CI); a frame file is renamed into place whole.
+    layout.hdf5 = prefix;
+    layout.file_per_frame = true;
     layout.xdmf = prefix + ".xmf";
     layout.collection = "angiogenesis";
     layout.description = "angiogenesis snapshot file";
@@ -189,15 +192,15 @@ AngioSnapshotWriter::AngioSnapshotWriter( std::string prefix, long long resume_a
 
 void AngioSnapshotWriter::write( const AngioFrame& frame )
 {
-    frame.validate( "AngioSnapshotWriter::write ('" + hdf5_path() + "', step " + std::to_string( frame.step ) + ")" );
+    frame.validate( "AngioSnapshotWriter::write ('" + hdf5_file( frame.step ) + "', step " + std::to_string( frame.step ) + ")" );
     const std::size_t n = frame.cells(), m = frame.tubes();
     const std::size_t largest = std::max( n, 2 * m );
     if ( largest > std::size_t( std::numeric_limits<std::int32_t>::max() ) )
-        throw core::InputError( core::detail::concat( "AngioSnapshotWriter::write ('", hdf5_path(), "', step ",
+        throw core::InputError( core::detail::concat( "AngioSnapshotWriter::write ('", hdf5_file( frame.step ), "', step ",
                                                       frame.step, "): ", n, " cells and ", m, " tubes (2 points "
                                                       "each) cannot be indexed with 32-bit integers" ) );
     const DerivedArrays derived( frame );
-    const std::string group = m_series.frame_path( frame.step ).substr( 1 ); // "step_<10 digits>"
+    const std::string group = SnapshotSeries::step_name( frame.step );
     m_series.append( frame.step, frame_of( frame, derived ),
                      xdmf_grid( frame, group, m_series.xdmf_reference( frame.step ) ) );
 }

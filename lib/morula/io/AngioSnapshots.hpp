@@ -73,15 +73,16 @@ enum AngioTubeFlag : std::int32_t
 bool angio_snapshots_available();
 
 /*!
-  \brief Writes tumour/vessel frames into one HDF5 file, `<prefix>.h5`, and keeps `<prefix>.xmf`, an
+  \brief Writes each tumour/vessel frame into its own HDF5 file, `<prefix>_<step, 6 digits>.h5`, and keeps
+  `<prefix>.xmf`, an
   XDMF temporal collection whose every step is a spatial collection of two grids that ParaView opens
   side by side: "cells", a point cloud with the cell arrays as point data (render with a sphere glyph
   scaled by radius), and "tubes", two-point polylines with the per-end radius as point data and the
   tube arrays as cell data (render with Extract Surface, which the Tube filter needs on the readers'
   unstructured grids, then Tube with Vary Radius "By Absolute Scalar" on the point data "radius").
 
-  Every write adds the group `/step_<step, 10 digits>` with attributes step (int64) and time (double)
-  and two subgroups:
+  Every write makes the frame's file, whose root has attributes step (int64) and time (double) and two
+  groups:
   - `cells`: positions (n x 3 double), radius, age, oxygen, taf, pressure (double, n), state (int32, n),
     id (int64, n) and index (int32, n: 0, 1, ..., n - 1, the Polyvertex connectivity that ParaView's
     Xdmf3 readers need);
@@ -89,8 +90,9 @@ bool angio_snapshots_available();
     radius_a1, ...), radius_a, radius_b, flow, blood_oxygen, delivered, taf (double, m), parent, flags
     (int32, m), id (int64, m) and connectivity (int32, m x 2: 0, 1, 2, ..., 2m - 1).
 
-  The file is reopened and closed for every write and the XDMF index rewritten, so an interrupted run
-  leaves both readable. A step without cells or without tubes is stored with zero-size datasets and
+  A frame's file is written under `.tmp` and renamed when complete, then the XDMF index is rewritten
+  and renamed, so a run killed at any moment leaves an index of complete frames. A new series removes
+  the frame files of an earlier one with the same prefix. A step without cells or without tubes is stored with zero-size datasets and
   listed in the index: ParaView's Xdmf3 readers show that grid empty, its older XDMF Reader logs an
   error for it (XDMF 2 cannot read zero-size data) and leaves it out.
   \throws core::InputError if HDF5 is not available, a frame is inconsistent or its step was written
@@ -99,7 +101,7 @@ bool angio_snapshots_available();
 class AngioSnapshotWriter
 {
   public:
-    //! Creates (truncates) `<prefix>.h5` and `<prefix>.xmf`.
+    //! Creates (truncates) `<prefix>.xmf` and removes any `<prefix>_<step>.h5` of an earlier series.
     //! `resume_after` >= 0: a restarted run's series, which keeps the frames up to that step (the
     //! checkpoint's), drops later ones and appends after them; -1: a new series.
     explicit AngioSnapshotWriter( std::string prefix, long long resume_after = -1 );
@@ -107,7 +109,8 @@ class AngioSnapshotWriter
     //! Adds one output step.
     void write( const AngioFrame& frame );
 
-    const std::string& hdf5_path() const { return m_series.layout().hdf5; }
+    //! The file of frame `step`: `<prefix>_<step, 6 digits>.h5`.
+    std::string hdf5_file( long long step ) const { return m_series.file_of( step ); }
     const std::string& xdmf_path() const { return m_series.xdmf_path(); }
 
   private:

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace morula::io
 {
@@ -58,6 +59,16 @@ SnapshotSeries::SnapshotSeries( SnapshotLayout layout, SnapshotOpen open, long l
     if ( m_layout.file_per_frame && !m_layout.frames_group.empty() )
         throw core::InputError( "SnapshotSeries: frames_group '" + m_layout.frames_group +
                                 "' with one file per frame (each frame is its file's root)" );
+    // One file per frame creates nothing before the first frame: a folder that is not there is reported
+    // now, not when the run reaches its first output.
+    if ( m_layout.file_per_frame )
+    {
+        const std::string folder = folder_of( m_layout.hdf5 );
+        std::error_code ec;
+        if ( !folder.empty() && !std::filesystem::is_directory( folder, ec ) )
+            throw core::IoError( "cannot create the " + m_layout.description + " '" + file_of( 0 ) +
+                                 "': the folder '" + folder + "' does not exist" );
+    }
     if ( open == SnapshotOpen::resume )
     {
         if ( keep_through < 0 )
@@ -85,6 +96,8 @@ SnapshotSeries::SnapshotSeries( SnapshotLayout layout, SnapshotOpen open, long l
         else
             detail::check_hdf5_file( m_layout.hdf5, m_layout.frames_group, m_layout.description );
     }
+    else if ( open == SnapshotOpen::create )
+        remove_frame_files_after( -1 ); // a new series, as a single file is truncated: no stale frames
     if ( m_index.exists() )
     {
         if ( open == SnapshotOpen::create )
@@ -107,9 +120,14 @@ std::string SnapshotSeries::frame_path( long long step ) const
 {
     if ( m_layout.file_per_frame )
         return {};
+    return ( m_layout.frames_group.empty() ? "" : "/" + m_layout.frames_group ) + "/" + step_name( step );
+}
+
+std::string SnapshotSeries::step_name( long long step )
+{
     char name[32];
-    std::snprintf( name, sizeof name, "/step_%010lld", step );
-    return ( m_layout.frames_group.empty() ? "" : "/" + m_layout.frames_group ) + name;
+    std::snprintf( name, sizeof name, "step_%010lld", step );
+    return name;
 }
 
 std::string SnapshotSeries::xdmf_reference( long long step ) const
@@ -117,28 +135,43 @@ std::string SnapshotSeries::xdmf_reference( long long step ) const
     return name_of( file_of( step ) ) + ":" + frame_path( step );
 }
 
-void SnapshotSeries::drop_frames_after( long long keep_through )
+namespace
+{
+// The step of a frame's file name ("<prefix>_000042.h5"), -1 if it is not one.
+long long step_in( const std::string& name, const std::string& before, const std::string& after )
+{
+    if ( name.size() <= before.size() + after.size() || name.compare( 0, before.size(), before ) != 0 ||
+         name.compare( name.size() - after.size(), after.size(), after ) != 0 )
+        return -1;
+    const std::string digits = name.substr( before.size(), name.size() - before.size() - after.size() );
+    if ( digits.find_first_not_of( "0123456789" ) != std::string::npos || digits.size() > 18 )
+        return -1;
+    return std::stoll( digits );
+}
+} // namespace
+
+void SnapshotSeries::remove_frame_files_after( long long keep_through ) const
 {
     namespace fs = std::filesystem;
-    // The step of a frame's file ("<prefix>_000042.h5") or object ("step_0000000042"), -1 if not a frame.
-    const auto step_in = []( const std::string& name, const std::string& before, const std::string& after ) {
-        if ( name.size() <= before.size() + after.size() || name.compare( 0, before.size(), before ) != 0 ||
-             name.compare( name.size() - after.size(), after.size(), after ) != 0 )
-            return -1LL;
-        const std::string digits = name.substr( before.size(), name.size() - before.size() - after.size() );
-        if ( digits.find_first_not_of( "0123456789" ) != std::string::npos || digits.size() > 18 )
-            return -1LL;
-        return std::stoll( digits );
-    };
+    const std::string prefix = name_of( m_layout.hdf5 ) + "_", folder = folder_of( m_layout.hdf5 );
+    std::error_code ec;
+    std::vector<fs::path> doomed; // not removed while the folder is iterated
+    for ( const auto& entry : fs::directory_iterator( folder.empty() ? fs::path( "." ) : fs::path( folder ), ec ) )
+    {
+        const std::string name = entry.path().filename().string();
+        // Frames after the step, and every temporary a killed run left (never listed, never complete).
+        if ( step_in( name, prefix, ".h5" ) > keep_through || step_in( name, prefix, ".h5.tmp" ) >= 0 )
+            doomed.push_back( entry.path() );
+    }
+    for ( const auto& path : doomed )
+        fs::remove( path, ec );
+}
+
+void SnapshotSeries::drop_frames_after( long long keep_through )
+{
     const std::string prefix = name_of( m_layout.hdf5 ) + "_";
     if ( m_layout.file_per_frame )
-    {
-        const std::string folder = folder_of( m_layout.hdf5 );
-        std::error_code ec;
-        for ( const auto& entry : fs::directory_iterator( folder.empty() ? fs::path( "." ) : fs::path( folder ), ec ) )
-            if ( step_in( entry.path().filename().string(), prefix, ".h5" ) > keep_through )
-                fs::remove( entry.path(), ec );
-    }
+        remove_frame_files_after( keep_through );
     else
         detail::remove_hdf5_frames( m_layout.hdf5, m_layout.frames_group, keep_through, m_layout.description );
     if ( m_index.exists() )
@@ -162,7 +195,13 @@ void SnapshotSeries::append( long long step, const SnapshotFrame& frame, const s
     const std::string file = file_of( step ), object = frame_path( step );
     if ( m_layout.file_per_frame )
     {
-        // The frame's own file under a temporary name, renamed once complete.
+        // A series takes each step once, as in a single file (a new series removed the frames of any
+        // earlier one; a resumed series those after its checkpoint).
+        if ( std::filesystem::exists( file ) )
+            throw core::InputError( core::detail::concat( "step ", step, " is already in '", file,
+                                                          "': a series takes each step once" ) );
+        // The frame's own file under a temporary name, renamed once complete: a run killed at any moment
+        // leaves complete frame files only, and the files written before are never reopened.
         const std::string temporary = file + ".tmp";
         detail::write_hdf5_frame( temporary, true, object, frame, m_layout.description );
         if ( std::rename( temporary.c_str(), file.c_str() ) != 0 )

@@ -59,10 +59,12 @@ enum class SnapshotOpen
   so that an interrupted run leaves both readable. A model's writer says only how one frame becomes
   datasets (a SnapshotFrame) and how the index shows it (an XDMF grid).
 
-  The single file is reopened and closed for every frame. With one file per frame, each frame is
-  written under a temporary name and renamed when complete, and the index is always rewritten whole
-  and renamed into place: a run killed at any moment leaves an index that lists complete frames only
-  (docs/restart.md says what a single file risks). HDF5's own error stack never reaches stderr: a
+  With one file per frame, each frame is written under a temporary name and renamed when complete, and
+  the index is always rewritten whole and renamed into place: a run killed at any moment leaves an index
+  that lists complete frames only, and no file written before is ever reopened. A new series removes the
+  frame files of an earlier one with the same prefix. The single file is reopened and closed for every
+  frame; HDF5 updates it in place, so a kill while a frame is added can damage frames written before
+  (this was seen: docs/restart.md). Tissue, angiogenesis and agent series use one file per frame. HDF5's own error stack never reaches stderr: a
   failure throws core::IoError naming the file.
   \throws core::InputError if HDF5 is not available or the layout is unusable; core::IoError if a
   file cannot be created, reopened or written
@@ -89,6 +91,9 @@ class SnapshotSeries
     //! Frame `step`'s object in its file: "/step_0000000042" (under the frames group), "" for a file's root.
     std::string frame_path( long long step ) const;
 
+    //! The name of frame `step` in a file and in the index: "step_0000000042".
+    static std::string step_name( long long step );
+
     //! Frame `step` as the index refers to it, its file relative to the index: "run.h5:/step_0000000042",
     //! "run_000042.h5:"; an object below it appends "/name".
     std::string xdmf_reference( long long step ) const;
@@ -107,6 +112,8 @@ class SnapshotSeries
   private:
     //! Removes the frames after `keep_through` from the HDF5 file(s) and the index.
     void drop_frames_after( long long keep_through );
+    //! One file per frame: removes the frame files after `keep_through` and every temporary left behind.
+    void remove_frame_files_after( long long keep_through ) const;
 
     SnapshotLayout m_layout;
     detail::XdmfIndex m_index;

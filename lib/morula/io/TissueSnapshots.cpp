@@ -52,7 +52,10 @@ SnapshotLayout tissue_layout( const std::string& prefix )
 {
     require_hdf5( "tissue snapshots were requested (prefix '" + prefix + "')" );
     SnapshotLayout layout;
-    layout.hdf5 = prefix + ".h5";
+    // One file per frame: HDF5 updates a file in place, so a run killed while it added a frame to a
+    // single file could damage the frames before (seen in CI); a frame file is renamed into place whole.
+    layout.hdf5 = prefix;
+    layout.file_per_frame = true;
     layout.xdmf = prefix + ".xmf";
     layout.collection = "tissue";
     layout.description = "tissue snapshot file";
@@ -105,7 +108,7 @@ TissueSnapshotWriter::TissueSnapshotWriter( std::string prefix, long long resume
 
 void TissueSnapshotWriter::write( const TissueFrame& frame )
 {
-    frame.validate( "TissueSnapshotWriter::write ('" + hdf5_path() + "', step " + std::to_string( frame.step ) + ")" );
+    frame.validate( "TissueSnapshotWriter::write ('" + hdf5_file( frame.step ) + "', step " + std::to_string( frame.step ) + ")" );
     if ( frame.elements() > std::size_t( std::numeric_limits<std::int32_t>::max() ) )
         throw core::InputError( core::detail::concat( "TissueSnapshotWriter::write: ", frame.elements(),
                                                       " elements cannot be indexed with 32-bit integers" ) );
@@ -113,7 +116,7 @@ void TissueSnapshotWriter::write( const TissueFrame& frame )
     // ParaView then shows nothing; XDMF has no implicit 0..n-1, so it is stored.
     std::vector<std::int32_t> element_index( frame.elements() );
     std::iota( element_index.begin(), element_index.end(), 0 );
-    const std::string group = m_series.frame_path( frame.step ).substr( 1 ); // "step_<10 digits>"
+    const std::string group = SnapshotSeries::step_name( frame.step );
     m_series.append( frame.step, frame_of( frame, element_index ),
                      xdmf_grid( frame, group, m_series.xdmf_reference( frame.step ) ) );
 }

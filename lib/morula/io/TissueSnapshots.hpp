@@ -52,26 +52,28 @@ struct TissueFrame
 bool tissue_snapshots_available();
 
 /*!
-  \brief Writes tissue frames into one HDF5 file, `<prefix>.h5`, and keeps `<prefix>.xmf`, an XDMF
-  temporal collection that ParaView opens as a point cloud per step with cell, type and state as point
+  \brief Writes each tissue frame into its own HDF5 file, `<prefix>_<step, 6 digits>.h5`, and keeps
+  `<prefix>.xmf`, an XDMF temporal collection that ParaView opens as a point cloud per step with cell, type and state as point
   data.
 
-  Every write adds the group `/step_<step, 10 digits>` with attributes step (int64) and time (double)
-  and datasets positions (n x 3 double), cell, type, state (int32, n), cell_centres (m x 3 double),
+  Every write makes the frame's file, whose root has attributes step (int64) and time (double) and
+  datasets positions (n x 3 double), cell, type, state (int32, n), cell_centres (m x 3 double),
   cell_elements, cell_state (int32, m), element_index (int32, n: 0, 1, ..., n - 1, the Polyvertex
   connectivity that ParaView's Xdmf3 readers need) and, when species_count > 0, species
   (m x species_count double, with the attribute names, a list of variable-length UTF-8 strings, when
-  species_names is given). The file is reopened and closed for every write and the XDMF index rewritten,
-  so an interrupted run leaves both readable. A step without elements is stored with zero-size datasets
-  and listed in the index: ParaView's Xdmf3 readers show it empty, its older XDMF Reader logs an error
-  for that step (XDMF 2 cannot read zero-size data) and shows it empty too.
+  species_names is given). A frame's file is written under `.tmp` and renamed when complete, then the
+  XDMF index is rewritten and renamed, so a run killed at any moment leaves an index of complete frames.
+  A new series removes the frame files of an earlier one with the same prefix. A step without elements
+  is stored with zero-size datasets and listed in the index: ParaView's Xdmf3 readers show it empty, its
+  older XDMF Reader logs an error for that step (XDMF 2 cannot read zero-size data) and shows it empty
+  too.
   \throws core::InputError if HDF5 is not available, a frame is inconsistent or its step was written
   before; core::IoError if a file cannot be created or written (the message names the file or the field)
 */
 class TissueSnapshotWriter
 {
   public:
-    //! Creates (truncates) `<prefix>.h5` and `<prefix>.xmf`.
+    //! Creates (truncates) `<prefix>.xmf` and removes any `<prefix>_<step>.h5` of an earlier series.
     //! `resume_after` >= 0: a restarted run's series, which keeps the frames up to that step (the
     //! checkpoint's), drops later ones and appends after them; -1: a new series.
     explicit TissueSnapshotWriter( std::string prefix, long long resume_after = -1 );
@@ -79,7 +81,8 @@ class TissueSnapshotWriter
     //! Adds one output step.
     void write( const TissueFrame& frame );
 
-    const std::string& hdf5_path() const { return m_series.layout().hdf5; }
+    //! The file of frame `step`: `<prefix>_<step, 6 digits>.h5`.
+    std::string hdf5_file( long long step ) const { return m_series.file_of( step ); }
     const std::string& xdmf_path() const { return m_series.xdmf_path(); }
 
   private:
