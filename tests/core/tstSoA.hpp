@@ -134,6 +134,45 @@ TEST( TEST_CATEGORY, soa_permute_gathers_every_field )
     expect_content( s, twice );
 }
 
+// Fields of 1, 2, 4 and 5 components are permuted row by row, every component with its row, in float,
+// int and double.
+TEST( TEST_CATEGORY, soa_permute_every_component_count )
+{
+    const std::size_t n = 777;
+    SoA<TEST_MEMSPACE, float[1], int[2], double[4], double[5]> s( "wide", n );
+    auto f1 = s.get<0>();
+    auto i2 = s.get<1>();
+    auto d4 = s.get<2>();
+    auto d5 = s.get<3>();
+    Kokkos::parallel_for(
+        Kokkos::RangePolicy<TEST_EXECSPACE>( 0, n ), KOKKOS_LAMBDA( const std::size_t i ) {
+            f1( i, 0 ) = 0.5f * i;
+            for ( int c = 0; c < 2; ++c )
+                i2( i, c ) = static_cast<int>( 10 * i + c );
+            for ( int c = 0; c < 4; ++c )
+                d4( i, c ) = 100.0 * i + c + 0.25;
+            for ( int c = 0; c < 5; ++c )
+                d5( i, c ) = -1000.0 * i - c;
+        } );
+    const auto [perm, p] = shuffled( n, 5 );
+    s.permute( TEST_EXECSPACE(), p );
+    auto h1 = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), s.get<0>() );
+    auto h2 = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), s.get<1>() );
+    auto h4 = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), s.get<2>() );
+    auto h5 = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), s.get<3>() );
+    for ( std::size_t i = 0; i < n; ++i )
+    {
+        const std::size_t k = perm[i];
+        ASSERT_EQ( h1( i, 0 ), 0.5f * k ) << "entry " << i;
+        for ( int c = 0; c < 2; ++c )
+            ASSERT_EQ( h2( i, c ), static_cast<int>( 10 * k + c ) ) << "entry " << i;
+        for ( int c = 0; c < 4; ++c )
+            ASSERT_EQ( h4( i, c ), 100.0 * k + c + 0.25 ) << "entry " << i;
+        for ( int c = 0; c < 5; ++c )
+            ASSERT_EQ( h5( i, c ), -1000.0 * k - c ) << "entry " << i;
+    }
+}
+
 // The first n entries are permuted, the ones behind them keep their rows (a distributed run's ghosts
 // behind its owned agents), twice (the spare buffers swap), and bad sizes are refused.
 TEST( TEST_CATEGORY, soa_permute_leading_keeps_the_rest )
