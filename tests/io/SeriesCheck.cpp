@@ -1,6 +1,10 @@
 // morula_series_check: what a killed run left behind is readable.
 //   morula_series_check --index run.xmf [--min-frames N]  every dataset the XDMF index refers to opens
 //                                                       and reads whole; prints the number of frames
+//   morula_series_check --frames PREFIX OBJECT [--min-frames N]
+//                                                       dataset OBJECT of every frame file
+//                                                       PREFIX_<digits>.h5 reads whole (a series
+//                                                       without an index, as the lattice's)
 //   morula_series_check --checkpoint file.h5 MODEL      the checkpoint loads (io::CheckpointReader)
 // Exit 0 when everything reads, 1 otherwise (with the reason on stderr).
 #include <morula/io/Checkpoint.hpp>
@@ -11,6 +15,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <regex>
 #include <set>
@@ -110,6 +115,32 @@ int main( int argc, char* argv[] )
         }
         return 0;
     }
-    std::fprintf( stderr, "usage: morula_series_check --index FILE.xmf [--min-frames N] | --checkpoint FILE MODEL\n" );
+    if ( ( args.size() == 3 || args.size() == 5 ) && args[0] == "--frames" && ( args.size() == 3 || args[3] == "--min-frames" ) )
+    {
+        const long min_frames = args.size() == 5 ? std::atol( args[4].c_str() ) : 1;
+        const std::string folder = folder_of( args[1] ), stem = args[1].substr( folder.size() ) + "_";
+        const std::regex frame_name( std::regex_replace( stem, std::regex( R"([.^$|()\[\]{}*+?\\])" ), R"(\$&)" ) +
+                                     R"([0-9]+\.h5)" );
+        long frames = 0;
+        std::error_code ec;
+        for ( const auto& entry : std::filesystem::directory_iterator( folder.empty() ? "." : folder, ec ) )
+        {
+            const std::string name = entry.path().filename().string();
+            if ( !std::regex_match( name, frame_name ) )
+                continue;
+            if ( !read_dataset( folder + name, args[2] ) )
+                return 1;
+            ++frames;
+        }
+        std::printf( "frames '%s_*.h5': %ld, '%s' read in each\n", args[1].c_str(), frames, args[2].c_str() );
+        if ( frames < min_frames )
+        {
+            std::fprintf( stderr, "expected at least %ld frames\n", min_frames );
+            return 1;
+        }
+        return 0;
+    }
+    std::fprintf( stderr, "usage: morula_series_check --index FILE.xmf [--min-frames N] | --frames PREFIX OBJECT "
+                          "[--min-frames N] | --checkpoint FILE MODEL\n" );
     return 2;
 }
