@@ -115,7 +115,8 @@ int main( int argc, char* argv[] )
         }
         return 0;
     }
-    if ( ( args.size() == 3 || args.size() == 5 ) && args[0] == "--frames" && ( args.size() == 3 || args[3] == "--min-frames" ) )
+    if ( ( args.size() == 3 || args.size() == 5 ) && args[0] == "--frames" &&
+         ( args.size() == 3 || args[3] == "--min-frames" ) )
     {
         const long min_frames = args.size() == 5 ? std::atol( args[4].c_str() ) : 1;
         const std::string folder = folder_of( args[1] ), stem = args[1].substr( folder.size() ) + "_";

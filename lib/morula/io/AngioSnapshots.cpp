@@ -192,13 +192,15 @@ AngioSnapshotWriter::AngioSnapshotWriter( std::string prefix, long long resume_a
 
 void AngioSnapshotWriter::write( const AngioFrame& frame )
 {
-    frame.validate( "AngioSnapshotWriter::write ('" + hdf5_file( frame.step ) + "', step " + std::to_string( frame.step ) + ")" );
+    frame.validate( "AngioSnapshotWriter::write ('" + hdf5_file( frame.step ) + "', step " +
+                    std::to_string( frame.step ) + ")" );
     const std::size_t n = frame.cells(), m = frame.tubes();
     const std::size_t largest = std::max( n, 2 * m );
     if ( largest > std::size_t( std::numeric_limits<std::int32_t>::max() ) )
-        throw core::InputError( core::detail::concat( "AngioSnapshotWriter::write ('", hdf5_file( frame.step ), "', step ",
-                                                      frame.step, "): ", n, " cells and ", m, " tubes (2 points "
-                                                      "each) cannot be indexed with 32-bit integers" ) );
+        throw core::InputError( core::detail::concat( "AngioSnapshotWriter::write ('", hdf5_file( frame.step ),
+                                                      "', step ", frame.step, "): ", n, " cells and ", m,
+                                                      " tubes (2 points each) cannot be indexed with 32-bit "
+                                                      "integers" ) );
     const DerivedArrays derived( frame );
     const std::string group = SnapshotSeries::step_name( frame.step );
     m_series.append( frame.step, frame_of( frame, derived ),

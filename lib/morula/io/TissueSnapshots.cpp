@@ -108,7 +108,8 @@ TissueSnapshotWriter::TissueSnapshotWriter( std::string prefix, long long resume
 
 void TissueSnapshotWriter::write( const TissueFrame& frame )
 {
-    frame.validate( "TissueSnapshotWriter::write ('" + hdf5_file( frame.step ) + "', step " + std::to_string( frame.step ) + ")" );
+    frame.validate( "TissueSnapshotWriter::write ('" + hdf5_file( frame.step ) + "', step " +
+                    std::to_string( frame.step ) + ")" );
     if ( frame.elements() > std::size_t( std::numeric_limits<std::int32_t>::max() ) )
         throw core::InputError( core::detail::concat( "TissueSnapshotWriter::write: ", frame.elements(),
                                                       " elements cannot be indexed with 32-bit integers" ) );
