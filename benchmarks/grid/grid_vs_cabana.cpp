@@ -3,7 +3,7 @@
 // neighbours for every particle; a mismatch stops the program.
 //
 //   grid_vs_cabana [--cases a,b,c,d] [--sizes 1000000,16000000] [--space device|host] [--runs 10]
-//                  [--warmup 3] [--out results.json]
+//                  [--warmup 3] [--cell-sweeps 256:4:4,...] [--out results.json]
 //
 // Cases: (a) Cabana's own benchmark configuration: N points uniform in a cube of edge 1.3 N^(1/3),
 // cutoff 2.5, cells of edge = cutoff, double; (b) the same in float (Cabana in float too; its
@@ -12,9 +12,11 @@
 // cells (issue #2's build case), cutoff 1.
 //
 // Phases, each library: build (bin, count, scan, permutation); permute of the particle data; sweep
-// through the grid counting neighbours within the cutoff (sorted data); CSR / Verlet list build;
+// through the grid counting neighbours within the cutoff (sorted data; Morula's for_each_particle, and
+// the per-cell traversal kept as an experiment, CellSweep.hpp); CSR / Verlet list build;
 // sweep over the list (Cabana's benchmark operation: atomic add of each neighbour index).
 #include "../common/BenchmarkUtils.hpp"
+#include "CellSweep.hpp"
 #include "GridBenchmarkCommon.hpp"
 #include "ListPhases.hpp"
 
@@ -49,6 +51,9 @@ struct Settings
     int runs = 10;
     int warmup = 3;
     std::string out = "grid_vs_cabana.json";
+    //! Settings of the per-cell sweep experiment to time (tile:cells per warp:warps per team); none by
+    //! default (it lost to for_each_particle everywhere, docs/performance.md).
+    std::vector<std::string> cell_sweeps;
 };
 
 //! The particle set and geometry of one case.
@@ -293,6 +298,46 @@ nlohmann::json run_case( const ExecutionSpace& exec, const Settings& set, const 
     const double candidates =
         morula::bench::stencil_candidates( off, g.ncell[0], g.ncell[1], g.ncell[2] );
     report( "sweep through grid", m_sweep, c_sweep );
+    // The same count through the per-cell traversal kept as an experiment (CellSweep.hpp), for each
+    // requested setting; its counts must equal for_each_particle's.
+    {
+        Kokkos::View<int*, memory_space> r_count( "r_count", n );
+        nlohmann::json variants = nlohmann::json::array();
+        for ( std::size_t v = 0; v < set.cell_sweeps.size(); ++v )
+        {
+            morula::bench::CellSweepSettings cs;
+            if ( std::sscanf( set.cell_sweeps[v].c_str(), "%d:%d:%d", &cs.tile, &cs.cells_per_warp,
+                              &cs.warps_per_team ) != 3 ||
+                 cs.tile < 32 || cs.cells_per_warp < 1 || cs.warps_per_team < 1 )
+                throw std::runtime_error( "--cell-sweeps: expected tile:cells:warps, got '" +
+                                          set.cell_sweeps[v] + "'" );
+            auto count_pair = KOKKOS_LAMBDA( int, int, MorulaScalar, MorulaScalar, MorulaScalar,
+                                             MorulaScalar, int& c )
+            {
+                ++c;
+            };
+            auto store = KOKKOS_LAMBDA( const int i, const int& c ) { r_count( i ) = c; };
+            Kokkos::deep_copy( exec, r_count, -1 );
+            const Stats r_sweep = time_phase( exec, set.warmup, set.runs, [&] {
+                morula::bench::reduce_neighbors_per_cell<int, Kokkos::LaunchBounds<>>(
+                    exec, sorted_query, count_pair, store, cutoff * cutoff, cs, "cell_sweep_count" );
+            } );
+            int mismatches = 0;
+            Kokkos::parallel_reduce(
+                "reduce_check", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, n ),
+                KOKKOS_LAMBDA( const int i, int& bad ) { bad += r_count( i ) != m_count( i ) ? 1 : 0; },
+                mismatches );
+            if ( mismatches != 0 )
+                throw std::runtime_error( "case " + spec.name + ": per-cell sweep counts differ for " +
+                                          std::to_string( mismatches ) + " particles" );
+            const std::string label = "per-cell sweep " + set.cell_sweeps[v];
+            report( label.c_str(), r_sweep, c_sweep );
+            variants.push_back( { { "settings", set.cell_sweeps[v] }, { "morula", r_sweep.to_json() } } );
+            if ( v == 0 )
+                result["sweep_per_cell"] = both( r_sweep, c_sweep );
+        }
+        result["sweep_per_cell_variants"] = variants;
+    }
     std::printf( "    %-26s cabana %9.3f ms (its benchmark op: atomic per candidate, no distance)\n",
                  "", 1e3 * c_sweep_anchor.median() );
     result["sweep"] = both( m_sweep, c_sweep );
@@ -417,6 +462,9 @@ int main( int argc, char* argv[] )
     app.add_option( "--runs", set.runs, "Timed runs per phase" )->check( CLI::Range( 1, 1000 ) );
     app.add_option( "--warmup", set.warmup, "Untimed runs first" )->check( CLI::Range( 0, 100 ) );
     app.add_option( "--out", set.out, "JSON result file" );
+    app.add_option( "--cell-sweeps", set.cell_sweeps,
+                    "Per-cell sweep experiment, settings tile:cells_per_warp:warps_per_team" )
+        ->delimiter( ',' );
     CLI11_PARSE( app, argc, argv );
 
     Kokkos::ScopeGuard guard( argc, argv );

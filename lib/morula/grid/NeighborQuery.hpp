@@ -149,6 +149,13 @@ class NeighborQuery
         return m_sorted ? slot : m_perm( slot );
     }
 
+    //! Position in cell_offsets() of the cell whose row-major linear index is `linear` (its rank in the
+    //! sorted cell order).
+    KOKKOS_INLINE_FUNCTION int cell_rank( int linear ) const
+    {
+        return m_row_major ? linear : m_cell_key( linear );
+    }
+
     /*!
       \brief Calls f(j, dx, dy, dz, r2) for every neighbour j of particle i within radius (<= cutoff()),
       with (dx, dy, dz) = x_i - x_j (minimum image) and r2 = |d|^2.
