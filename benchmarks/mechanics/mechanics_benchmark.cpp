@@ -16,9 +16,10 @@
 // B: 2M static agents (displacement locked to zero) at random positions in a periodic box sized for
 //    6, 27 and 47 interacting neighbours per agent on average; the mechanical operation (forces and
 //    displacements) timed alone, median over runs after warm-up, with the agents sorted in Z-order,
-//    in row-major cell order, or not at all. Bytes: what the operation must move (per agent: position, diameter, adherence and
-//    density read, force and displacement written; the cell offsets read), against the copy bandwidth
-//    measured in the same run.
+//    in row-major cell order, or not at all; and the force kernel's grid walk alone (for_each_particle
+//    counting the neighbours on the same grid, "count sweep alone"). Bytes: what the operation must
+//    move (per agent: position, diameter, adherence and density read, force and displacement written;
+//    the cell offsets read), against the copy bandwidth measured in the same run.
 // Each case of B also appends roofline records (analytic bytes and flops,
 // docs/roofline/grid-and-mechanics.md) of its three timed kernels (Z-order sort, grid build,
 // compute_displacements) to the result file's top-level "kernels" array. A's times are sums over
@@ -89,6 +90,29 @@ long long pairs_within_cutoff( const ExecutionSpace& exec, const Query& query )
         "morula::bench::sum", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, query.num_particles() ),
         KOKKOS_LAMBDA( const int i, long long& s ) { s += counts( i ); }, total );
     return total;
+}
+
+/*!
+  The force kernel's grid walk alone: for_each_particle counting the neighbours within the cutoff
+  (same query, same pairs, no force arithmetic), timed as the forces are. The forces' time over this
+  one says what the force arithmetic and its loads add to the neighbour search.
+*/
+template <class ExecutionSpace, class Query>
+Stats time_count_sweep( const ExecutionSpace& exec, const Settings& set, const Query& query )
+{
+    using Scalar = typename Query::scalar_type;
+    using neighbors_type = morula::grid::ParticleNeighbors<Query, ExecutionSpace>;
+    Kokkos::View<int*, typename Query::memory_space> counts( "counts", query.num_particles() );
+    return time_phase( exec, set.warmup, set.runs, [&] {
+        morula::grid::for_each_particle(
+            exec, query,
+            KOKKOS_LAMBDA( const int i, const neighbors_type& nb ) {
+                int c = 0;
+                nb.for_each( [&]( int, Scalar, Scalar, Scalar, Scalar ) { ++c; } );
+                counts( i ) = c;
+            },
+            query.cutoff(), "morula::bench::count_sweep" );
+    } );
 }
 
 /*!
@@ -179,6 +203,8 @@ nlohmann::json benchmark_b( const ExecutionSpace& exec, const Settings& set, dou
     morula::bench::profile_once( exec, "mechanics_compute_displacements",
                                  [&] { mech.compute_displacements( exec, agents ); } );
 
+    const Stats count_sweep = time_count_sweep( exec, set, mech.grid().query( agents.positions() ) );
+
     const double n = set.agents;
     const double bytes = n * 12.0 * sizeof( Scalar ) + 4.0 * mech.grid().num_cells();
     const double t = forces.median();
@@ -257,10 +283,12 @@ nlohmann::json benchmark_b( const ExecutionSpace& exec, const Settings& set, dou
             print_record( kernels[k] );
     }
     std::printf( "B %-6s n=%d neighbours %5.2f (target %2.0f) %-9s: forces %8.3f ms (min %8.3f), "
-                 "%.3g interactions/s, %5.1f%% of the copy roof; grid build %.3f ms, sort %.3f ms\n",
+                 "%.3g interactions/s, %5.1f%% of the copy roof; grid build %.3f ms, sort %.3f ms; "
+                 "count sweep alone %.3f ms\n",
                  sizeof( Scalar ) == 4 ? "float" : "double", set.agents, pairs / n, neighbors,
                  order.c_str(), 1e3 * t, 1e3 * forces.min(), pairs / t,
-                 100.0 * bytes / bandwidth / t, 1e3 * build.median(), 1e3 * sort.median() );
+                 100.0 * bytes / bandwidth / t, 1e3 * build.median(), 1e3 * sort.median(),
+                 1e3 * count_sweep.median() );
     return { { "benchmark", "B" },
              { "scalar", sizeof( Scalar ) == 4 ? "float" : "double" },
              { "agents", set.agents },
@@ -269,6 +297,7 @@ nlohmann::json benchmark_b( const ExecutionSpace& exec, const Settings& set, dou
              { "box_edge", edge },
              { "agent_order", order },
              { "forces", forces.to_json() },
+             { "count_sweep_alone", count_sweep.to_json() },
              { "grid_build", build.to_json() },
              { "sort_random_order", sort.to_json() },
              { "interactions_per_s_median", pairs / t },

@@ -136,10 +136,12 @@ TEST( TEST_CATEGORY, soa_permute_gathers_every_field )
 
 // Fields of 1, 2, 4 and 5 components are permuted row by row, every component with its row, in float,
 // int and double.
-TEST( TEST_CATEGORY, soa_permute_every_component_count )
+using WideStorage = SoA<TEST_MEMSPACE, float[1], int[2], double[4], double[5]>;
+
+// Row i: f1 = i / 2, i2 = 10 i + c, d4 = 100 i + c + 1/4, d5 = -1000 i - c. (A free function: nvcc does
+// not take device lambdas in a test body.)
+void fill_wide( WideStorage& s, std::size_t n )
 {
-    const std::size_t n = 777;
-    SoA<TEST_MEMSPACE, float[1], int[2], double[4], double[5]> s( "wide", n );
     auto f1 = s.get<0>();
     auto i2 = s.get<1>();
     auto d4 = s.get<2>();
@@ -154,6 +156,13 @@ TEST( TEST_CATEGORY, soa_permute_every_component_count )
             for ( int c = 0; c < 5; ++c )
                 d5( i, c ) = -1000.0 * i - c;
         } );
+}
+
+TEST( TEST_CATEGORY, soa_permute_every_component_count )
+{
+    const std::size_t n = 777;
+    WideStorage s( "wide", n );
+    fill_wide( s, n );
     const auto [perm, p] = shuffled( n, 5 );
     s.permute( TEST_EXECSPACE(), p );
     auto h1 = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), s.get<0>() );
