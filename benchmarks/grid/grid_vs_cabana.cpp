@@ -3,7 +3,8 @@
 // neighbours for every particle; a mismatch stops the program.
 //
 //   grid_vs_cabana [--cases a,b,c,d] [--sizes 1000000,16000000] [--space device|host] [--runs 10]
-//                  [--warmup 3] [--cell-sweeps 256:4:4,...] [--out results.json]
+//                  [--warmup 3] [--cell-sweeps 256:4:4,...] [--cluster-sweeps 1,2,4]
+//                  [--out results.json]
 //
 // Cases: (a) Cabana's own benchmark configuration: N points uniform in a cube of edge 1.3 N^(1/3),
 // cutoff 2.5, cells of edge = cutoff, double; (b) the same in float (Cabana in float too; its
@@ -13,10 +14,12 @@
 //
 // Phases, each library: build (bin, count, scan, permutation); permute of the particle data; sweep
 // through the grid counting neighbours within the cutoff (sorted data; Morula's for_each_particle, and
-// the per-cell traversal kept as an experiment, CellSweep.hpp); CSR / Verlet list build;
+// the per-cell traversal and the K-particles-per-thread sweep kept as experiments, CellSweep.hpp and
+// ClusterSweep.hpp); CSR / Verlet list build;
 // sweep over the list (Cabana's benchmark operation: atomic add of each neighbour index).
 #include "../common/BenchmarkUtils.hpp"
 #include "CellSweep.hpp"
+#include "ClusterSweep.hpp"
 #include "GridBenchmarkCommon.hpp"
 #include "ListPhases.hpp"
 
@@ -54,6 +57,8 @@ struct Settings
     //! Settings of the per-cell sweep experiment to time (tile:cells per warp:warps per team); none by
     //! default (it lost to for_each_particle everywhere, docs/performance.md).
     std::vector<std::string> cell_sweeps;
+    //! Particles per thread of the cluster sweep experiment to time (ClusterSweep.hpp): 1, 2, 3, 4, 6, 8.
+    std::vector<int> cluster_sweeps;
 };
 
 //! The particle set and geometry of one case.
@@ -338,6 +343,42 @@ nlohmann::json run_case( const ExecutionSpace& exec, const Settings& set, const 
         }
         result["sweep_per_cell_variants"] = variants;
     }
+    // The cluster sweep experiment (ClusterSweep.hpp): K particles of a cell per thread.
+    {
+        Kokkos::View<int*, memory_space> k_count( "k_count", n );
+        morula::bench::ClusterSweepWork<memory_space> work;
+        nlohmann::json variants = nlohmann::json::array();
+        for ( const int K : set.cluster_sweeps )
+        {
+            auto sweep = [&] {
+                const MorulaScalar r2 = cutoff * cutoff;
+                switch ( K )
+                {
+                case 1: morula::bench::cluster_count_sweep<1>( exec, sorted_query, work, r2, k_count ); break;
+                case 2: morula::bench::cluster_count_sweep<2>( exec, sorted_query, work, r2, k_count ); break;
+                case 3: morula::bench::cluster_count_sweep<3>( exec, sorted_query, work, r2, k_count ); break;
+                case 4: morula::bench::cluster_count_sweep<4>( exec, sorted_query, work, r2, k_count ); break;
+                case 6: morula::bench::cluster_count_sweep<6>( exec, sorted_query, work, r2, k_count ); break;
+                case 8: morula::bench::cluster_count_sweep<8>( exec, sorted_query, work, r2, k_count ); break;
+                default: throw std::runtime_error( "--cluster-sweeps: K must be 1, 2, 3, 4, 6 or 8" );
+                }
+            };
+            Kokkos::deep_copy( exec, k_count, -1 );
+            const Stats k_sweep = time_phase( exec, set.warmup, set.runs, sweep );
+            int mismatches = 0;
+            Kokkos::parallel_reduce(
+                "cluster_check", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, n ),
+                KOKKOS_LAMBDA( const int i, int& bad ) { bad += k_count( i ) != m_count( i ) ? 1 : 0; },
+                mismatches );
+            if ( mismatches != 0 )
+                throw std::runtime_error( "case " + spec.name + ": cluster sweep counts differ for " +
+                                          std::to_string( mismatches ) + " particles" );
+            const std::string label = "cluster sweep K=" + std::to_string( K );
+            report( label.c_str(), k_sweep, c_sweep );
+            variants.push_back( { { "particles_per_thread", K }, { "morula", k_sweep.to_json() } } );
+        }
+        result["sweep_cluster_variants"] = variants;
+    }
     std::printf( "    %-26s cabana %9.3f ms (its benchmark op: atomic per candidate, no distance)\n",
                  "", 1e3 * c_sweep_anchor.median() );
     result["sweep"] = both( m_sweep, c_sweep );
@@ -462,6 +503,9 @@ int main( int argc, char* argv[] )
     app.add_option( "--runs", set.runs, "Timed runs per phase" )->check( CLI::Range( 1, 1000 ) );
     app.add_option( "--warmup", set.warmup, "Untimed runs first" )->check( CLI::Range( 0, 100 ) );
     app.add_option( "--out", set.out, "JSON result file" );
+    app.add_option( "--cluster-sweeps", set.cluster_sweeps,
+                    "Cluster sweep experiment, particles per thread (1, 2, 3, 4, 6, 8)" )
+        ->delimiter( ',' );
     app.add_option( "--cell-sweeps", set.cell_sweeps,
                     "Per-cell sweep experiment, settings tile:cells_per_warp:warps_per_team" )
         ->delimiter( ',' );

@@ -1,0 +1,179 @@
+// An experiment (issue #25, 27 Nov 2026): the neighbour-count sweep with K particles of one cell per
+// thread. The thread walks the stencil once for its K particles (rows and side cells pruned by the
+// group's smallest face distances), loads each candidate once and tests it against all K, so a
+// candidate's loads and the loop's overhead are paid once per K pair tests instead of once per test.
+// Threads map to (cell, K-group) through a scan of ceil(m_c / K) over the cells, timed with the sweep.
+// Row-major cells and queries without the per-pair minimum image only; `grid_vs_cabana
+// --cluster-sweeps K,...` times it and checks its counts against for_each_particle's.
+#ifndef MORULA_BENCHMARKS_CLUSTERSWEEP_HPP
+#define MORULA_BENCHMARKS_CLUSTERSWEEP_HPP
+
+#include <morula/core/LaunchPolicy.hpp>
+#include <morula/grid/NeighborQuery.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <stdexcept>
+
+namespace morula::bench
+{
+
+//! Per-sweep work arrays of the cluster sweep (grown, never shrunk).
+template <class MemorySpace>
+struct ClusterSweepWork
+{
+    Kokkos::View<int*, MemorySpace> group_start; // per cell, then the total
+    Kokkos::View<int*, MemorySpace> group_cell;  // per group
+};
+
+template <int K, class Query, class CountView>
+struct ClusterCount
+{
+    using Scalar = typename Query::scalar_type;
+    Query q;
+    Kokkos::View<int*, typename Query::memory_space> group_start;
+    Kokkos::View<int*, typename Query::memory_space> group_cell;
+    CountView count;
+    Scalar r2max;
+
+    template <bool Shifted>
+    KOKKOS_INLINE_FUNCTION void scan( int begin, int end, const int ( &self )[K], const Scalar ( &x )[K][3],
+                                      int members, Scalar sx, Scalar sy, Scalar sz, int ( &c )[K] ) const
+    {
+        for ( int j = begin; j < end; ++j )
+        {
+            const Scalar xj = q.position( j, 0 );
+            const Scalar yj = q.position( j, 1 );
+            const Scalar zj = q.position( j, 2 );
+            for ( int k = 0; k < K; ++k )
+            {
+                Scalar dx = x[k][0] - xj;
+                Scalar dy = x[k][1] - yj;
+                Scalar dz = x[k][2] - zj;
+                if constexpr ( Shifted )
+                {
+                    dx -= sx;
+                    dy -= sy;
+                    dz -= sz;
+                }
+                const Scalar r2 = grid::detail::distance_squared( dx, dy, dz );
+                c[k] += ( k < members && r2 <= r2max && j != self[k] ) ? 1 : 0;
+            }
+        }
+    }
+
+    KOKKOS_INLINE_FUNCTION void operator()( const int g ) const
+    {
+        const int cell = group_cell( g );
+        const int first = q.cell_offsets()( cell ) + K * ( g - group_start( cell ) );
+        const int end = q.cell_offsets()( cell + 1 );
+        const int members = end - first < K ? end - first : K;
+        const auto& geom = q.geometry();
+        const int nx = geom.ncell[0];
+        const int ny = geom.ncell[1];
+        const int ix = cell % nx;
+        const int iy = ( cell / nx ) % ny;
+        const int iz = cell / ( nx * ny );
+        int self[K];
+        Scalar x[K][3];
+        int c[K];
+        Scalar below[3], above[3];
+        for ( int d = 0; d < 3; ++d )
+            below[d] = above[d] = Scalar( 1e30 );
+        for ( int k = 0; k < K; ++k )
+        {
+            const int s = first + ( k < members ? k : 0 );
+            self[k] = s;
+            c[k] = 0;
+            Scalar lo, hi;
+            for ( int d = 0; d < 3; ++d )
+            {
+                x[k][d] = q.position( s, d );
+                q.face_distances( d, d == 0 ? ix : ( d == 1 ? iy : iz ), x[k][d], lo, hi );
+                below[d] = lo < below[d] ? lo : below[d];
+                above[d] = hi < above[d] ? hi : above[d];
+            }
+        }
+        const bool periodic_x = geom.is_periodic( 0 );
+        const Scalar lx = geom.box.length( 0 );
+        const Scalar zero = 0;
+        for ( int oz = -1; oz <= 1; ++oz )
+        {
+            int cz;
+            Scalar sz;
+            if ( !q.neighbor_cell( 2, iz, oz, cz, sz ) )
+                continue;
+            const Scalar dz = oz < 0 ? below[2] : ( oz > 0 ? above[2] : zero );
+            for ( int oy = -1; oy <= 1; ++oy )
+            {
+                int cy;
+                Scalar sy;
+                if ( !q.neighbor_cell( 1, iy, oy, cy, sy ) )
+                    continue;
+                const Scalar dy = oy < 0 ? below[1] : ( oy > 0 ? above[1] : zero );
+                const Scalar row_d2 = dy * dy + dz * dz;
+                if ( row_d2 > r2max )
+                    continue;
+                const int row = nx * ( cy + ny * cz );
+                const bool left = below[0] * below[0] + row_d2 <= r2max;
+                const bool right = above[0] * above[0] + row_d2 <= r2max;
+                const int lo = left && ix > 0 ? ix - 1 : ix;
+                const int hi = right && ix + 1 < nx ? ix + 1 : ix;
+                const auto& off = q.cell_offsets();
+                const bool shifted_row = sy != zero || sz != zero;
+                if ( periodic_x && nx >= 3 && left && ix == 0 )
+                    scan<true>( off( row + nx - 1 ), off( row + nx ), self, x, members, -lx, sy, sz, c );
+                if ( shifted_row )
+                    scan<true>( off( row + lo ), off( row + hi + 1 ), self, x, members, zero, sy, sz, c );
+                else
+                    scan<false>( off( row + lo ), off( row + hi + 1 ), self, x, members, zero, sy, sz, c );
+                if ( periodic_x && nx >= 3 && right && ix == nx - 1 )
+                    scan<true>( off( row ), off( row + 1 ), self, x, members, lx, sy, sz, c );
+            }
+        }
+        for ( int k = 0; k < members; ++k )
+            count( first + k ) = c[k];
+    }
+};
+
+//! count(i) = neighbours of particle i within sqrt(r2max), for data in cell order (row-major cells).
+template <int K, class ExecutionSpace, class Query, class CountView>
+void cluster_count_sweep( const ExecutionSpace& exec, const Query& q,
+                          ClusterSweepWork<typename Query::memory_space>& work,
+                          typename Query::scalar_type r2max, const CountView& count )
+{
+    if ( !q.row_major() || q.per_pair_minimum_image() || !q.data_sorted() )
+        throw std::runtime_error(
+            "cluster sweep: needs row-major cells, sorted data and no per-pair minimum image" );
+    const int ncells = q.geometry().num_cells();
+    if ( work.group_start.extent( 0 ) < std::size_t( ncells ) + 1 )
+        work.group_start = Kokkos::View<int*, typename Query::memory_space>( "group_start", ncells + 1 );
+    const auto offsets = q.cell_offsets();
+    const auto start = work.group_start;
+    int groups = 0;
+    Kokkos::parallel_scan(
+        "cluster_groups", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, ncells + 1 ),
+        KOKKOS_LAMBDA( const int c, int& update, const bool final_pass ) {
+            const int g = c < ncells ? ( offsets( c + 1 ) - offsets( c ) + K - 1 ) / K : 0;
+            if ( final_pass )
+                start( c ) = update;
+            update += g;
+        },
+        groups );
+    if ( work.group_cell.extent( 0 ) < std::size_t( groups ) )
+        work.group_cell =
+            Kokkos::View<int*, typename Query::memory_space>( "group_cell", groups + groups / 8 );
+    const auto cell_of = work.group_cell;
+    Kokkos::parallel_for(
+        "cluster_group_cells", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, ncells ),
+        KOKKOS_LAMBDA( const int c ) {
+            for ( int g = start( c ); g < start( c + 1 ); ++g )
+                cell_of( g ) = c;
+        } );
+    Kokkos::parallel_for( "cluster_count_sweep", core::LaunchRange<ExecutionSpace>( exec, 0, groups ),
+                          ClusterCount<K, Query, CountView>{ q, start, cell_of, count, r2max } );
+}
+
+} // namespace morula::bench
+
+#endif
