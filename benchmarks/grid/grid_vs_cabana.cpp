@@ -87,6 +87,21 @@ void report( const char* phase, const Stats& m, const Stats& c )
     std::fflush( stdout );
 }
 
+//! Throws unless found(i) == reference(i) for every i < n (the experiments' counts against
+//! for_each_particle's).
+template <class ExecutionSpace, class CountView>
+void expect_same_counts( const ExecutionSpace& exec, int n, const CountView& found,
+                         const CountView& reference, const std::string& what )
+{
+    int mismatches = 0;
+    Kokkos::parallel_reduce(
+        "count_check", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, n ),
+        KOKKOS_LAMBDA( const int i, int& bad ) { bad += found( i ) != reference( i ) ? 1 : 0; }, mismatches );
+    if ( mismatches != 0 )
+        throw std::runtime_error( what + " counts differ for " + std::to_string( mismatches ) +
+                                  " particles" );
+}
+
 /*!
   Runs one case with positions of type MorulaScalar for Morula and CabanaScalar for Cabana (the same
   points: generated in MorulaScalar and converted, so float cases compare identical coordinates).
@@ -327,14 +342,7 @@ nlohmann::json run_case( const ExecutionSpace& exec, const Settings& set, const 
                 morula::bench::reduce_neighbors_per_cell<int, Kokkos::LaunchBounds<>>(
                     exec, sorted_query, count_pair, store, cutoff * cutoff, cs, "cell_sweep_count" );
             } );
-            int mismatches = 0;
-            Kokkos::parallel_reduce(
-                "reduce_check", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, n ),
-                KOKKOS_LAMBDA( const int i, int& bad ) { bad += r_count( i ) != m_count( i ) ? 1 : 0; },
-                mismatches );
-            if ( mismatches != 0 )
-                throw std::runtime_error( "case " + spec.name + ": per-cell sweep counts differ for " +
-                                          std::to_string( mismatches ) + " particles" );
+            expect_same_counts( exec, n, r_count, m_count, "case " + spec.name + ": per-cell sweep" );
             const std::string label = "per-cell sweep " + set.cell_sweeps[v];
             report( label.c_str(), r_sweep, c_sweep );
             variants.push_back( { { "settings", set.cell_sweeps[v] }, { "morula", r_sweep.to_json() } } );
@@ -350,6 +358,9 @@ nlohmann::json run_case( const ExecutionSpace& exec, const Settings& set, const 
         nlohmann::json variants = nlohmann::json::array();
         for ( const int K : set.cluster_sweeps )
         {
+            if ( K != 1 && K != 2 && K != 3 && K != 4 && K != 6 && K != 8 )
+                throw std::runtime_error( "--cluster-sweeps: K must be 1, 2, 3, 4, 6 or 8, got " +
+                                          std::to_string( K ) );
             auto sweep = [&] {
                 const MorulaScalar r2 = cutoff * cutoff;
                 switch ( K )
@@ -365,14 +376,7 @@ nlohmann::json run_case( const ExecutionSpace& exec, const Settings& set, const 
             };
             Kokkos::deep_copy( exec, k_count, -1 );
             const Stats k_sweep = time_phase( exec, set.warmup, set.runs, sweep );
-            int mismatches = 0;
-            Kokkos::parallel_reduce(
-                "cluster_check", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, n ),
-                KOKKOS_LAMBDA( const int i, int& bad ) { bad += k_count( i ) != m_count( i ) ? 1 : 0; },
-                mismatches );
-            if ( mismatches != 0 )
-                throw std::runtime_error( "case " + spec.name + ": cluster sweep counts differ for " +
-                                          std::to_string( mismatches ) + " particles" );
+            expect_same_counts( exec, n, k_count, m_count, "case " + spec.name + ": cluster sweep" );
             const std::string label = "cluster sweep K=" + std::to_string( K );
             report( label.c_str(), k_sweep, c_sweep );
             variants.push_back( { { "particles_per_thread", K }, { "morula", k_sweep.to_json() } } );
