@@ -45,6 +45,7 @@ struct ProliferationSettings
     double radius_extension = 1.5;
     long sort_every = 1;
     std::string ordering = "morton";
+    long agents_per_thread = 0; // force kernel: agents of a grid cell per thread (0: automatic)
     long steps = 10;
     long seed = 1;
     std::string output;          // JSON with counts and timings
@@ -59,7 +60,8 @@ void read_config( const std::string& path, ProliferationSettings& s )
         path, { "scenario", "precision", "cells_per_axis", "spacing", "agents", "neighbors",
                 "diameter", "adherence", "mass", "division_diameter", "growth_rate", "time_step",
                 "max_displacement", "repulsion", "attraction", "radius_extension", "sort_every",
-                "ordering", "steps", "seed", "output", "snapshots", "snapshot_every", "progress" } );
+                "ordering", "agents_per_thread", "steps", "seed", "output", "snapshots", "snapshot_every",
+                "progress" } );
     const double big = 1e300;
     if ( c.has( "scenario" ) ) s.scenario = c.choice( "scenario", { "division", "static" } );
     if ( c.has( "precision" ) ) s.precision = c.choice( "precision", { "float", "double" } );
@@ -79,6 +81,7 @@ void read_config( const std::string& path, ProliferationSettings& s )
     if ( c.has( "radius_extension" ) ) s.radius_extension = c.number( "radius_extension", 0, big );
     if ( c.has( "sort_every" ) ) s.sort_every = c.integer( "sort_every", 0, 1000000 );
     if ( c.has( "ordering" ) ) s.ordering = c.choice( "ordering", { "morton", "row-major" } );
+    if ( c.has( "agents_per_thread" ) ) s.agents_per_thread = c.integer( "agents_per_thread", 0, 4 );
     if ( c.has( "steps" ) ) s.steps = c.integer( "steps", 0, 100000000 );
     if ( c.has( "seed" ) ) s.seed = c.integer( "seed", 0, 9007199254740991L );
     if ( c.has( "output" ) ) s.output = c.text( "output" );
@@ -169,6 +172,7 @@ ProliferationSetup<Scalar> make_setup( const ProliferationSettings& s, const Kok
     mp.max_displacement = Scalar( s.max_displacement );
     mp.sort_every = static_cast<int>( s.sort_every );
     mp.ordering = s.ordering == "morton" ? grid::CellOrdering::morton : grid::CellOrdering::row_major;
+    mp.particles_per_thread = static_cast<int>( s.agents_per_thread );
 
     const bool division = s.scenario == "division";
     core::Box<Scalar> box;

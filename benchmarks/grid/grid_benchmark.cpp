@@ -14,6 +14,7 @@
 #include "../common/Roofline.hpp"
 #include "GridBenchmarkCommon.hpp"
 #include "ListPhases.hpp"
+#include "ReductionSweeps.hpp"
 #include "SweepLanes.hpp"
 
 #include <morula/core/SoA.hpp>
@@ -272,6 +273,8 @@ nlohmann::json run_case( const ExecutionSpace& exec, const Settings& set, int n,
     sj["bytes"] = 3.0 * sizeof( Scalar ) * n + 4.0 * n + 4.0 * g.num_cells();
     result["sweep"] = sj;
 
+    result["sweep"]["neighbor_reduction"] =
+        morula::bench::time_reduction_sweeps( exec, set.warmup, set.runs, query, radius, counts );
     if ( set.sweep_lanes )
         result["sweep"]["lane_sweeps"] = morula::bench::time_lane_sweeps( exec, set.warmup, set.runs, query, radius, counts );
 

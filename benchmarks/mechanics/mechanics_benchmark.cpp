@@ -2,7 +2,8 @@
 //
 //   mechanics_benchmark [--space device|host] [--scalar float|double|both] [--runs 10] [--warmup 3]
 //                       [--agents 2000000] [--neighbors 6,27,47] [--cells 64] [--steps 10]
-//                       [--repeats 3] [--orders z-order,row-major,unsorted] [--skip-a] [--skip-b]
+//                       [--repeats 3] [--orders z-order,row-major,unsorted] [--per-thread 1,2,3,4]
+//                       [--skip-a] [--skip-b]
 //                       [--out results.json] [--roofline-suite] [--no-copy-roof]
 //
 // --roofline-suite: the roofline suite's case (issue #8): benchmark B only, 2M agents, 27 neighbours,
@@ -20,6 +21,9 @@
 //    counting the neighbours on the same grid, "count sweep alone"). Bytes: what the operation must
 //    move (per agent: position, diameter, adherence and density read, force and displacement written;
 //    the cell offsets read), against the copy bandwidth measured in the same run.
+// --per-thread K,...: B's forces are also timed through grid::NeighborReduction with K agents of a cell per
+// thread, pairs inline and batched, on the same grid (issue #25), each checked bit for bit against the
+// library's forces ("forces_by_particles_per_thread").
 // Each case of B also appends roofline records (analytic bytes and flops,
 // docs/roofline/grid-and-mechanics.md) of its three timed kernels (Z-order sort, grid build,
 // compute_displacements) to the result file's top-level "kernels" array. A's times are sums over
@@ -64,6 +68,8 @@ struct Settings
     std::string out;
     bool roofline_suite = false;
     bool no_copy_roof = false; //!< skip the copy-bandwidth measurement (2 x 1 GiB)
+    //! Agents per thread of the force kernel also timed in benchmark B (sorted orders; 0: automatic).
+    std::vector<int> per_thread{};
 };
 
 //! Neighbours within the query's cutoff at distance^2 > 1e-16 (the force loop's non-coincident
@@ -157,6 +163,21 @@ void count_movers( const ExecutionSpace& exec, const VectorView& force,
         capped );
 }
 
+//! Number of components that differ between two n x 3 force arrays (bit for bit).
+template <class ExecutionSpace, class VectorView>
+int differing_components( const ExecutionSpace& exec, const VectorView& a, const VectorView& b, int n )
+{
+    int differ = 0;
+    Kokkos::parallel_reduce(
+        "morula::bench::compare_forces", Kokkos::RangePolicy<ExecutionSpace>( exec, 0, n ),
+        KOKKOS_LAMBDA( const int i, int& d ) {
+            for ( int c = 0; c < 3; ++c )
+                d += a( i, c ) != b( i, c ) ? 1 : 0;
+        },
+        differ );
+    return differ;
+}
+
 void print_record( const nlohmann::json& r )
 {
     std::printf( "  %-32s %-6s %10.3f ms  AI %7.3f flop/B  %8.2f GB/s  %8.2f GFLOP/s\n",
@@ -204,6 +225,40 @@ nlohmann::json benchmark_b( const ExecutionSpace& exec, const Settings& set, dou
                                  [&] { mech.compute_displacements( exec, agents ); } );
 
     const Stats count_sweep = time_count_sweep( exec, set, mech.grid().query( agents.positions() ) );
+
+    // The force kernel with each number of agents of a cell per thread and each pair batching (issue
+    // #25), on the same grid and agents, in this call: the forces must equal the default's bit for bit.
+    nlohmann::json per_thread = nlohmann::json::array();
+    const int resolved_default = mech.particles_per_thread( exec, agents );
+    if ( sorted && !set.per_thread.empty() )
+    {
+        using vector_view = typename mechanics::SphereMechanics<Scalar, mem>::vector_view;
+        const vector_view force( "force", set.agents ), displacement( "displacement", set.agents );
+        const Kokkos::View<int*, mem> overlaps;
+        const auto query = mech.grid().query( agents.positions() );
+        for ( const auto batching : { morula::grid::PairBatching::inline_pairs, morula::grid::PairBatching::batched } )
+            for ( int k : set.per_thread )
+            {
+                morula::grid::NeighborReduction<mem> reduction( k, batching );
+                auto run = [&] {
+                    mechanics::detail::compute_displacements( exec, query, reduction, agents, mp, force, displacement,
+                                                              overlaps, false, set.agents );
+                };
+                const Stats s = time_phase( exec, set.warmup, set.runs, run );
+                const int differ = differing_components( exec, mech.forces(), force, set.agents );
+                const int resolved = reduction.resolved_particles_per_thread( exec, query );
+                const bool batched = batching == morula::grid::PairBatching::batched;
+                std::printf( "  forces, %d agents per thread (asked %d), pairs %s: %.3f ms, %d components differ "
+                             "from the default's (%d per thread)\n",
+                             resolved, k, batched ? "batched" : "inline", 1e3 * s.median(), differ,
+                             resolved_default );
+                per_thread.push_back( { { "particles_per_thread", k },
+                                        { "resolved", resolved },
+                                        { "pair_batching", batched ? "batched" : "inline" },
+                                        { "time", s.to_json() },
+                                        { "components_differing_from_default", differ } } );
+            }
+    }
 
     const double n = set.agents;
     const double bytes = n * 12.0 * sizeof( Scalar ) + 4.0 * mech.grid().num_cells();
@@ -298,6 +353,8 @@ nlohmann::json benchmark_b( const ExecutionSpace& exec, const Settings& set, dou
              { "agent_order", order },
              { "forces", forces.to_json() },
              { "count_sweep_alone", count_sweep.to_json() },
+             { "particles_per_thread", resolved_default },
+             { "forces_by_particles_per_thread", per_thread },
              { "grid_build", build.to_json() },
              { "sort_random_order", sort.to_json() },
              { "interactions_per_s_median", pairs / t },
@@ -434,6 +491,10 @@ int main( int argc, char* argv[] )
     app.add_option( "--orders", set.orders, "Agent orders: z-order, row-major, unsorted" )
         ->delimiter( ',' )
         ->check( CLI::IsMember( { "z-order", "row-major", "unsorted" } ) );
+    app.add_option( "--per-thread", set.per_thread,
+                    "Also time B's forces with these agents of a cell per thread (0 automatic, 1-4)" )
+        ->delimiter( ',' )
+        ->check( CLI::Range( 0, 4 ) );
     app.add_flag( "--skip-a", set.skip_a, "Skip benchmark A" );
     app.add_flag( "--skip-b", set.skip_b, "Skip benchmark B" );
     app.add_option( "--out", set.out, "JSON result file" );

@@ -5,6 +5,7 @@
 
 #include <morula/core/Box.hpp>
 #include <morula/grid/NeighborQuery.hpp>
+#include <morula/grid/NeighborReduction.hpp>
 #include <morula/grid/NeighborSweep.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -232,6 +233,74 @@ NeighborSets<Scalar> sweep_sets( const Query& query, int n, Scalar radius, int s
         },
         radius );
     return collect<Scalar>( count, idx, r2, n, stride, "for_each_particle" );
+}
+
+/*!
+  A NeighborReduction kernel that records each particle's neighbours (index and r2, up to `stride`)
+  and an order-dependent sum of their offsets, so that two paths can be compared pair for pair and
+  in order. finish() also checks the ParticleNeighbors it is given (particle and count).
+*/
+template <class Scalar>
+struct RecordingKernel
+{
+    struct accumulator_type
+    {
+        int count;
+        Scalar sum;
+    };
+    Kokkos::View<int*, TEST_MEMSPACE> count;
+    Kokkos::View<int*, TEST_MEMSPACE> idx;
+    Kokkos::View<Scalar*, TEST_MEMSPACE> r2;
+    Kokkos::View<Scalar*, TEST_MEMSPACE> sum;
+    int stride;
+
+    KOKKOS_INLINE_FUNCTION void init( int, accumulator_type& a ) const { a.sum = Scalar( 1 ); }
+
+    KOKKOS_INLINE_FUNCTION void pair( int i, int j, Scalar dx, Scalar dy, Scalar dz, Scalar d2,
+                                      accumulator_type& a ) const
+    {
+        if ( a.count < stride )
+        {
+            idx( std::size_t( i ) * stride + a.count ) = j;
+            r2( std::size_t( i ) * stride + a.count ) = d2;
+        }
+        ++a.count;
+        a.sum = a.sum * Scalar( 0.75 ) + ( dx - Scalar( 0.5 ) * dy + Scalar( 0.25 ) * dz );
+    }
+
+    template <class Neighbors>
+    KOKKOS_INLINE_FUNCTION void finish( int i, accumulator_type& a, const Neighbors& nb ) const
+    {
+        const bool consistent = nb.particle() == i && nb.count() == a.count;
+        count( i ) = consistent ? a.count : -1000 - a.count;
+        sum( i ) = a.sum;
+    }
+};
+
+/*!
+  Neighbour sets of particles [0, num_targets) as NeighborReduction finds them with
+  `particles_per_thread` (0: automatic), and the kernel's order-dependent sums (into `sums`). The
+  particles from num_targets on must be left alone: their sets come back empty.
+*/
+template <class Scalar, class Query>
+NeighborSets<Scalar> reduction_sets( const Query& query, int n, Scalar radius, int stride, int particles_per_thread,
+                                     int num_targets, std::vector<Scalar>& sums,
+                                     morula::grid::PairBatching batching = morula::grid::PairBatching::inline_pairs )
+{
+    stride = std::max( stride, 1 );
+    RecordingKernel<Scalar> kernel{ Kokkos::View<int*, TEST_MEMSPACE>( "count", n ),
+                                    Kokkos::View<int*, TEST_MEMSPACE>( "idx", std::size_t( n ) * stride ),
+                                    Kokkos::View<Scalar*, TEST_MEMSPACE>( "r2", std::size_t( n ) * stride ),
+                                    Kokkos::View<Scalar*, TEST_MEMSPACE>( "sum", n ), stride };
+    morula::grid::NeighborReduction<TEST_MEMSPACE> reduction( particles_per_thread, batching );
+    reduction.run( TEST_EXECSPACE(), query, kernel, radius, num_targets );
+    // Twice: the second run reuses the group arrays of the first.
+    reduction.run( TEST_EXECSPACE(), query, kernel, radius, num_targets );
+    auto hs = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), kernel.sum );
+    sums.assign( hs.data(), hs.data() + n );
+    return collect<Scalar>( kernel.count, kernel.idx, kernel.r2, n, stride,
+                            "NeighborReduction, " + std::to_string( particles_per_thread ) + " per thread" +
+                                ( batching == morula::grid::PairBatching::batched ? ", batched" : "" ) );
 }
 
 //! Expects identical neighbour sets (indices and squared distances, bit for bit).

@@ -94,6 +94,44 @@ void check_cells_on_host( const UniformGrid<Scalar, TEST_MEMSPACE>& grid, const 
 }
 
 /*!
+  NeighborReduction with one to four particles per thread and automatic, pairs inline and batched, over
+  all particles and over the first half: the same sets as the brute force, and the same order-dependent
+  sums as one particle per thread with inline pairs, bit for bit (the same pairs in the same order with
+  the same arithmetic).
+*/
+template <class Scalar, class Query>
+void check_reductions( const Query& query, const NeighborSets<Scalar>& expected, int n, Scalar radius, int stride,
+                       const std::string& what )
+{
+    using morula::grid::PairBatching;
+    std::vector<Scalar> reference;
+    expect_same_sets( expected, reduction_sets( query, n, radius, stride, 1, n, reference ),
+                      what + ", NeighborReduction, 1 per thread" );
+    for ( const PairBatching batching : { PairBatching::inline_pairs, PairBatching::batched } )
+        for ( int k : { 0, 1, 2, 3, 4 } )
+        {
+            if ( k == 1 && batching == PairBatching::inline_pairs )
+                continue; // the reference
+            const std::string label = what + ", NeighborReduction, " + std::to_string( k ) + " per thread" +
+                                      ( batching == PairBatching::batched ? ", batched" : "" );
+            std::vector<Scalar> sums;
+            expect_same_sets( expected, reduction_sets( query, n, radius, stride, k, n, sums, batching ), label );
+            int differ = 0;
+            for ( int i = 0; i < n; ++i )
+                if ( !( sums[i] == reference[i] ) && differ++ < 3 )
+                    ADD_FAILURE() << label << ": particle " << i << " sums " << sums[i] << ", one per thread "
+                                  << reference[i];
+            // Targets: the first half only; the others keep no set.
+            const int targets = n / 2;
+            auto partial = reduction_sets( query, n, radius, stride, k, targets, sums, batching );
+            auto expected_partial = expected;
+            for ( int i = targets; i < n; ++i )
+                expected_partial[i].clear();
+            expect_same_sets( expected_partial, partial, label + ", " + std::to_string( targets ) + " targets" );
+        }
+}
+
+/*!
   Builds a grid over the points and compares, for several radii up to the cutoff, every particle's
   neighbours (and squared distances) with the brute force. Then permutes the data into cell order
   and repeats, querying without indirection.
@@ -124,6 +162,15 @@ void check_against_brute_force( const Box<Scalar>& box, const Points<Scalar>& po
                           what + ", radius " + std::to_string( radius ) );
         expect_same_sets( expected, sweep_sets( query, n, radius, max_count + 1 ),
                           what + ", for_each_particle, radius " + std::to_string( radius ) );
+        std::vector<Scalar> sums;
+        expect_same_sets( expected, reduction_sets( query, n, radius, max_count + 1, 3, n, sums ),
+                          what + ", NeighborReduction (unsorted data: one per thread), radius " +
+                              std::to_string( radius ) );
+        expect_same_sets( expected,
+                          reduction_sets( query, n, radius, max_count + 1, 2, n, sums,
+                                          morula::grid::PairBatching::batched ),
+                          what + ", NeighborReduction (unsorted data: one per thread, inline), radius " +
+                              std::to_string( radius ) );
         // count_neighbors agrees with the sets.
         Kokkos::View<int*, TEST_MEMSPACE> counts( "counts", n );
         Kokkos::parallel_for(
@@ -164,6 +211,8 @@ void check_against_brute_force( const Box<Scalar>& box, const Points<Scalar>& po
         expect_same_sets( expected_r, sweep_sets( sorted_query, n, radius, max_count + 1 ),
                           what + ", permuted data, for_each_particle, radius " +
                               std::to_string( radius ) );
+        check_reductions( sorted_query, expected_r, n, radius, max_count + 1,
+                          what + ", permuted data, radius " + std::to_string( radius ) );
     }
 }
 

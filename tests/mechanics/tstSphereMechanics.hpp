@@ -14,6 +14,7 @@
 #include <cmath>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace morula_test_mechanics
@@ -62,11 +63,15 @@ void check_forces_against_brute_force( double tolerance )
     for ( int i = 0; i < n; ++i )
         h[i] = { { Scalar( pos( gen ) ), Scalar( pos( gen ) ), Scalar( pos( gen ) ) },
                  Scalar( diam( gen ) ), Scalar( 0 ), Scalar( 1 ), 1000 + 3 * i };
-    for ( int sort_every : { 0, 1 } )
+    // sort_every 0 reads the grid through its permutation (one agent per thread); sorted agents take
+    // every path of the force kernel: one agent per thread, two to four of a cell per thread.
+    for ( const auto& [sort_every, per_thread] : { std::pair{ 0, 0 }, std::pair{ 1, 0 }, std::pair{ 1, 1 },
+                                                   std::pair{ 1, 2 }, std::pair{ 1, 3 }, std::pair{ 1, 4 } } )
     {
         Agents<Scalar> agents = from_host<Scalar, TEST_MEMSPACE>( h );
         MechanicsParameters<Scalar> p;
         p.sort_every = sort_every;
+        p.particles_per_thread = per_thread;
         SphereMechanics<Scalar, TEST_MEMSPACE> mech( Box<Scalar>::cube( Scalar( edge ), Boundary::periodic ), p );
         mech.update_grid( TEST_EXECSPACE(), agents );
         const long long pairs = mech.compute_displacements( TEST_EXECSPACE(), agents, true );
@@ -102,7 +107,8 @@ void check_forces_against_brute_force( double tolerance )
             for ( int c = 0; c < 3; ++c )
             {
                 EXPECT_NEAR( f[i][c], ref[c], tolerance * ( 1 + scale ) )
-                    << "agent id " << a.id << " component " << c << " sort_every " << sort_every;
+                    << "agent id " << a.id << " component " << c << " sort_every " << sort_every
+                    << " agents per thread " << per_thread;
                 total[c] += f[i][c];
                 magnitude += std::abs( f[i][c] );
             }
@@ -112,6 +118,110 @@ void check_forces_against_brute_force( double tolerance )
         for ( int c = 0; c < 3; ++c )
             EXPECT_LE( std::abs( total[c] ), tolerance * magnitude ) << "net force component " << c;
     }
+}
+
+/*
+  A dense tissue: small and large agents, about 20 per grid cell, some centres coinciding (the second
+  walk), in a periodic and an open box, both cell orders. The force kernel with two to four agents of a
+  cell per thread (and the automatic choice), its pairs batched (the library's choice) or inline, gives
+  the forces, displacements and pair counts of one agent per thread bit for bit: the same pairs in the
+  same order with the same arithmetic.
+*/
+template <class Scalar>
+void check_force_paths_agree_in_dense_tissue()
+{
+    const int n = 3000;
+    const double edge = 30;
+    std::mt19937 gen( 11 );
+    std::uniform_real_distribution<double> pos( 0, edge ), diam( 1.5, 5 );
+    std::vector<HostAgent<Scalar>> h( n );
+    for ( int i = 0; i < n; ++i )
+    {
+        h[i] = { { Scalar( pos( gen ) ), Scalar( pos( gen ) ), Scalar( pos( gen ) ) },
+                 Scalar( diam( gen ) ), Scalar( 0.01 ), Scalar( 1 ), 7 * i + 3 };
+        if ( i % 50 == 49 )
+            std::copy( h[i - 1].x, h[i - 1].x + 3, h[i].x ); // coincident centres
+    }
+    for ( const Boundary boundary : { Boundary::periodic, Boundary::open } )
+        for ( const auto ordering : { morula::grid::CellOrdering::row_major, morula::grid::CellOrdering::morton } )
+        {
+            struct Result
+            {
+                long long pairs;
+                std::vector<std::array<double, 3>> f, m;
+            };
+            auto run = [&]( int per_thread ) {
+                Agents<Scalar> agents = from_host<Scalar, TEST_MEMSPACE>( h );
+                MechanicsParameters<Scalar> p;
+                p.ordering = ordering;
+                p.particles_per_thread = per_thread;
+                SphereMechanics<Scalar, TEST_MEMSPACE> mech( Box<Scalar>::cube( Scalar( edge ), boundary ), p );
+                mech.update_grid( TEST_EXECSPACE(), agents );
+                Result r;
+                r.pairs = mech.compute_displacements( TEST_EXECSPACE(), agents, true );
+                r.f = forces_of( mech, n );
+                auto m = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), mech.displacements() );
+                for ( int i = 0; i < n; ++i )
+                    r.m.push_back( { double( m( i, 0 ) ), double( m( i, 1 ) ), double( m( i, 2 ) ) } );
+                if ( per_thread > 0 )
+                    EXPECT_EQ( mech.particles_per_thread( TEST_EXECSPACE(), agents ), per_thread );
+                // The force kernel with its pairs inline (the library batches them): the same forces.
+                if ( per_thread == 1 || per_thread == 3 )
+                {
+                    morula::grid::NeighborReduction<TEST_MEMSPACE> inline_pairs( per_thread,
+                                                                                 morula::grid::PairBatching::inline_pairs );
+                    typename SphereMechanics<Scalar, TEST_MEMSPACE>::vector_view f( "f", n ), m( "m", n );
+                    Kokkos::View<int*, TEST_MEMSPACE> counts( "counts", n );
+                    const long long pairs = morula::mechanics::detail::compute_displacements(
+                        TEST_EXECSPACE(), mech.grid().query( agents.positions() ), inline_pairs, agents, p, f, m, counts,
+                        true, n );
+                    EXPECT_EQ( pairs, r.pairs );
+                    auto hf = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), f );
+                    int differ = 0;
+                    for ( int i = 0; i < n; ++i )
+                        for ( int c = 0; c < 3; ++c )
+                            if ( double( hf( i, c ) ) != r.f[i][c] && differ++ < 3 )
+                                ADD_FAILURE() << "pairs inline, " << per_thread << " per thread: agent " << i
+                                              << " component " << c << " force " << hf( i, c ) << " against "
+                                              << r.f[i][c];
+                }
+                return r;
+            };
+            const Result one = run( 1 );
+            EXPECT_GT( one.pairs, 20LL * n ); // dense: many overlaps per agent
+            for ( int per_thread : { 0, 2, 3, 4 } )
+            {
+                const Result r = run( per_thread );
+                const std::string what = std::string( boundary == Boundary::periodic ? "periodic" : "open" ) +
+                                         ( ordering == morula::grid::CellOrdering::morton ? ", morton" : ", row-major" ) +
+                                         ", " + std::to_string( per_thread ) + " per thread";
+                EXPECT_EQ( r.pairs, one.pairs ) << what;
+                int differ = 0;
+                for ( int i = 0; i < n; ++i )
+                    for ( int c = 0; c < 3; ++c )
+                        if ( ( r.f[i][c] != one.f[i][c] || r.m[i][c] != one.m[i][c] ) && differ++ < 3 )
+                            ADD_FAILURE() << what << ": agent " << i << " component " << c << " force " << r.f[i][c]
+                                          << " against " << one.f[i][c];
+            }
+        }
+}
+
+TEST( TEST_CATEGORY, mechanics_force_paths_agree_in_dense_tissue_double )
+{
+    check_force_paths_agree_in_dense_tissue<double>();
+}
+
+TEST( TEST_CATEGORY, mechanics_force_paths_agree_in_dense_tissue_float )
+{
+    check_force_paths_agree_in_dense_tissue<float>();
+}
+
+TEST( TEST_CATEGORY, mechanics_particles_per_thread_is_checked )
+{
+    MechanicsParameters<double> p;
+    p.particles_per_thread = 5;
+    EXPECT_THROW( ( SphereMechanics<double, TEST_MEMSPACE>( Box<double>::cube( 10, Boundary::periodic ), p ) ),
+                  morula::core::InputError );
 }
 
 TEST( TEST_CATEGORY, mechanics_forces_match_brute_force_double )

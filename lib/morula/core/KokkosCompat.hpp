@@ -11,6 +11,7 @@
 #include <Kokkos_Core.hpp>
 #include <Kokkos_Sort.hpp>
 
+#include <cstdint>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -73,6 +74,19 @@ using Kokkos::Experimental::pow;
 using Kokkos::Experimental::sin;
 using Kokkos::Experimental::sqrt;
 #endif
+
+//! Index of the lowest set bit of x (x != 0): one instruction on GPUs and x86 (Kokkos 4's
+//! countr_zero_builtin; Kokkos 3.4, Debian's Serial build, has no bit functions, and GCC's builtin is it).
+KOKKOS_INLINE_FUNCTION int lowest_set_bit( std::uint32_t x )
+{
+#if KOKKOS_VERSION >= 40100
+    return Kokkos::Experimental::countr_zero_builtin( x );
+#elif defined( __CUDA_ARCH__ ) || defined( __HIP_DEVICE_COMPILE__ )
+    return __ffs( x ) - 1;
+#else
+    return __builtin_ctz( x );
+#endif
+}
 
 //! Named profiling region (Kokkos Tools, Nsight) that closes when it goes out of scope.
 //! Kokkos 4 has Kokkos::Profiling::ScopedRegion; 3.4 only has push/popRegion.

@@ -10,6 +10,7 @@
 #include <morula/core/Error.hpp>
 #include <morula/core/KokkosCompat.hpp>
 #include <morula/core/LaunchPolicy.hpp>
+#include <morula/grid/NeighborReduction.hpp>
 #include <morula/grid/NeighborSweep.hpp>
 #include <morula/grid/detail/NeighborListFill.hpp>
 #include <morula/grid/detail/StagedListFill.hpp>
@@ -117,6 +118,25 @@ void for_each_listed_particle( const ExecutionSpace& exec, const ListView& list,
         } );
 }
 
+namespace detail
+{
+//! NeighborReduction kernel: count(i) = the number of neighbours of i.
+template <class Scalar, class CountView>
+struct NeighborCount
+{
+    using accumulator_type = int;
+    CountView count;
+
+    KOKKOS_INLINE_FUNCTION void init( int, int& ) const {}
+    KOKKOS_INLINE_FUNCTION void pair( int, int, Scalar, Scalar, Scalar, Scalar, int& c ) const { ++c; }
+    template <class Neighbors>
+    KOKKOS_INLINE_FUNCTION void finish( int i, int& c, const Neighbors& ) const
+    {
+        count( i ) = c;
+    }
+};
+} // namespace detail
+
 /*!
   \brief CSR neighbour list: count, exclusive scan, fill.
 
@@ -153,12 +173,10 @@ class NeighborList
         const int n = query.num_particles();
         ensure_offsets( n );
         auto offsets = m_offsets;
-        using neighbors_type = ParticleNeighbors<Query, ExecutionSpace>;
         Kokkos::deep_copy( exec, Kokkos::subview( offsets, n ), offset_type( 0 ) );
-        for_each_particle(
-            exec, query,
-            KOKKOS_LAMBDA( const int i, const neighbors_type& nb ) { offsets( i ) = nb.count(); },
-            radius, "morula::grid::neighbor_count" );
+        // Counted through NeighborReduction: on GPUs, with sorted data, several particles of a cell per thread.
+        m_count.run( exec, query, detail::NeighborCount<Scalar, offset_view>{ offsets }, radius, n,
+                     "morula::grid::neighbor_count" );
         offset_type total = 0;
         Kokkos::parallel_scan(
             "morula::grid::neighbor_scan", core::LaunchRange<ExecutionSpace>( exec, 0, n + 1 ),
@@ -273,6 +291,7 @@ class NeighborList
                                     total + total / 8 );
     }
 
+    NeighborReduction<MemorySpace> m_count; // the count pass and its group arrays
     offset_view m_offsets;
     index_view m_indices;
     positions_type m_reference;

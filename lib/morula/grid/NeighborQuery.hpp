@@ -208,12 +208,8 @@ class NeighborQuery
 
       `source.scan(piece, slot_begin, slot_end, self, xi, yi, zi, sx, sy, sz, r2max, f)` visits the
       sorted slots [slot_begin, slot_end), one run of cells; `piece` names the run within the stencil
-      (row index (oz + 1) * 3 + (oy + 1) times 3, plus 0 for the cell reached by wrapping below x = 0,
-      1 for the unwrapped run, 2 for the cell reached by wrapping above) so that a source holding a
-      copy of the runs (detail::NeighborTile) can find it. (sx, sy, sz) is the image shift of the run
-      (x_j + s is the image of x_j near x_i). Cells, and whole rows, whose nearest point is farther
-      than the radius are skipped: with cells about one cutoff wide this prunes about a quarter of the
-      candidates (27 cells -> 20.6 on average).
+      (see visit_cell_stencil). (sx, sy, sz) is the image shift of the run (x_j + s is the image of x_j
+      near x_i).
     */
     template <bool MinImage, class Source, class F>
     KOKKOS_INLINE_FUNCTION void visit_stencil( int self, Scalar xi, Scalar yi, Scalar zi,
@@ -230,6 +226,31 @@ class NeighborQuery
             face_distances( 1, iy, yi, below[1], above[1] );
             face_distances( 2, iz, zi, below[2], above[2] );
         }
+        visit_cell_stencil( ix, iy, iz, below, above, r2max,
+                            [&]( int piece, int begin, int end, Scalar sx, Scalar sy, Scalar sz ) {
+                                source.scan( piece, begin, end, self, xi, yi, zi, sx, sy, sz, r2max, f );
+                            } );
+    }
+
+    /*!
+      \brief The runs of sorted slots that can hold neighbours of points in cell (ix, iy, iz) whose
+      distances to the cell's faces are at least below[d] and above[d] (all zero: no pruning).
+
+      Calls run(piece, slot_begin, slot_end, sx, sy, sz) for each run, in a fixed order (rows oz, then
+      oy, from -1 to 1; with row-major cells, within a row the cell reached by wrapping below x = 0,
+      then the unwrapped run, then the cell reached by wrapping above; with Z-order cells the row's
+      cells from ox = -1 to 1, one run each). `piece` is the row index (oz + 1) * 3 + (oy + 1) times 3,
+      plus 0, 1 or 2 for the three row-major runs (1 for every Z-order cell). (sx, sy, sz) is the run's image shift. Cells, and whole rows,
+      whose nearest point is farther than sqrt(r2max) are skipped: with cells about one cutoff wide
+      this prunes about a quarter of the candidates of one particle (27 cells -> 20.6 on average).
+      Points whose bounds are smaller (a group of particles, with the smallest distances of any of
+      them) get a superset of the runs each would get alone, in the same order.
+    */
+    template <class Run>
+    KOKKOS_INLINE_FUNCTION void visit_cell_stencil( int ix, int iy, int iz, const Scalar ( &below )[3],
+                                                    const Scalar ( &above )[3], Scalar r2max,
+                                                    const Run& run ) const
+    {
         const int nx = m_geom.ncell[0];
         const int ny = m_geom.ncell[1];
         const bool periodic_x = m_geom.is_periodic( 0 );
@@ -273,13 +294,10 @@ class NeighborQuery
                             hi = ix + 1;
                     }
                     if ( periodic_x && nx >= 3 && left && ix == 0 )
-                        source.scan( piece, m_offsets( row + nx - 1 ), m_offsets( row + nx ), self,
-                                     xi, yi, zi, -lx, sy, sz, r2max, f );
-                    source.scan( piece + 1, m_offsets( row + lo ), m_offsets( row + hi + 1 ), self,
-                                 xi, yi, zi, zero, sy, sz, r2max, f );
+                        run( piece, m_offsets( row + nx - 1 ), m_offsets( row + nx ), -lx, sy, sz );
+                    run( piece + 1, m_offsets( row + lo ), m_offsets( row + hi + 1 ), zero, sy, sz );
                     if ( periodic_x && nx >= 3 && right && ix == nx - 1 )
-                        source.scan( piece + 2, m_offsets( row ), m_offsets( row + 1 ), self, xi,
-                                     yi, zi, lx, sy, sz, r2max, f );
+                        run( piece + 2, m_offsets( row ), m_offsets( row + 1 ), lx, sy, sz );
                 }
                 else
                 {
@@ -293,8 +311,7 @@ class NeighborQuery
                         if ( ddx * ddx + row_d2 > r2max )
                             continue;
                         const int key = m_cell_key( m_geom.linear_index( cx, cy, cz ) );
-                        source.scan( piece + 1, m_offsets( key ), m_offsets( key + 1 ), self, xi,
-                                     yi, zi, sx, sy, sz, r2max, f );
+                        run( piece + 1, m_offsets( key ), m_offsets( key + 1 ), sx, sy, sz );
                     }
                 }
             }

@@ -84,7 +84,8 @@ using ParticleNeighbors =
   block's candidates in team scratch memory was measured on an H100 and was 1.5x slower: 101
   registers and 21% occupancy against 64 and 50%; a warp per cell sharing its staged candidates was
   1.6-10x slower on an H200, issue-bound on its per-cell set-up: benchmarks/grid/CellSweep.hpp and
-  docs/performance.md.)
+  docs/performance.md.) A sum over neighbours per particle is faster on GPUs through NeighborReduction,
+  which gives a thread several particles of a cell and loads each candidate once for all of them.
 
   \param radius neighbour radius, at most the grid's cutoff (default: the cutoff)
   \tparam LaunchBounds optional Kokkos::LaunchBounds<MaxThreads, MinBlocks> for kernels whose register

@@ -10,6 +10,7 @@
 #include <morula/core/Box.hpp>
 #include <morula/core/Error.hpp>
 #include <morula/core/KokkosCompat.hpp>
+#include <morula/grid/NeighborReduction.hpp>
 #include <morula/grid/NeighborSweep.hpp>
 #include <morula/grid/UniformGrid.hpp>
 #include <morula/mechanics/SphereAgents.hpp>
@@ -38,6 +39,10 @@ struct MechanicsParameters
     int sort_every = 1;
     //! Cell order of the grid and therefore of the sorted agents: Z-order by default, as in Hesam et al. (2021).
     grid::CellOrdering ordering = grid::CellOrdering::morton;
+    //! Agents of one grid cell per thread of the force kernel: 0 picks it (one: the force kernel batches
+    //! its pairs, where more per thread was measured slower), 1 to 4 forces it (grid::NeighborReduction).
+    //! Every choice gives the same forces.
+    int particles_per_thread = 0;
 
     //! Throws core::InputError naming the first parameter out of range.
     void validate( const std::string& where ) const
@@ -57,6 +62,9 @@ struct MechanicsParameters
                  force.attraction, "a finite value >= 0" );
         require( finite( force.radius_extension ) && force.radius_extension >= 0,
                  "radius_extension", force.radius_extension, "a finite value >= 0" );
+        if ( particles_per_thread < 0 || particles_per_thread > 4 )
+            throw core::InputError( core::detail::concat( where, ": particles_per_thread = ", particles_per_thread,
+                                                          " (expected 0 for automatic, or 1 to 4)" ) );
         if ( sort_every < 0 )
             throw core::InputError( core::detail::concat( where, ": sort_every = ", sort_every,
                                                           " (expected 0 for never, or k >= 1)" ) );
@@ -109,6 +117,10 @@ class SphereMechanics
     {
         box.validate( "SphereMechanics" );
         params.validate( "SphereMechanics" );
+        m_reduction.set_particles_per_thread( params.particles_per_thread );
+        // The force per pair is the heavy part of the kernel: batched pairs let a warp's lanes compute it
+        // together (grid::PairBatching).
+        m_reduction.set_pair_batching( grid::PairBatching::batched );
     }
 
     const MechanicsParameters<Scalar>& parameters() const { return m_params; }
@@ -238,7 +250,7 @@ class SphereMechanics
         detail::ensure_rows( m_displacement, n_targets, "morula::mechanics::displacement" );
         if ( count_interactions )
             detail::ensure_rows( m_overlaps, n_targets, "morula::mechanics::overlaps" );
-        return detail::compute_displacements( exec, m_grid->query( agents.positions() ), agents,
+        return detail::compute_displacements( exec, m_grid->query( agents.positions() ), m_reduction, agents,
                                               m_params, m_force, m_displacement, m_overlaps,
                                               count_interactions, n_targets );
     }
@@ -293,6 +305,13 @@ class SphereMechanics
     //! Displacement of every agent of the last compute_displacements() (first size() rows).
     const vector_view& displacements() const { return m_displacement; }
 
+    //! The agents of one cell the force kernel gives each thread, for the grid of the last update.
+    template <class ExecutionSpace>
+    int particles_per_thread( const ExecutionSpace& exec, const agents_type& agents ) const
+    {
+        return m_grid ? m_reduction.resolved_particles_per_thread( exec, m_grid->query( agents.positions() ) ) : 0;
+    }
+
   private:
     // A new grid only when the cells must widen (larger agents) or an open axis must grow, with
     // slack so that growing agents do not rebuild the grid's arrays every step.
@@ -327,6 +346,7 @@ class SphereMechanics
     core::Box<Scalar> m_box;
     MechanicsParameters<Scalar> m_params;
     std::unique_ptr<grid_type> m_grid;
+    grid::NeighborReduction<MemorySpace> m_reduction; // the force kernel's launch and its group arrays
     vector_view m_force;
     vector_view m_displacement;
     Kokkos::View<int*, MemorySpace> m_overlaps; // per-agent interaction counts, when counted

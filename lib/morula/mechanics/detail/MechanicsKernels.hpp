@@ -9,6 +9,7 @@
 #include <morula/core/Error.hpp>
 #include <morula/core/KokkosCompat.hpp>
 #include <morula/core/LaunchPolicy.hpp>
+#include <morula/grid/NeighborReduction.hpp>
 #include <morula/grid/NeighborSweep.hpp>
 #include <morula/mechanics/SphereAgents.hpp>
 #include <morula/mechanics/SphereForce.hpp>
@@ -205,83 +206,102 @@ KOKKOS_INLINE_FUNCTION void add_coincident_force( std::int64_t id_i, std::int64_
 }
 
 /*!
-  Net collision force and displacement of the first num_targets agents (one thread per agent, its
-  neighbours through the grid, which may hold more agents: the ghosts of a distributed run act on the
-  targets but are not moved). Returns the number of overlapping (target, neighbour) pairs if
-  CountPairs.
+  The sphere forces as a grid::NeighborReduction kernel: each agent's net collision force over its
+  neighbours, then its displacement (and, if CountPairs, its number of interacting neighbours).
+*/
+template <bool CountPairs, class Scalar, class MemorySpace, class VectorView>
+struct SphereForceKernel
+{
+    struct accumulator_type
+    {
+        Scalar f[3];
+        Scalar ri; // the agent's interaction radius
+        int overlaps;
+        int coincident;
+    };
+    using scalar_view = typename SphereAgents<Scalar, MemorySpace>::scalar_view;
+    scalar_view diameter;
+    scalar_view adherence;
+    scalar_view density;
+    typename SphereAgents<Scalar, MemorySpace>::id_view id;
+    VectorView force;
+    VectorView displacement;
+    Kokkos::View<int*, MemorySpace> overlap_count;
+    ForceParameters<Scalar> fp;
+    Scalar dt;
+    Scalar max_move;
+
+    KOKKOS_INLINE_FUNCTION void init( int i, accumulator_type& a ) const
+    {
+        a.ri = Scalar( 0.5 ) * diameter( i ) + fp.radius_extension;
+    }
+
+    KOKKOS_INLINE_FUNCTION void pair( int, int j, Scalar dx, Scalar dy, Scalar dz, Scalar r2,
+                                      accumulator_type& a ) const
+    {
+        if ( r2 > coincident_distance2<Scalar>() )
+        {
+            const bool overlap = add_overlap_force( dx, dy, dz, r2, a.ri,
+                                                    Scalar( 0.5 ) * diameter( j ) + fp.radius_extension, fp, a.f );
+            if constexpr ( CountPairs )
+                a.overlaps += overlap ? 1 : 0;
+        }
+        else
+            ++a.coincident;
+    }
+
+    template <class Neighbors>
+    KOKKOS_INLINE_FUNCTION void finish( int i, accumulator_type& a, const Neighbors& nb ) const
+    {
+        const Scalar di = diameter( i );
+        // Centres at the same point are rare: a second walk handles them, which keeps the hash and the
+        // trigonometry of coincident_direction out of the main loop's registers.
+        if ( a.coincident > 0 )
+            nb.for_each( [&]( const int j, const Scalar, const Scalar, const Scalar, const Scalar r2 ) {
+                if ( r2 > coincident_distance2<Scalar>() )
+                    return;
+                add_coincident_force( id( i ), id( j ), di, diameter( j ), fp, a.f );
+                if constexpr ( CountPairs )
+                    ++a.overlaps;
+            } );
+        Scalar m[3];
+        displacement_from_force( a.f, adherence( i ), density( i ) * sphere_volume( di ), dt, max_move, m );
+        for ( int d = 0; d < 3; ++d )
+        {
+            force( i, d ) = a.f[d];
+            displacement( i, d ) = m[d];
+        }
+        if constexpr ( CountPairs )
+            overlap_count( i ) = a.overlaps;
+    }
+};
+
+/*!
+  Net collision force and displacement of the first num_targets agents (their neighbours through the
+  grid, which may hold more agents: the ghosts of a distributed run act on the targets but are not
+  moved), by `reduction` (one agent per thread, or several of a cell on GPUs). Returns the number of
+  overlapping (target, neighbour) pairs if CountPairs.
 */
 template <bool CountPairs, class ExecutionSpace, class Query, class Scalar, class MemorySpace,
           class VectorView>
 long long compute_displacements_impl( const ExecutionSpace& exec, const Query& query,
+                                      grid::NeighborReduction<MemorySpace>& reduction,
                                       const SphereAgents<Scalar, MemorySpace>& agents,
                                       const MechanicsParameters<Scalar>& params,
                                       const VectorView& force, const VectorView& displacement,
                                       const Kokkos::View<int*, MemorySpace>& overlap_count,
                                       const int num_targets )
 {
-    using neighbors_type = grid::ParticleNeighbors<Query, ExecutionSpace>;
-    const auto diameter = agents.diameters();
-    const auto adherence = agents.adherence();
-    const auto density = agents.densities();
-    const auto id = agents.ids();
-    const ForceParameters<Scalar> fp = params.force;
-    const Scalar extension = fp.radius_extension;
-    const Scalar dt = params.time_step;
-    const Scalar max_move = params.max_displacement;
-    const Scalar coincident2 = coincident_distance2<Scalar>();
+    const SphereForceKernel<CountPairs, Scalar, MemorySpace, VectorView> kernel{
+        agents.diameters(), agents.adherence(), agents.densities(), agents.ids(), force, displacement,
+        overlap_count,      params.force,       params.time_step,   params.max_displacement };
     // Per-agent counts (overlap_count, at least num_particles() entries when CountPairs), summed
     // afterwards: one 64-bit atomic per agent on a single counter was measured at seconds for 500K
     // agents on an H100 (a compare-and-swap loop under contention).
     // 256 x 4 threads per SM caps the kernel at 64 registers: 50% occupancy instead of 34% with
     // the 80 registers it takes unbounded (Nsight Compute, H100).
-    grid::for_each_particle<Kokkos::LaunchBounds<256, 4>>(
-        exec, query,
-        KOKKOS_LAMBDA( const int i, const neighbors_type& nb ) {
-            // The sweep covers every binned agent; agents behind the targets are neighbours only.
-            // (One never-taken branch when all agents are targets, as in single-rank runs.)
-            if ( i >= num_targets )
-                return;
-            const Scalar di = diameter( i );
-            const Scalar ri = Scalar( 0.5 ) * di + extension;
-            Scalar f[3] = { 0, 0, 0 };
-            int overlaps = 0;
-            int coincident = 0;
-            nb.for_each( [&]( const int j, const Scalar dx, const Scalar dy, const Scalar dz,
-                              const Scalar r2 ) {
-                if ( r2 > coincident2 )
-                {
-                    const bool overlap =
-                        add_overlap_force( dx, dy, dz, r2, ri, Scalar( 0.5 ) * diameter( j ) + extension, fp, f );
-                    if constexpr ( CountPairs )
-                        overlaps += overlap ? 1 : 0;
-                }
-                else
-                    ++coincident;
-            } );
-            // Centres at the same point are rare: a second walk handles them, which keeps the hash
-            // and the trigonometry of coincident_direction out of the main loop's registers.
-            if ( coincident > 0 )
-                nb.for_each( [&]( const int j, const Scalar, const Scalar, const Scalar,
-                                  const Scalar r2 ) {
-                    if ( r2 > coincident2 )
-                        return;
-                    add_coincident_force( id( i ), id( j ), di, diameter( j ), fp, f );
-                    if constexpr ( CountPairs )
-                        ++overlaps;
-                } );
-            Scalar m[3];
-            displacement_from_force( f, adherence( i ), density( i ) * sphere_volume( di ), dt,
-                                     max_move, m );
-            for ( int d = 0; d < 3; ++d )
-            {
-                force( i, d ) = f[d];
-                displacement( i, d ) = m[d];
-            }
-            // A plain if: nvcc does not let an extended lambda first-capture inside `if constexpr`.
-            if ( CountPairs )
-                overlap_count( i ) = overlaps;
-        },
-        query.cutoff(), "morula::mechanics::sphere_forces" );
+    reduction.template run<Kokkos::LaunchBounds<256, 4>>( exec, query, kernel, query.cutoff(), num_targets,
+                                                          "morula::mechanics::sphere_forces" );
     long long total = 0;
     if ( CountPairs )
         Kokkos::parallel_reduce(
@@ -293,6 +313,7 @@ long long compute_displacements_impl( const ExecutionSpace& exec, const Query& q
 
 template <class ExecutionSpace, class Query, class Scalar, class MemorySpace, class VectorView>
 long long compute_displacements( const ExecutionSpace& exec, const Query& query,
+                                 grid::NeighborReduction<MemorySpace>& reduction,
                                  const SphereAgents<Scalar, MemorySpace>& agents,
                                  const MechanicsParameters<Scalar>& params, const VectorView& force,
                                  const VectorView& displacement,
@@ -300,9 +321,9 @@ long long compute_displacements( const ExecutionSpace& exec, const Query& query,
                                  int num_targets )
 {
     if ( count_pairs )
-        return compute_displacements_impl<true>( exec, query, agents, params, force, displacement,
+        return compute_displacements_impl<true>( exec, query, reduction, agents, params, force, displacement,
                                                  overlap_count, num_targets );
-    return compute_displacements_impl<false>( exec, query, agents, params, force, displacement,
+    return compute_displacements_impl<false>( exec, query, reduction, agents, params, force, displacement,
                                               overlap_count, num_targets );
 }
 
