@@ -26,6 +26,27 @@ KOKKOS_FORCEINLINE_FUNCTION Scalar distance_squared( Scalar dx, Scalar dy, Scala
     r2 += dz * dz;
     return r2;
 }
+
+/*!
+  d = x_i - x_j, minus the run's image shift when Shifted, and |d|^2: the arithmetic of every traversal
+  with per-cell image shifts (NeighborQuery::GlobalSource, NeighborReduction's groups and batched pairs),
+  so that they all visit the same pairs with the same offsets, bit for bit.
+*/
+template <bool Shifted, class Scalar>
+KOKKOS_FORCEINLINE_FUNCTION Scalar pair_offset( Scalar xi, Scalar yi, Scalar zi, Scalar xj, Scalar yj, Scalar zj,
+                                                Scalar sx, Scalar sy, Scalar sz, Scalar& dx, Scalar& dy, Scalar& dz )
+{
+    dx = xi - xj;
+    dy = yi - yj;
+    dz = zi - zj;
+    if constexpr ( Shifted )
+    {
+        dx -= sx;
+        dy -= sy;
+        dz -= sz;
+    }
+    return distance_squared( dx, dy, dz );
+}
 } // namespace detail
 
 /*!
@@ -349,22 +370,17 @@ class NeighborQuery
                 const int j = Sorted ? k : q.m_perm( k );
                 if ( j == self )
                     continue;
-                Scalar dx = xi - q.m_x( j, 0 );
-                Scalar dy = yi - q.m_x( j, 1 );
-                Scalar dz = zi - q.m_x( j, 2 );
+                Scalar dx, dy, dz, r2;
                 if constexpr ( MinImage )
                 {
-                    dx = q.m_geom.box.minimum_image( 0, dx );
-                    dy = q.m_geom.box.minimum_image( 1, dy );
-                    dz = q.m_geom.box.minimum_image( 2, dz );
+                    dx = q.m_geom.box.minimum_image( 0, xi - q.m_x( j, 0 ) );
+                    dy = q.m_geom.box.minimum_image( 1, yi - q.m_x( j, 1 ) );
+                    dz = q.m_geom.box.minimum_image( 2, zi - q.m_x( j, 2 ) );
+                    r2 = detail::distance_squared( dx, dy, dz );
                 }
-                else if constexpr ( Shifted )
-                {
-                    dx -= sx;
-                    dy -= sy;
-                    dz -= sz;
-                }
-                const Scalar r2 = detail::distance_squared( dx, dy, dz );
+                else
+                    r2 = detail::pair_offset<Shifted>( xi, yi, zi, q.m_x( j, 0 ), q.m_x( j, 1 ), q.m_x( j, 2 ), sx,
+                                                       sy, sz, dx, dy, dz );
                 if ( r2 <= r2max )
                     f( j, dx, dy, dz, r2 );
             }

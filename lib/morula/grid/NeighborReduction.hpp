@@ -205,23 +205,6 @@ class NeighborReduction
 namespace detail
 {
 
-//! d = x_i - x_j (minus the run's image shift) and |d|^2, with NeighborQuery::GlobalSource's arithmetic.
-template <bool Shifted, class Scalar>
-KOKKOS_FORCEINLINE_FUNCTION Scalar pair_offset( Scalar xi, Scalar yi, Scalar zi, Scalar xj, Scalar yj, Scalar zj,
-                                                Scalar sx, Scalar sy, Scalar sz, Scalar& dx, Scalar& dy, Scalar& dz )
-{
-    dx = xi - xj;
-    dy = yi - yj;
-    dz = zi - zj;
-    if constexpr ( Shifted )
-    {
-        dx -= sx;
-        dy -= sy;
-        dz -= sz;
-    }
-    return grid::detail::distance_squared( dx, dy, dz );
-}
-
 /*!
   A visit_stencil source for sorted data (no per-pair minimum image) that tests each run of up to 32
   candidates into a bit mask and then calls f for the neighbours found, in order (PairBatching::batched).
