@@ -49,7 +49,7 @@ static void read_config( const std::string& path, GridSettings& s, const std::fu
     if ( cfg.has( "boundary" ) && unset( "--boundary" ) )
         s.boundary = cfg.choice( "boundary", { "periodic", "closed", "open" } );
     if ( cfg.has( "ordering" ) && unset( "--ordering" ) )
-        s.ordering = cfg.choice( "ordering", { "row-major", "morton" } );
+        s.ordering = cfg.choice( "ordering", { "row-major", "morton", "morton-rows" } );
     if ( cfg.has( "precision" ) && unset( "--precision" ) )
         s.precision = cfg.choice( "precision", { "float", "double" } );
     if ( cfg.has( "seed" ) && unset( "--seed" ) )
@@ -76,8 +76,8 @@ int run_grid_demo( const GridSettings& s )
     const auto boundary = core::boundary_from_string( s.boundary );
     const auto box = core::Box<Scalar>::cube( static_cast<Scalar>( s.box ), boundary );
     grid::GridOptions options;
-    options.ordering = s.ordering == "morton" ? grid::CellOrdering::morton
-                                              : grid::CellOrdering::row_major;
+    if ( !grid::parse_cell_ordering( s.ordering, options.ordering ) )
+        throw core::InputError( "grid: unknown ordering '" + s.ordering + "'" );
 
     std::printf( "%s\n", core::build_summary().c_str() );
     std::printf( "Grid demonstration: %d particles uniformly random in a %s cube of edge %g, "
@@ -201,8 +201,8 @@ void add_grid_command( CLI::App& app )
     cmd->add_option( "--cutoff", settings->cutoff, "Neighbour radius" )->check( CLI::PositiveNumber );
     cmd->add_option( "--boundary", settings->boundary, "periodic, closed or open" )
         ->check( CLI::IsMember( { "periodic", "closed", "open" } ) );
-    cmd->add_option( "--ordering", settings->ordering, "Cell order: row-major or morton" )
-        ->check( CLI::IsMember( { "row-major", "morton" } ) );
+    cmd->add_option( "--ordering", settings->ordering, "Cell order: row-major, morton or morton-rows" )
+        ->check( CLI::IsMember( { "row-major", "morton", "morton-rows" } ) );
     cmd->add_option( "--precision", settings->precision, "float or double" )
         ->check( CLI::IsMember( { "float", "double" } ) );
     cmd->add_option( "--seed", settings->seed, "Random seed" );

@@ -44,7 +44,7 @@ struct ProliferationSettings
     double attraction = 1;
     double radius_extension = 1.5;
     long sort_every = 1;
-    std::string ordering = "morton";
+    std::string ordering = "morton-rows";
     long agents_per_thread = 0; // force kernel: agents of a grid cell per thread (0: automatic)
     long steps = 10;
     long seed = 1;
@@ -80,7 +80,7 @@ void read_config( const std::string& path, ProliferationSettings& s )
     if ( c.has( "attraction" ) ) s.attraction = c.number( "attraction", 0, big );
     if ( c.has( "radius_extension" ) ) s.radius_extension = c.number( "radius_extension", 0, big );
     if ( c.has( "sort_every" ) ) s.sort_every = c.integer( "sort_every", 0, 1000000 );
-    if ( c.has( "ordering" ) ) s.ordering = c.choice( "ordering", { "morton", "row-major" } );
+    if ( c.has( "ordering" ) ) s.ordering = c.choice( "ordering", { "morton", "morton-rows", "row-major" } );
     if ( c.has( "agents_per_thread" ) ) s.agents_per_thread = c.integer( "agents_per_thread", 0, 4 );
     if ( c.has( "steps" ) ) s.steps = c.integer( "steps", 0, 100000000 );
     if ( c.has( "seed" ) ) s.seed = c.integer( "seed", 0, 9007199254740991L );
@@ -171,7 +171,8 @@ ProliferationSetup<Scalar> make_setup( const ProliferationSettings& s, const Kok
     mp.time_step = Scalar( s.time_step );
     mp.max_displacement = Scalar( s.max_displacement );
     mp.sort_every = static_cast<int>( s.sort_every );
-    mp.ordering = s.ordering == "morton" ? grid::CellOrdering::morton : grid::CellOrdering::row_major;
+    if ( !grid::parse_cell_ordering( s.ordering, mp.ordering ) )
+        throw core::InputError( "proliferation: unknown ordering '" + s.ordering + "'" );
     mp.particles_per_thread = static_cast<int>( s.agents_per_thread );
 
     const bool division = s.scenario == "division";

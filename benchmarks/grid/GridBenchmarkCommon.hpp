@@ -189,7 +189,7 @@ StencilTally stencil_tally( const ExecutionSpace& exec, const Query& query,
     using Scalar = typename Query::scalar_type;
     const Scalar r2max = radius * radius;
     const bool min_image = query.per_pair_minimum_image();
-    const bool row_major = query.row_major();
+    const bool row_major = query.whole_rows();
     StencilTally total;
     Kokkos::parallel_reduce(
         "morula::bench::stencil_tally",
@@ -252,7 +252,7 @@ double stencil_flops( const StencilTally& t, const Query& query )
         periodic_axes += query.geometry().is_periodic( d ) ? 1 : 0;
     double f = double( t.particles ) * ( 1 + 6 + ( min_image ? 0 : 21 ) );
     f += 3.0 * double( t.rows_tested );
-    f += query.row_major() ? 4.0 * double( t.rows_passed ) : 2.0 * double( t.x_cells_tested );
+    f += query.whole_rows() ? 4.0 * double( t.rows_passed ) : 2.0 * double( t.x_cells_tested );
     f += 8.0 * double( t.candidates );
     f += min_image ? 3.0 * periodic_axes * double( t.candidates )
                    : 3.0 * double( t.shifted_candidates );

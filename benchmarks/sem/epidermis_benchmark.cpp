@@ -451,7 +451,8 @@ nlohmann::json force( const Exec& exec, const Settings& s, const char* precision
             const long candidates = reduce_count( exec, n, StencilTally<Scalar, Mem, Query>{ query, src, radius, 0 } );
             const long shifted = reduce_count( exec, n, StencilTally<Scalar, Mem, Query>{ query, src, radius, 1 } );
             const int ncells = g.num_cells();
-            const Query identity( g.geometry(), identity_offsets( exec, ncells + 1 ), g.permutation(), g.cell_keys(), x,
+            const Query identity( g.geometry(), identity_offsets( exec, ncells + 1 ), g.permutation(), g.cell_keys(),
+                                  g.options().ordering, x,
                                   false, query.per_pair_minimum_image(), n );
             Kokkos::View<int*, Mem> touched( "touched_offsets", ncells + 1 );
             reduce_count( exec, n, StencilTally<Scalar, Mem, Query>{ identity, { g.permutation(), touched, true }, radius, 2 } );

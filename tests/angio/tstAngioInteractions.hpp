@@ -97,24 +97,46 @@ TEST( TEST_CATEGORY, angio_cell_cell_forces_match_brute_force_and_balance )
     ASSERT_GT( h.size(), 200u );
     AngioParameters p;
     Model both = make_model( h, HostTubes{}, edge, p );
+    // Never sorted: the cells stay in input order and the grid is read through its permutation.
+    p.sort_every = 0;
+    Model unsorted = make_model( h, HostTubes{}, edge, p );
+    p.sort_every = AngioParameters{}.sort_every;
     p.atomic_cell_cell = true;
     Model atomic = make_model( h, HostTubes{}, edge, p );
     TEST_EXECSPACE exec;
-    for ( Model* m : { &both, &atomic } )
+    for ( Model* m : { &both, &unsorted, &atomic } )
     {
         m->prepare_step( exec );
         m->build_grid( exec );
         m->interact_cells( exec );
     }
+    ASSERT_FALSE( unsorted.grid().permutation_is_identity() ); // the unsorted path is taken
     const auto hb = both.cells().to_host();
+    const auto hu = unsorted.cells().to_host();
     const auto ha = atomic.cells().to_host();
     const std::size_t n = h.size();
     // Cells were permuted into grid order: compare by id.
-    std::vector<std::size_t> by_id_b( n ), by_id_a( n );
+    std::vector<std::size_t> by_id_b( n ), by_id_a( n ), by_id_u( n );
     for ( std::size_t i = 0; i < n; ++i )
     {
         by_id_b[hb.id[i]] = i;
         by_id_a[ha.id[i]] = i;
+        by_id_u[hu.id[i]] = i;
+    }
+    // Sorted and unsorted cells see the same pairs in the same order (grid slot order) with the same
+    // arithmetic: the same forces, pressures and contact counts bit for bit.
+    {
+        const auto count_b = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), both.workspace().contact_count );
+        const auto count_u =
+            Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), unsorted.workspace().contact_count );
+        for ( std::size_t c = 0; c < n; ++c )
+        {
+            const std::size_t ib = by_id_b[c], iu = by_id_u[c];
+            for ( int d = 0; d < 3; ++d )
+                ASSERT_EQ( hu.force[3 * iu + d], hb.force[3 * ib + d] ) << "cell " << c << ", unsorted against sorted";
+            ASSERT_EQ( hu.pressure[iu], hb.pressure[ib] ) << "cell " << c;
+            ASSERT_EQ( count_u( iu ), count_b( ib ) ) << "cell " << c;
+        }
     }
     double net[3] = { 0, 0, 0 }, scale = 0;
     int pressed = 0;

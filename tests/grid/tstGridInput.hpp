@@ -63,6 +63,16 @@ void bad_geometry()
     expect_error<CapacityError>(
         [&] { Grid( Box<Scalar>( { 0, 0, 0 }, { 2000, 1, 1 } ), Scalar( 1 ), morton ); },
         { "Morton", "1024" } );
+    // Whole Morton rows leave x out of the code: 2000 cells along x are fine, along y they are not.
+    GridOptions rows = morton;
+    rows.ordering = morula::grid::CellOrdering::morton_rows;
+    EXPECT_GT( Grid( Box<Scalar>( { 0, 0, 0 }, { 2000, 1, 1 } ), Scalar( 1 ), rows ).geometry().ncell[0], 1024 );
+    expect_error<CapacityError>(
+        [&] { Grid( Box<Scalar>( { 0, 0, 0 }, { 1, 2000, 1 } ), Scalar( 1 ), rows ); },
+        { "morton-rows", "1024 cells along y" } );
+    GridOptions invalid;
+    invalid.ordering = static_cast<morula::grid::CellOrdering>( 7 );
+    expect_error<InputError>( [&] { Grid( box, Scalar( 1 ), invalid ); }, { "ordering = 7" } );
 }
 
 TEST( TEST_CATEGORY, grid_rejects_bad_geometry_float ) { bad_geometry<float>(); }

@@ -162,15 +162,20 @@ void check_against_brute_force( const Box<Scalar>& box, const Points<Scalar>& po
                           what + ", radius " + std::to_string( radius ) );
         expect_same_sets( expected, sweep_sets( query, n, radius, max_count + 1 ),
                           what + ", for_each_particle, radius " + std::to_string( radius ) );
-        std::vector<Scalar> sums;
+        // Unsorted data: one particle per thread whatever K; batched pairs read through the permutation
+        // and give the inline sums bit for bit.
+        std::vector<Scalar> sums, batched_sums;
         expect_same_sets( expected, reduction_sets( query, n, radius, max_count + 1, 3, n, sums ),
                           what + ", NeighborReduction (unsorted data: one per thread), radius " +
                               std::to_string( radius ) );
         expect_same_sets( expected,
-                          reduction_sets( query, n, radius, max_count + 1, 2, n, sums,
+                          reduction_sets( query, n, radius, max_count + 1, 2, n, batched_sums,
                                           morula::grid::PairBatching::batched ),
-                          what + ", NeighborReduction (unsorted data: one per thread, inline), radius " +
+                          what + ", NeighborReduction (unsorted data: one per thread, batched), radius " +
                               std::to_string( radius ) );
+        ASSERT_EQ( sums.size(), batched_sums.size() );
+        for ( std::size_t k = 0; k < sums.size(); ++k )
+            ASSERT_EQ( sums[k], batched_sums[k] ) << what << ", unsorted data, batched against inline sums, entry " << k;
         // count_neighbors agrees with the sets.
         Kokkos::View<int*, TEST_MEMSPACE> counts( "counts", n );
         Kokkos::parallel_for(
@@ -225,6 +230,9 @@ void run_all_options( const Box<Scalar>& box, const Points<Scalar>& p, Scalar cu
     GridOptions morton;
     morton.ordering = CellOrdering::morton;
     check_against_brute_force( box, p, cutoff, morton, what + " [morton]" );
+    GridOptions morton_rows;
+    morton_rows.ordering = CellOrdering::morton_rows;
+    check_against_brute_force( box, p, cutoff, morton_rows, what + " [morton-rows]" );
 }
 
 template <class Scalar>
@@ -278,12 +286,12 @@ void all_particles_in_one_cell()
         std::uniform_real_distribution<double> u( 8.9, 11.1 );
         for ( auto& q : p )
             q = { Scalar( u( rng ) ), Scalar( u( rng ) ), Scalar( u( rng ) ) };
-        for ( auto ordering : { CellOrdering::row_major, CellOrdering::morton } )
+        for ( auto ordering : { CellOrdering::row_major, CellOrdering::morton, CellOrdering::morton_rows } )
         {
             GridOptions options;
             options.ordering = ordering;
             check_against_brute_force( box, p, Scalar( 2 ), options,
-                                       "one cell, n = " + std::to_string( n ),
+                                       "one cell, n = " + std::to_string( n ) + ", " + to_string( ordering ),
                                        { Scalar( 0.3 ), Scalar( 0.1 ) } );
         }
     }
@@ -447,10 +455,9 @@ void sorted_and_nearly_sorted_input()
         q = { Scalar( u( rng ) ), Scalar( u( rng ) ), Scalar( u( rng ) ) };
     inputs.push_back( { "one cell", one_cell } );
     for ( const auto& in : inputs )
-        for ( auto ordering : { CellOrdering::row_major, CellOrdering::morton } )
+        for ( auto ordering : { CellOrdering::row_major, CellOrdering::morton, CellOrdering::morton_rows } )
         {
-            const std::string what =
-                in.name + ( ordering == CellOrdering::morton ? ", Morton" : ", row-major" );
+            const std::string what = in.name + ", " + to_string( ordering );
             GridOptions options;
             options.ordering = ordering;
             const int n = static_cast<int>( in.points.size() );
@@ -532,6 +539,45 @@ void sorted_and_nearly_sorted_input()
         }
 }
 
+/*!
+  The cell keys of the Morton orderings against a host reference: under morton, the ranks of the cells'
+  Morton codes; under morton_rows, every row of cells along x has consecutive keys and the rows follow
+  the Morton order of (iy, iz). Box sizes that are not powers of two leave gaps in the codes.
+*/
+template <class Scalar>
+void morton_cell_keys_match_reference()
+{
+    const Box<Scalar> box( { 0, 0, 0 }, { 11, 6, 9 }, Boundary::periodic );
+    for ( const auto ordering : { CellOrdering::morton, CellOrdering::morton_rows } )
+    {
+        GridOptions options;
+        options.ordering = ordering;
+        UniformGrid<Scalar, TEST_MEMSPACE> grid( box, Scalar( 1 ), options );
+        grid.build( TEST_EXECSPACE(), to_device( uniform_points( 10, box, 9 ) ), 10 );
+        const auto& g = grid.geometry();
+        auto keys = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), grid.cell_keys() );
+        const int nc = g.num_cells();
+        ASSERT_EQ( static_cast<int>( keys.extent( 0 ) ), nc ) << to_string( ordering );
+        const bool rows = ordering == CellOrdering::morton_rows;
+        std::vector<std::pair<std::uint32_t, int>> code( nc );
+        for ( int iz = 0; iz < g.ncell[2]; ++iz )
+            for ( int iy = 0; iy < g.ncell[1]; ++iy )
+                for ( int ix = 0; ix < g.ncell[0]; ++ix )
+                {
+                    const int lin = g.linear_index( ix, iy, iz );
+                    code[lin] = { morula::grid::detail::morton_code( rows ? 0 : ix, iy, iz ), lin };
+                }
+        std::sort( code.begin(), code.end() );
+        for ( int rank = 0; rank < nc; ++rank )
+            ASSERT_EQ( keys( code[rank].second ), rank ) << to_string( ordering ) << ": cell " << code[rank].second;
+        if ( rows )
+            for ( int lin = 0; lin < nc; ++lin )
+                ASSERT_EQ( keys( lin ), keys( lin - lin % g.ncell[0] ) + lin % g.ncell[0] ) << "cell " << lin;
+    }
+}
+
+TEST( TEST_CATEGORY, grid_morton_cell_keys_float ) { morton_cell_keys_match_reference<float>(); }
+TEST( TEST_CATEGORY, grid_morton_cell_keys_double ) { morton_cell_keys_match_reference<double>(); }
 TEST( TEST_CATEGORY, grid_sorted_input_float ) { sorted_and_nearly_sorted_input<float>(); }
 TEST( TEST_CATEGORY, grid_sorted_input_double ) { sorted_and_nearly_sorted_input<double>(); }
 TEST( TEST_CATEGORY, grid_random_closed_box_float ) { random_closed_box<float>(); }

@@ -65,13 +65,24 @@ void check_forces_against_brute_force( double tolerance )
                  Scalar( diam( gen ) ), Scalar( 0 ), Scalar( 1 ), 1000 + 3 * i };
     // sort_every 0 reads the grid through its permutation (one agent per thread); sorted agents take
     // every path of the force kernel: one agent per thread, two to four of a cell per thread.
-    for ( const auto& [sort_every, per_thread] : { std::pair{ 0, 0 }, std::pair{ 1, 0 }, std::pair{ 1, 1 },
-                                                   std::pair{ 1, 2 }, std::pair{ 1, 3 }, std::pair{ 1, 4 } } )
+    // Every cell ordering (Morton is the default).
+    using morula::grid::CellOrdering;
+    struct Path
+    {
+        int sort_every, per_thread;
+        CellOrdering ordering;
+    };
+    for ( const auto& [sort_every, per_thread, ordering] :
+          { Path{ 0, 0, CellOrdering::morton }, Path{ 1, 0, CellOrdering::morton }, Path{ 1, 1, CellOrdering::morton },
+            Path{ 1, 2, CellOrdering::morton }, Path{ 1, 3, CellOrdering::morton }, Path{ 1, 4, CellOrdering::morton },
+            Path{ 1, 0, CellOrdering::row_major }, Path{ 1, 0, CellOrdering::morton_rows },
+            Path{ 0, 0, CellOrdering::morton_rows } } )
     {
         Agents<Scalar> agents = from_host<Scalar, TEST_MEMSPACE>( h );
         MechanicsParameters<Scalar> p;
         p.sort_every = sort_every;
         p.particles_per_thread = per_thread;
+        p.ordering = ordering;
         SphereMechanics<Scalar, TEST_MEMSPACE> mech( Box<Scalar>::cube( Scalar( edge ), Boundary::periodic ), p );
         mech.update_grid( TEST_EXECSPACE(), agents );
         const long long pairs = mech.compute_displacements( TEST_EXECSPACE(), agents, true );
@@ -108,7 +119,7 @@ void check_forces_against_brute_force( double tolerance )
             {
                 EXPECT_NEAR( f[i][c], ref[c], tolerance * ( 1 + scale ) )
                     << "agent id " << a.id << " component " << c << " sort_every " << sort_every
-                    << " agents per thread " << per_thread;
+                    << " agents per thread " << per_thread << " " << morula::grid::to_string( ordering );
                 total[c] += f[i][c];
                 magnitude += std::abs( f[i][c] );
             }
@@ -143,7 +154,8 @@ void check_force_paths_agree_in_dense_tissue()
             std::copy( h[i - 1].x, h[i - 1].x + 3, h[i].x ); // coincident centres
     }
     for ( const Boundary boundary : { Boundary::periodic, Boundary::open } )
-        for ( const auto ordering : { morula::grid::CellOrdering::row_major, morula::grid::CellOrdering::morton } )
+        for ( const auto ordering : { morula::grid::CellOrdering::row_major, morula::grid::CellOrdering::morton,
+                                      morula::grid::CellOrdering::morton_rows } )
         {
             struct Result
             {
@@ -193,7 +205,7 @@ void check_force_paths_agree_in_dense_tissue()
             {
                 const Result r = run( per_thread );
                 const std::string what = std::string( boundary == Boundary::periodic ? "periodic" : "open" ) +
-                                         ( ordering == morula::grid::CellOrdering::morton ? ", morton" : ", row-major" ) +
+                                         ", " + morula::grid::to_string( ordering ) +
                                          ", " + std::to_string( per_thread ) + " per thread";
                 EXPECT_EQ( r.pairs, one.pairs ) << what;
                 int differ = 0;

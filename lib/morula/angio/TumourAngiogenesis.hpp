@@ -292,7 +292,7 @@ class TumourAngiogenesis
         if ( m_params.atomic_cell_cell )
             detail::cell_cell_atomic( exec, query, cells_view(), num_cells(), m_constants, m_work );
         else
-            detail::cell_cell_both_sides( exec, query, cells_view(), num_cells(), m_constants, m_work );
+            detail::cell_cell_both_sides( exec, query, m_cell_reduction, cells_view(), num_cells(), m_constants, m_work );
     }
 
     //! Flow and blood oxygen of every tube.
@@ -580,6 +580,9 @@ class TumourAngiogenesis
     detail::Workspace<Scalar, MemorySpace> m_work;
     Kokkos::View<long long*, MemorySpace> m_counters;
     std::unique_ptr<grid_type> m_grid, m_tube_grid;
+    // Cell-cell interactions: one cell per thread, pairs batched (their pair work is heavy: a square
+    // root, the contact force and the exchange weight).
+    grid::NeighborReduction<MemorySpace> m_cell_reduction{ 1, grid::PairBatching::batched };
     Scalar m_tube_reach = 0;
     core::PhaseTimer m_times{ "morula::angio::TumourAngiogenesis",
                               { "removal", "grid", "cell_cell", "blood_flow", "tube_tube", "tube_cell", "exchange",

@@ -25,9 +25,39 @@ using core::Box;
 //! How cells are numbered, which is the order particles end up in after a permute.
 enum class CellOrdering : int
 {
-    row_major, //!< x fastest, then y, then z: the three cells of a stencil row are contiguous.
-    morton     //!< Z-order (Morton) rank of (ix, iy, iz): nearby cells are nearby in memory.
+    row_major,  //!< x fastest, then y, then z: the three cells of a stencil row are contiguous.
+    morton,     //!< Z-order (Morton) rank of (ix, iy, iz): nearby cells are nearby in memory.
+    /*!
+      Rows of cells along x kept whole, the rows in Z-order of (iy, iz). A stencil row is one run of
+      slots, as with row_major, so neighbour queries take the row-major traversal; the nine rows of a
+      stencil are near each other in memory, as with morton, except that locality along x is a row's.
+    */
+    morton_rows
 };
+
+//! The name of a cell ordering in configuration files and output: "row-major", "morton", "morton-rows".
+inline const char* to_string( CellOrdering o )
+{
+    switch ( o )
+    {
+    case CellOrdering::row_major: return "row-major";
+    case CellOrdering::morton: return "morton";
+    case CellOrdering::morton_rows: return "morton-rows";
+    }
+    return "unknown";
+}
+
+//! The ordering named `name` (as to_string writes it); false when there is none.
+inline bool parse_cell_ordering( const std::string& name, CellOrdering& ordering )
+{
+    for ( const auto o : { CellOrdering::row_major, CellOrdering::morton, CellOrdering::morton_rows } )
+        if ( name == to_string( o ) )
+        {
+            ordering = o;
+            return true;
+        }
+    return false;
+}
 
 /*!
   \brief Geometry of a uniform grid: every cell edge is at least the neighbour cutoff, so all neighbours

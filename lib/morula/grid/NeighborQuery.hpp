@@ -57,8 +57,8 @@ KOKKOS_FORCEINLINE_FUNCTION Scalar pair_offset( Scalar xi, Scalar yi, Scalar zi,
 
   Neighbours are the particles j != i with |d|^2 <= radius^2, where d = x_i - x_j is reduced to the
   minimum image along periodic axes and radius <= cutoff() (the grid's cell edge bound). Each pair is
-  found once per side. With row-major cells the three cells of each stencil row are one contiguous
-  range of sorted slots, so a query reads nine ranges instead of 27 cells.
+  found once per side. With row-major and morton_rows cells the three cells of each stencil row are one
+  contiguous range of sorted slots, so a query reads nine ranges instead of 27 cells.
 */
 template <class Scalar, class MemorySpace, class PositionView>
 class NeighborQuery
@@ -71,7 +71,7 @@ class NeighborQuery
     NeighborQuery() = default;
 
     NeighborQuery( const GridGeometry<Scalar>& geometry, const index_view& cell_offsets,
-                   const index_view& permutation, const index_view& cell_key,
+                   const index_view& permutation, const index_view& cell_key, CellOrdering ordering,
                    const PositionView& positions, bool data_sorted, bool min_image_per_pair,
                    int num_particles )
         : m_geom( geometry )
@@ -80,7 +80,8 @@ class NeighborQuery
         , m_cell_key( cell_key )
         , m_x( positions )
         , m_sorted( data_sorted )
-        , m_row_major( cell_key.extent( 0 ) == 0 )
+        , m_row_major( ordering == CellOrdering::row_major )
+        , m_whole_rows( ordering != CellOrdering::morton )
         , m_min_image( min_image_per_pair )
         , m_num_particles( num_particles )
     {
@@ -106,6 +107,9 @@ class NeighborQuery
     KOKKOS_INLINE_FUNCTION bool data_sorted() const { return m_sorted; }
     //! Whether cells are numbered row-major (x fastest).
     KOKKOS_INLINE_FUNCTION bool row_major() const { return m_row_major; }
+    //! Whether each row of cells along x has consecutive cell keys (row_major and morton_rows), so that
+    //! a stencil row is one run of sorted slots.
+    KOKKOS_INLINE_FUNCTION bool whole_rows() const { return m_whole_rows; }
     //! Whether distances take the per-pair minimum image (periodic axes with fewer than 3 cells, or
     //! periodic positions outside the box) instead of a per-cell image shift.
     KOKKOS_INLINE_FUNCTION bool per_pair_minimum_image() const { return m_min_image; }
@@ -258,10 +262,11 @@ class NeighborQuery
       distances to the cell's faces are at least below[d] and above[d] (all zero: no pruning).
 
       Calls run(piece, slot_begin, slot_end, sx, sy, sz) for each run, in a fixed order (rows oz, then
-      oy, from -1 to 1; with row-major cells, within a row the cell reached by wrapping below x = 0,
-      then the unwrapped run, then the cell reached by wrapping above; with Z-order cells the row's
-      cells from ox = -1 to 1, one run each). `piece` is the row index (oz + 1) * 3 + (oy + 1) times 3,
-      plus 0, 1 or 2 for the three row-major runs (1 for every Z-order cell). (sx, sy, sz) is the run's image shift. Cells, and whole rows,
+      oy, from -1 to 1; with whole rows (row-major and morton_rows cells), within a row the cell reached
+      by wrapping below x = 0, then the unwrapped run, then the cell reached by wrapping above; with
+      Z-order cells the row's cells from ox = -1 to 1, one run each). `piece` is the row index
+      (oz + 1) * 3 + (oy + 1) times 3, plus 0, 1 or 2 for the three runs of a whole row (1 for every
+      Z-order cell). (sx, sy, sz) is the run's image shift. Cells, and whole rows,
       whose nearest point is farther than sqrt(r2max) are skipped: with cells about one cutoff wide
       this prunes about a quarter of the candidates of one particle (27 cells -> 20.6 on average).
       Points whose bounds are smaller (a group of particles, with the smallest distances of any of
@@ -295,9 +300,11 @@ class NeighborQuery
                 if ( row_d2 > r2max )
                     continue;
                 const int piece = 3 * ( 3 * ( oz + 1 ) + ( oy + 1 ) );
-                if ( m_row_major )
+                if ( m_whole_rows )
                 {
-                    const int row = nx * ( cy + ny * cz );
+                    // Key of the row's first cell; the row's cells follow it.
+                    const int row_linear = nx * ( cy + ny * cz );
+                    const int row = m_row_major ? row_linear : m_cell_key( row_linear );
                     // Whether the cells left and right of the particle's column can hold neighbours.
                     const bool left = below[0] * below[0] + row_d2 <= r2max;
                     const bool right = above[0] * above[0] + row_d2 <= r2max;
@@ -418,6 +425,7 @@ class NeighborQuery
     PositionView m_x;
     bool m_sorted = false;
     bool m_row_major = true;
+    bool m_whole_rows = true;
     bool m_min_image = false;
     int m_num_particles = 0;
     Kokkos::Array<Scalar, 3> m_face_margin{};

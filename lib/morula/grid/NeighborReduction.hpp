@@ -34,7 +34,8 @@ enum class PairBatching
       is called for the neighbours in order (their offsets recomputed with the same arithmetic: same
       sums bit for bit). On a GPU the pair work of a warp's threads then runs together instead of
       once per candidate tested, with the one lane in five whose candidate is a neighbour active:
-      for heavy pair work (forces). Needs data in cell order (otherwise inline).
+      for heavy pair work (forces). Data in cell order or read through the grid's permutation; with the
+      per-pair minimum image (fewer than 3 cells along a periodic axis) pairs are inline.
     */
     batched
 };
@@ -154,8 +155,11 @@ class NeighborReduction
       \brief Runs the kernel for particles [0, num_targets) (default: all) over their neighbours within
       radius (default: the grid's cutoff).
       \tparam LaunchBounds Kokkos::LaunchBounds for the kernel (as for for_each_particle)
+      \tparam MaxParticlesPerThread the largest K compiled for this kernel (1 to 4): a caller that only ever
+      runs K = 1 passes 1 and compiles one kernel instead of four; a larger K is then run as K = 1.
     */
-    template <class LaunchBounds = Kokkos::LaunchBounds<>, class ExecutionSpace, class Query, class Kernel>
+    template <class LaunchBounds = Kokkos::LaunchBounds<>, int MaxParticlesPerThread = max_particles_per_thread,
+              class ExecutionSpace, class Query, class Kernel>
     void run( const ExecutionSpace& exec, const Query& query, const Kernel& kernel,
               typename Query::scalar_type radius = -1, int num_targets = -1,
               const std::string& label = "morula::grid::NeighborReduction" )
@@ -170,25 +174,26 @@ class NeighborReduction
         const int n = query.num_particles();
         if ( num_targets < 0 || num_targets > n )
             num_targets = n;
-        switch ( resolved_particles_per_thread( exec, query ) )
-        {
-        case 2:
-            return run_groups<2, LaunchBounds>( exec, query, kernel, radius, num_targets, label );
-        case 3:
-            return run_groups<3, LaunchBounds>( exec, query, kernel, radius, num_targets, label );
-        case 4:
-            return run_groups<4, LaunchBounds>( exec, query, kernel, radius, num_targets, label );
-        default:
-            return detail::reduce_per_particle<LaunchBounds>( exec, query, kernel, radius, num_targets, batched( query ),
-                                                              label );
-        }
+        static_assert( MaxParticlesPerThread >= 1 && MaxParticlesPerThread <= max_particles_per_thread,
+                       "NeighborReduction::run: MaxParticlesPerThread must be 1 to 4" );
+        const int k = resolved_particles_per_thread( exec, query );
+        if constexpr ( MaxParticlesPerThread >= 2 )
+            if ( k == 2 )
+                return run_groups<2, LaunchBounds>( exec, query, kernel, radius, num_targets, label );
+        if constexpr ( MaxParticlesPerThread >= 3 )
+            if ( k == 3 )
+                return run_groups<3, LaunchBounds>( exec, query, kernel, radius, num_targets, label );
+        if constexpr ( MaxParticlesPerThread >= 4 )
+            if ( k == 4 )
+                return run_groups<4, LaunchBounds>( exec, query, kernel, radius, num_targets, label );
+        detail::reduce_per_particle<LaunchBounds>( exec, query, kernel, radius, num_targets, batched( query ), label );
     }
 
   private:
     template <class Query>
     bool batched( const Query& q ) const
     {
-        return m_batching == PairBatching::batched && q.data_sorted() && !q.per_pair_minimum_image();
+        return m_batching == PairBatching::batched && !q.per_pair_minimum_image();
     }
 
     template <int K, class LaunchBounds, class ExecutionSpace, class Query, class Kernel>
@@ -206,10 +211,11 @@ namespace detail
 {
 
 /*!
-  A visit_stencil source for sorted data (no per-pair minimum image) that tests each run of up to 32
-  candidates into a bit mask and then calls f for the neighbours found, in order (PairBatching::batched).
+  A visit_stencil source (no per-pair minimum image) that tests each run of up to 32 candidates into a
+  bit mask and then calls f for the neighbours found, in order (PairBatching::batched). Sorted: the data
+  are in cell order; otherwise slot k holds particle q.particle(k).
 */
-template <class Query>
+template <class Query, bool Sorted>
 struct BatchedSource
 {
     using Scalar = typename Query::scalar_type;
@@ -233,17 +239,19 @@ struct BatchedSource
         {
             const int stop = end - base < 32 ? end : base + 32;
             std::uint32_t hits = 0;
-            for ( int j = base; j < stop; ++j )
+            for ( int k = base; k < stop; ++k )
             {
+                const int j = Sorted ? k : q.particle( k );
                 Scalar dx, dy, dz;
                 const Scalar r2 = pair_offset<Shifted>( xi, yi, zi, q.position( j, 0 ), q.position( j, 1 ),
                                                         q.position( j, 2 ), sx, sy, sz, dx, dy, dz );
                 if ( r2 <= r2max && j != self )
-                    hits |= std::uint32_t( 1 ) << ( j - base );
+                    hits |= std::uint32_t( 1 ) << ( k - base );
             }
             while ( hits != 0 )
             {
-                const int j = base + compat::lowest_set_bit( hits );
+                const int k = base + compat::lowest_set_bit( hits );
+                const int j = Sorted ? k : q.particle( k );
                 hits &= hits - 1;
                 Scalar dx, dy, dz;
                 const Scalar r2 = pair_offset<Shifted>( xi, yi, zi, q.position( j, 0 ), q.position( j, 1 ),
@@ -432,9 +440,11 @@ void reduce_per_particle( const ExecutionSpace& exec, const Query& query, const 
                 auto pair = [&]( const int j, const Scalar dx, const Scalar dy, const Scalar dz, const Scalar r2 ) {
                     kernel.pair( i, j, dx, dy, dz, r2, acc );
                 };
-                query.template visit_stencil<false>( i, query.position( i, 0 ), query.position( i, 1 ),
-                                                     query.position( i, 2 ), r2max, BatchedSource<Query>{ query },
-                                                     pair );
+                const Scalar xi = query.position( i, 0 ), yi = query.position( i, 1 ), zi = query.position( i, 2 );
+                if ( query.data_sorted() )
+                    query.template visit_stencil<false>( i, xi, yi, zi, r2max, BatchedSource<Query, true>{ query }, pair );
+                else
+                    query.template visit_stencil<false>( i, xi, yi, zi, r2max, BatchedSource<Query, false>{ query }, pair );
                 kernel.finish( i, acc, neighbors_type( query, i, radius ) );
             } );
         return;

@@ -70,12 +70,19 @@ class UniformGrid
                 "UniformGrid: GridOptions::max_cells = ", options.max_cells,
                 " is outside [1, ", INT_MAX - 1, "]" ) );
         m_geometry = GridGeometry<Scalar>( box, cutoff, options.max_cells, "UniformGrid" );
-        if ( options.ordering == CellOrdering::morton )
-            for ( int d = 0; d < 3; ++d )
+        if ( options.ordering != CellOrdering::row_major &&
+             options.ordering != CellOrdering::morton &&
+             options.ordering != CellOrdering::morton_rows )
+            throw core::InputError( core::detail::concat(
+                "UniformGrid: GridOptions::ordering = ", static_cast<int>( options.ordering ),
+                " is not a CellOrdering" ) );
+        // Morton codes interleave 10 bits per axis (x does not enter them with whole rows).
+        if ( options.ordering != CellOrdering::row_major )
+            for ( int d = options.ordering == CellOrdering::morton_rows ? 1 : 0; d < 3; ++d )
                 if ( m_geometry.ncell[d] > detail::max_morton_cells_per_axis )
                     throw core::CapacityError( core::detail::concat(
-                        "UniformGrid: Morton ordering supports at most ",
-                        detail::max_morton_cells_per_axis, " cells per axis; axis ", "xyz"[d],
+                        "UniformGrid: Morton ordering (", to_string( options.ordering ), ") supports at most ",
+                        detail::max_morton_cells_per_axis, " cells along ", "xyz"[d], "; axis ", "xyz"[d],
                         " has ", m_geometry.ncell[d], "; use CellOrdering::row_major" ) );
         m_offsets = index_view( "morula::grid::cell_offsets", m_geometry.num_cells() + 1 );
         m_status = index_view( "morula::grid::build_status", detail::status_size );
@@ -101,8 +108,9 @@ class UniformGrid
             throw core::InputError( core::detail::concat(
                 "UniformGrid::build: n = ", n, " particles requested but the positions hold ",
                 positions.extent( 0 ) ) );
-        if ( m_options.ordering == CellOrdering::morton && m_cell_key.extent( 0 ) == 0 )
-            m_cell_key = detail::morton_cell_keys<ExecutionSpace, MemorySpace>( exec, m_geometry );
+        if ( m_options.ordering != CellOrdering::row_major && m_cell_key.extent( 0 ) == 0 )
+            m_cell_key = detail::morton_cell_keys<ExecutionSpace, MemorySpace>(
+                exec, m_geometry, m_options.ordering == CellOrdering::morton_rows );
 
         const int ncells = m_geometry.num_cells();
         constexpr bool host_backend =
@@ -256,8 +264,8 @@ class UniformGrid
         for ( int d = 0; d < 3; ++d )
             min_image = min_image || ( m_geometry.is_periodic( d ) && m_geometry.ncell[d] < 3 );
         return NeighborQuery<Scalar, MemorySpace, PositionView>(
-            m_geometry, m_offsets, m_perm, m_cell_key, positions, m_data_sorted, min_image,
-            m_num_particles );
+            m_geometry, m_offsets, m_perm, m_cell_key, m_options.ordering, positions, m_data_sorted,
+            min_image, m_num_particles );
     }
 
     //! Start of every cell in sorted order; entry num_cells() is the number of particles.
@@ -266,7 +274,7 @@ class UniformGrid
     index_view permutation() const { return m_perm; }
     //! Particle -> cell key (the cell's position in the cell order), valid in [0, num_particles()).
     index_view particle_cells() const { return m_cell_of; }
-    //! Row-major cell index -> cell key for Morton ordering; empty for row-major ordering.
+    //! Row-major cell index -> cell key for the Morton orderings; empty for row-major ordering.
     index_view cell_keys() const { return m_cell_key; }
 
   private:

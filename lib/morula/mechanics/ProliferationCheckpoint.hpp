@@ -197,10 +197,7 @@ void require_same_parameter( const io::CheckpointReader& in, const std::string& 
                  checkpoint_value_text( current ) + " in this run" );
 }
 
-inline const char* ordering_name( grid::CellOrdering o )
-{
-    return o == grid::CellOrdering::morton ? "morton" : "row-major";
-}
+inline const char* ordering_name( grid::CellOrdering o ) { return grid::to_string( o ); }
 
 inline std::string boundary_names( const Kokkos::Array<core::Boundary, 3>& b )
 {

@@ -10,6 +10,7 @@
 #include <morula/angio/detail/KernelData.hpp>
 #include <morula/core/KokkosCompat.hpp>
 #include <morula/core/LaunchPolicy.hpp>
+#include <morula/grid/NeighborReduction.hpp>
 #include <morula/mechanics/SphereForce.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -66,51 +67,79 @@ KOKKOS_INLINE_FUNCTION PairEffect<Scalar> cell_pair( const Constants<Scalar>& c,
 }
 
 /*!
+  \brief The both-sides cell-cell interaction as a grid::NeighborReduction kernel: every cell sums the forces
+  of its neighbours and their repulsive parts (its contact pressure), and lists its exchange contacts in
+  the order its neighbours are visited. Lysed cells neither act nor are acted on.
+*/
+template <class Scalar, class MemorySpace>
+struct CellCellReduction
+{
+    struct accumulator_type
+    {
+        Scalar force[3];
+        Scalar repulsive;
+        int contacts;
+        bool active;
+    };
+
+    Constants<Scalar> c;
+    CellViews<Scalar, MemorySpace> cells;
+    Kokkos::View<int**, Kokkos::LayoutLeft, MemorySpace> contact;
+    Kokkos::View<Scalar**, Kokkos::LayoutLeft, MemorySpace> conductance;
+    Kokkos::View<int*, MemorySpace> count;
+    Kokkos::View<long long*, MemorySpace> counters;
+
+    KOKKOS_INLINE_FUNCTION void init( int i, accumulator_type& a ) const { a.active = cells.state( i ) != cell_lysed; }
+
+    KOKKOS_INLINE_FUNCTION void pair( int i, int j, Scalar dx, Scalar dy, Scalar dz, Scalar r2,
+                                      accumulator_type& a ) const
+    {
+        if ( !a.active || cells.state( j ) == cell_lysed )
+            return;
+        const PairEffect<Scalar> e = cell_pair( c, cells, i, j, dx, dy, dz, r2 );
+        if ( !e.interacts )
+            return;
+        for ( int d = 0; d < 3; ++d )
+            a.force[d] += e.force[d];
+        a.repulsive += e.repulsive;
+        if ( e.conductance > Scalar( 0 ) )
+        {
+            if ( a.contacts < c.max_contacts )
+            {
+                contact( i, a.contacts ) = j;
+                conductance( i, a.contacts ) = e.conductance;
+            }
+            ++a.contacts;
+        }
+    }
+
+    template <class Neighbors>
+    KOKKOS_INLINE_FUNCTION void finish( int i, const accumulator_type& a, const Neighbors& ) const
+    {
+        for ( int d = 0; d < 3; ++d )
+            cells.f( i, d ) = a.force[d];
+        const Scalar ri = cells.radius( i );
+        cells.pressure( i ) = a.repulsive / ( Scalar( 12.566370614359172954 ) * ri * ri );
+        count( i ) = a.contacts;
+        if ( a.contacts > c.max_contacts )
+            Kokkos::atomic_fetch_max( &counters( counter_max_contacts ), static_cast<long long>( a.contacts ) );
+    }
+};
+
+/*!
   \brief Cell-cell interactions with each pair computed from both sides (the paper's choice, no atomics):
   every cell sums the forces of its neighbours, its contact pressure, and lists its exchange contacts.
+  Through `reduction` (grid::NeighborReduction with batched pairs: the pair work of a warp's threads runs
+  together).
 */
 template <class ExecutionSpace, class Scalar, class MemorySpace, class Query>
-void cell_cell_both_sides( const ExecutionSpace& exec, const Query& query, const CellViews<Scalar, MemorySpace>& cells,
-                           int n, const Constants<Scalar>& c, const Workspace<Scalar, MemorySpace>& w )
+void cell_cell_both_sides( const ExecutionSpace& exec, const Query& query, grid::NeighborReduction<MemorySpace>& reduction,
+                           const CellViews<Scalar, MemorySpace>& cells, int n, const Constants<Scalar>& c,
+                           const Workspace<Scalar, MemorySpace>& w )
 {
-    const auto contact = w.contact;
-    const auto conductance = w.conductance;
-    const auto count = w.contact_count;
-    const auto counters = w.counters;
-    Kokkos::parallel_for(
-        "morula::angio::cell_cell", core::LaunchRange<ExecutionSpace>( exec, 0, n ),
-        KOKKOS_LAMBDA( const int i ) {
-            Scalar F[3] = { 0, 0, 0 };
-            Scalar repulsive = 0;
-            int k = 0;
-            if ( cells.state( i ) != cell_lysed )
-                query.for_each_neighbor( i, c.cell_reach, [&]( int j, Scalar dx, Scalar dy, Scalar dz, Scalar r2 ) {
-                    if ( cells.state( j ) == cell_lysed )
-                        return;
-                    const PairEffect<Scalar> e = cell_pair( c, cells, i, j, dx, dy, dz, r2 );
-                    if ( !e.interacts )
-                        return;
-                    for ( int a = 0; a < 3; ++a )
-                        F[a] += e.force[a];
-                    repulsive += e.repulsive;
-                    if ( e.conductance > Scalar( 0 ) )
-                    {
-                        if ( k < c.max_contacts )
-                        {
-                            contact( i, k ) = j;
-                            conductance( i, k ) = e.conductance;
-                        }
-                        ++k;
-                    }
-                } );
-            for ( int a = 0; a < 3; ++a )
-                cells.f( i, a ) = F[a];
-            const Scalar ri = cells.radius( i );
-            cells.pressure( i ) = repulsive / ( Scalar( 12.566370614359172954 ) * ri * ri );
-            count( i ) = k;
-            if ( k > c.max_contacts )
-                Kokkos::atomic_fetch_max( &counters( counter_max_contacts ), static_cast<long long>( k ) );
-        } );
+    const CellCellReduction<Scalar, MemorySpace> kernel{ c, cells, w.contact, w.conductance, w.contact_count, w.counters };
+    // One cell per thread only (the model never asks for more): one kernel compiled, not four.
+    reduction.template run<Kokkos::LaunchBounds<>, 1>( exec, query, kernel, c.cell_reach, n, "morula::angio::cell_cell" );
 }
 
 /*!

@@ -172,10 +172,14 @@ void ensure_extent( View& v, std::size_t n, const char* label )
                   n + n / 8 );
 }
 
-//! Row-major cell index -> rank of the cell's Morton code (the cell key under Morton ordering).
+/*!
+  Row-major cell index -> the cell's rank in Morton order (the cell key under CellOrdering::morton), or,
+  with whole_rows, in the order of (Morton code of the row (iy, iz), ix) (CellOrdering::morton_rows; a
+  row's cells then have consecutive keys).
+*/
 template <class ExecutionSpace, class MemorySpace, class Scalar>
 Kokkos::View<int*, MemorySpace> morton_cell_keys( const ExecutionSpace& exec,
-                                                  const GridGeometry<Scalar>& g )
+                                                  const GridGeometry<Scalar>& g, bool whole_rows )
 {
     const int ncells = g.num_cells();
     Kokkos::View<std::uint64_t*, MemorySpace> codes(
@@ -186,8 +190,9 @@ Kokkos::View<int*, MemorySpace> morton_cell_keys( const ExecutionSpace& exec,
             const int ix = lin % g.ncell[0];
             const int iy = ( lin / g.ncell[0] ) % g.ncell[1];
             const int iz = lin / ( g.ncell[0] * g.ncell[1] );
-            // Code in the high word, cell in the low word: sorting orders cells by code.
-            codes( lin ) = ( std::uint64_t( morton_code( ix, iy, iz ) ) << 32 ) |
+            // Code in the high word, cell in the low word: sorting orders cells by code, and cells of
+            // equal code (one row, with whole_rows) by ix.
+            codes( lin ) = ( std::uint64_t( morton_code( whole_rows ? 0 : ix, iy, iz ) ) << 32 ) |
                            std::uint64_t( lin );
         } );
     compat::sort( exec, codes );
