@@ -334,9 +334,12 @@ nlohmann::json benchmark_b( const ExecutionSpace& exec, const Settings& set, dou
             build, parameters ) );
         const double force_bytes = 12.0 * S * n + 4.0 * ( cells + 1 ) + ( morton ? 4.0 * key_reads : 0.0 ) +
                                    ( sorted ? 0.0 : 4.0 * n );
+        // Per overlapping pair: float r delta = ra rb delta / sum and its sqrt (9 flops); double
+        // t = ra rb delta and t / sqrt(t sum) (10; SphereForce.hpp).
+        const double overlap_flops = sizeof( Scalar ) >= 8 ? 10.0 : 9.0;
         const double force_flops = 12.0 * n + 5.0 * double( movers ) + double( capped ) +
                                    morula::bench::stencil_flops( tally, query ) +
-                                   13.0 * double( in_cutoff ) + 9.0 * double( pairs );
+                                   13.0 * double( in_cutoff ) + overlap_flops * double( pairs );
         kernels.push_back( morula::bench::kernel_record(
             "mechanics", "mechanics_compute_displacements",
             { force_bytes, force_flops, precision,
@@ -346,7 +349,7 @@ nlohmann::json benchmark_b( const ExecutionSpace& exec, const Settings& set, dou
                   ( sorted ? "" : ", permutation 4n" ) +
                   " read. Flops: 12/agent + 5/moving agent (+1 capped) + stencil walk (28/agent, "
                   "3/row, 2/x cell tested, 8/candidate, +3 in shifted runs) + 13/pair within the "
-                  "cutoff + 9/overlapping pair" },
+                  "cutoff + " + std::string( sizeof( Scalar ) >= 8 ? "10" : "9" ) + "/overlapping pair" },
             forces, parameters ) );
         for ( std::size_t k = kernels.size() - 3; k < kernels.size(); ++k )
             print_record( kernels[k] );

@@ -184,8 +184,10 @@ NeighborSets<Scalar> brute_force( const Box<Scalar>& box, const DevicePositions<
     return collect<Scalar>( count, idx, r2, n, stride, "brute force" );
 }
 
-//! Neighbour sets of every particle as found by the grid query (for_each_neighbor).
-template <class Scalar, class Query>
+//! Neighbour sets of every particle as found by the grid query (for_each_neighbor), with the stencil walk
+//! reading the cell ordering from the query (the default) or compiled for one ordering (`Order`).
+template <morula::grid::detail::StencilOrder Order = morula::grid::detail::StencilOrder::from_query, class Scalar,
+          class Query>
 NeighborSets<Scalar> query_sets( const Query& query, int n, Scalar radius, int stride )
 {
     stride = std::max( stride, 1 );
@@ -195,7 +197,7 @@ NeighborSets<Scalar> query_sets( const Query& query, int n, Scalar radius, int s
     Kokkos::parallel_for(
         Kokkos::RangePolicy<TEST_EXECSPACE>( 0, n ), KOKKOS_LAMBDA( const int i ) {
             int c = 0;
-            query.for_each_neighbor( i, radius, [&]( int j, Scalar, Scalar, Scalar, Scalar d2 ) {
+            query.template for_each_neighbor<Order>( i, radius, [&]( int j, Scalar, Scalar, Scalar, Scalar d2 ) {
                 if ( c < stride )
                 {
                     idx( std::size_t( i ) * stride + c ) = j;
@@ -206,6 +208,23 @@ NeighborSets<Scalar> query_sets( const Query& query, int n, Scalar radius, int s
             count( i ) = c;
         } );
     return collect<Scalar>( count, idx, r2, n, stride, "grid query" );
+}
+
+//! query_sets() with the walk compiled for the query's cell ordering (what NeighborReduction's kernels
+//! do on GPUs), on every backend.
+template <class Scalar, class Query>
+NeighborSets<Scalar> fixed_order_query_sets( const Query& query, int n, Scalar radius, int stride )
+{
+    using morula::grid::detail::StencilOrder;
+    switch ( query.stencil_order() )
+    {
+    case StencilOrder::row_major:
+        return query_sets<StencilOrder::row_major>( query, n, radius, stride );
+    case StencilOrder::morton_rows:
+        return query_sets<StencilOrder::morton_rows>( query, n, radius, stride );
+    default:
+        return query_sets<StencilOrder::morton>( query, n, radius, stride );
+    }
 }
 
 //! Neighbour sets of every particle as visited by for_each_particle.

@@ -160,6 +160,8 @@ void check_against_brute_force( const Box<Scalar>& box, const Points<Scalar>& po
         const auto expected = brute_force( box, x, n, radius, max_count );
         expect_same_sets( expected, query_sets( query, n, radius, max_count + 1 ),
                           what + ", radius " + std::to_string( radius ) );
+        expect_same_sets( expected, fixed_order_query_sets( query, n, radius, max_count + 1 ),
+                          what + ", walk compiled for the cell ordering, radius " + std::to_string( radius ) );
         expect_same_sets( expected, sweep_sets( query, n, radius, max_count + 1 ),
                           what + ", for_each_particle, radius " + std::to_string( radius ) );
         // Unsorted data: one particle per thread whatever K; batched pairs read through the permutation
@@ -209,6 +211,8 @@ void check_against_brute_force( const Box<Scalar>& box, const Points<Scalar>& po
     const auto expected_sorted = brute_force( box, particles.positions(), n, radii[0], max_count );
     expect_same_sets( expected_sorted, query_sets( sorted_query, n, radii[0], max_count + 1 ),
                       what + ", permuted data" );
+    expect_same_sets( expected_sorted, fixed_order_query_sets( sorted_query, n, radii[0], max_count + 1 ),
+                      what + ", permuted data, walk compiled for the cell ordering" );
     // Sorted data through for_each_particle.
     for ( const Scalar radius : radii )
     {

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <limits>
 #include <random>
 #include <string>
 #include <utility>
@@ -261,6 +262,65 @@ std::vector<HostAgent<Scalar>> relax( Agents<Scalar>& agents, SphereMechanics<Sc
 
 // Two overlapping spheres push apart and come to rest where equation (1) vanishes:
 // delta = r (gamma / kappa)^2, i.e. distance = r1 + r2 - r / 4 with the defaults.
+/*
+  The inner-loop force factor (overlap_force_factor: reciprocal square roots, in double no division)
+  against equation (1) in long double, evaluated on the test's execution space (so on a GPU its hardware
+  reciprocal square roots), from radii of 1e-6 to 1e6 (a unit system of metres to one of nanometres),
+  overlaps from 1e-6 of the radius sum to nearly all of it, and unequal radii (ratio up to 1e3).
+*/
+template <class Scalar>
+void force_factor_matches_equation_across_scales()
+{
+    std::vector<std::array<double, 4>> cases; // distance^2, ra, rb, expected factor
+    for ( const double scale : { 1e-6, 1e-3, 1.0, 30.0, 1e3, 1e6 } )
+        for ( const double ratio : { 1.0, 0.37, 1e-3 } )
+            for ( const double overlap : { 1e-6, 1e-3, 0.1, 0.5, 0.999 } )
+            {
+                const double ra = scale, rb = scale * ratio;
+                const double distance = ( ra + rb ) * ( 1 - overlap );
+                // Rounded to Scalar first, so that the reference sees the inputs the kernel sees.
+                const long double d2 = static_cast<long double>( static_cast<Scalar>( distance * distance ) );
+                const long double a = static_cast<Scalar>( ra ), b = static_cast<Scalar>( rb );
+                const long double dist = std::sqrt( d2 );
+                const long double delta = a + b - dist;
+                const long double factor =
+                    delta > 0 ? ( 2.0L * delta - 1.0L * std::sqrt( a * b / ( a + b ) * delta ) ) / dist : 0.0L;
+                cases.push_back( { double( d2 ), double( a ), double( b ), double( factor ) } );
+            }
+    const int n = static_cast<int>( cases.size() );
+    Kokkos::View<Scalar* [3], TEST_MEMSPACE> in( "in", n );
+    Kokkos::View<Scalar*, TEST_MEMSPACE> out( "out", n );
+    auto hin = Kokkos::create_mirror_view( in );
+    for ( int k = 0; k < n; ++k )
+        for ( int c = 0; c < 3; ++c )
+            hin( k, c ) = static_cast<Scalar>( cases[k][c] );
+    Kokkos::deep_copy( in, hin );
+    Kokkos::parallel_for(
+        Kokkos::RangePolicy<TEST_EXECSPACE>( 0, n ), KOKKOS_LAMBDA( const int k ) {
+            out( k ) = morula::mechanics::overlap_force_factor( in( k, 0 ), in( k, 1 ), in( k, 2 ), Scalar( 2 ),
+                                                               Scalar( 1 ) );
+        } );
+    auto hout = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), out );
+    for ( int k = 0; k < n; ++k )
+    {
+        const double expected = cases[k][3];
+        // The factor is a difference of two terms over the distance, and delta = ra + rb - distance
+        // cancels: an ulp of the distance is sum / delta ulps of delta. So the bound is a few ulp
+        // (16, for the GPUs' approximate reciprocals and roots in float) of the larger term, times
+        // sum / delta.
+        const double a = cases[k][1], b = cases[k][2], dist = std::sqrt( cases[k][0] );
+        const double delta = a + b - dist;
+        const double size = ( 2 * delta + std::sqrt( a * b / ( a + b ) * delta ) ) / dist;
+        const double ulp = std::numeric_limits<Scalar>::epsilon();
+        EXPECT_NEAR( double( hout( k ) ), expected, 16 * ulp * ( 1 + ( a + b ) / delta ) * size )
+            << "distance^2 " << cases[k][0] << ", radii " << a << ", " << b;
+        EXPECT_TRUE( std::isfinite( double( hout( k ) ) ) ) << "case " << k;
+    }
+}
+
+TEST( TEST_CATEGORY, mechanics_force_factor_across_scales_double ) { force_factor_matches_equation_across_scales<double>(); }
+TEST( TEST_CATEGORY, mechanics_force_factor_across_scales_float ) { force_factor_matches_equation_across_scales<float>(); }
+
 TEST( TEST_CATEGORY, mechanics_two_spheres_separate_to_rest_distance )
 {
     const double volume = 3.14159265358979323846 / 6 * 1000; // diameter 10, mass 1

@@ -42,7 +42,9 @@ enum class PairBatching
 
 namespace detail
 {
-template <class LaunchBounds, class ExecutionSpace, class Query, class Kernel>
+template <class ExecutionSpace, class Query, class Launch>
+void with_stencil_order( const ExecutionSpace& exec, const Query& query, const Launch& launch );
+template <StencilOrder Order, class LaunchBounds, class ExecutionSpace, class Query, class Kernel>
 void reduce_per_particle( const ExecutionSpace& exec, const Query& query, const Kernel& kernel,
                           typename Query::scalar_type radius, int num_targets, bool batched, const std::string& label );
 template <int K, class LaunchBounds, class ExecutionSpace, class Query, class Kernel, class MemorySpace>
@@ -186,7 +188,11 @@ class NeighborReduction
         if constexpr ( MaxParticlesPerThread >= 4 )
             if ( k == 4 )
                 return run_groups<4, LaunchBounds>( exec, query, kernel, radius, num_targets, label );
-        detail::reduce_per_particle<LaunchBounds>( exec, query, kernel, radius, num_targets, batched( query ), label );
+        const bool batch = batched( query );
+        detail::with_stencil_order( exec, query, [&]( auto order ) {
+            detail::reduce_per_particle<decltype( order )::value, LaunchBounds>( exec, query, kernel, radius,
+                                                                                num_targets, batch, label );
+        } );
     }
 
   private:
@@ -266,7 +272,7 @@ struct BatchedSource
   The thread of one group of K particles of a cell (slots first .. first + members - 1): the stencil of
   the cell pruned by the group's smallest face distances, each candidate tested against every member.
 */
-template <int K, class Query, class Kernel, class ExecutionSpace>
+template <int K, StencilOrder Order, class Query, class Kernel, class ExecutionSpace>
 struct GroupReduction
 {
     using Scalar = typename Query::scalar_type;
@@ -376,7 +382,7 @@ struct GroupReduction
         }
         const Scalar r2max = radius * radius;
         const Scalar zero = 0;
-        q.visit_cell_stencil( ix, iy, iz, below, above, r2max,
+        q.template visit_cell_stencil<Order>( ix, iy, iz, below, above, r2max,
                               [&]( int, int begin, int run_end, Scalar sx, Scalar sy, Scalar sz ) {
                                   const bool shifted = sx != zero || sy != zero || sz != zero;
                                   if ( batched )
@@ -423,7 +429,56 @@ void NeighborReduction<MemorySpace>::run_groups( const ExecutionSpace& exec, con
 namespace detail
 {
 
-template <class LaunchBounds, class ExecutionSpace, class Query, class Kernel>
+//! One particle per thread with PairBatching::batched (Sorted: the data are in cell order).
+template <StencilOrder Order, bool Sorted, class Query, class Kernel, class ExecutionSpace>
+struct BatchedReduction
+{
+    using Scalar = typename Query::scalar_type;
+    Query query;
+    Kernel kernel;
+    Scalar radius;
+
+    KOKKOS_INLINE_FUNCTION void operator()( const int i ) const
+    {
+        typename Kernel::accumulator_type acc{};
+        kernel.init( i, acc );
+        auto pair = [&]( const int j, const Scalar dx, const Scalar dy, const Scalar dz, const Scalar r2 ) {
+            kernel.pair( i, j, dx, dy, dz, r2, acc );
+        };
+        const Scalar xi = query.position( i, 0 ), yi = query.position( i, 1 ), zi = query.position( i, 2 );
+        query.template visit_stencil<false, Order>( i, xi, yi, zi, radius * radius, BatchedSource<Query, Sorted>{ query },
+                                                    pair );
+        kernel.finish( i, acc, BasicParticleNeighbors<Query, ExecutionSpace>( query, i, radius ) );
+    }
+};
+
+/*!
+  Calls launch(std::integral_constant<StencilOrder, O>{}) with the query's ordering O on GPUs (one kernel
+  per ordering, so that no kernel carries the registers of another ordering's walk), and with
+  StencilOrder::from_query on host backends (one kernel: less to compile, and a CPU's registers are not
+  shared with other threads).
+*/
+template <class ExecutionSpace, class Query, class Launch>
+void with_stencil_order( const ExecutionSpace&, const Query& query, const Launch& launch )
+{
+    if constexpr ( Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename ExecutionSpace::memory_space>::accessible )
+        launch( std::integral_constant<StencilOrder, StencilOrder::from_query>{} );
+    else
+        switch ( query.stencil_order() )
+        {
+        case StencilOrder::row_major:
+            launch( std::integral_constant<StencilOrder, StencilOrder::row_major>{} );
+            break;
+        case StencilOrder::morton_rows:
+            launch( std::integral_constant<StencilOrder, StencilOrder::morton_rows>{} );
+            break;
+        default:
+            launch( std::integral_constant<StencilOrder, StencilOrder::morton>{} );
+            break;
+        }
+}
+
+template <StencilOrder Order, class LaunchBounds, class ExecutionSpace, class Query, class Kernel>
 void reduce_per_particle( const ExecutionSpace& exec, const Query& query, const Kernel& kernel,
                           typename Query::scalar_type radius, int num_targets, bool batched, const std::string& label )
 {
@@ -432,36 +487,26 @@ void reduce_per_particle( const ExecutionSpace& exec, const Query& query, const 
     using neighbors_type = ParticleNeighbors<Query, ExecutionSpace>;
     if ( batched )
     {
-        const Scalar r2max = radius * radius;
-        Kokkos::parallel_for(
-            label, core::LaunchRange<ExecutionSpace, LaunchBounds>( exec, 0, num_targets ), KOKKOS_LAMBDA( const int i ) {
-                Acc acc{};
-                kernel.init( i, acc );
-                auto pair = [&]( const int j, const Scalar dx, const Scalar dy, const Scalar dz, const Scalar r2 ) {
-                    kernel.pair( i, j, dx, dy, dz, r2, acc );
-                };
-                const Scalar xi = query.position( i, 0 ), yi = query.position( i, 1 ), zi = query.position( i, 2 );
-                if ( query.data_sorted() )
-                    query.template visit_stencil<false>( i, xi, yi, zi, r2max, BatchedSource<Query, true>{ query }, pair );
-                else
-                    query.template visit_stencil<false>( i, xi, yi, zi, r2max, BatchedSource<Query, false>{ query }, pair );
-                kernel.finish( i, acc, neighbors_type( query, i, radius ) );
-            } );
+        // Sorted and unsorted data in kernels of their own, for the same reason as the orderings.
+        if ( query.data_sorted() )
+            Kokkos::parallel_for( label, core::LaunchRange<ExecutionSpace, LaunchBounds>( exec, 0, num_targets ),
+                                  BatchedReduction<Order, true, Query, Kernel, ExecutionSpace>{ query, kernel, radius } );
+        else
+            Kokkos::parallel_for( label, core::LaunchRange<ExecutionSpace, LaunchBounds>( exec, 0, num_targets ),
+                                  BatchedReduction<Order, false, Query, Kernel, ExecutionSpace>{ query, kernel, radius } );
         return;
     }
-    for_each_particle<LaunchBounds>(
-        exec, query,
-        KOKKOS_LAMBDA( const int i, const neighbors_type& nb ) {
-            if ( i >= num_targets )
-                return;
+    // One particle per thread with pairs inline: for_each_particle's kernel, with the walk of one ordering.
+    Kokkos::parallel_for(
+        label, core::LaunchRange<ExecutionSpace, LaunchBounds>( exec, 0, num_targets ), KOKKOS_LAMBDA( const int i ) {
             Acc acc{};
             kernel.init( i, acc );
-            nb.for_each( [&]( const int j, const Scalar dx, const Scalar dy, const Scalar dz, const Scalar r2 ) {
-                kernel.pair( i, j, dx, dy, dz, r2, acc );
-            } );
-            kernel.finish( i, acc, nb );
-        },
-        radius, label );
+            query.template for_each_neighbor<Order>(
+                i, radius, [&]( const int j, const Scalar dx, const Scalar dy, const Scalar dz, const Scalar r2 ) {
+                    kernel.pair( i, j, dx, dy, dz, r2, acc );
+                } );
+            kernel.finish( i, acc, neighbors_type( query, i, radius ) );
+        } );
 }
 
 template <int K, class LaunchBounds, class ExecutionSpace, class Query, class Kernel, class MemorySpace>
@@ -491,9 +536,11 @@ void reduce_in_groups( const ExecutionSpace& exec, const Query& query, const Ker
     if ( n == 0 )
         return;
     // n threads, at least one per group: no group count is read back to the host.
-    Kokkos::parallel_for( label, core::LaunchRange<ExecutionSpace, LaunchBounds>( exec, 0, n ),
-                          GroupReduction<K, Query, Kernel, ExecutionSpace>{ query, kernel, group_first, group_count,
-                                                                            radius, num_targets, batched } );
+    with_stencil_order( exec, query, [&]( auto order ) {
+        using reduction = GroupReduction<K, decltype( order )::value, Query, Kernel, ExecutionSpace>;
+        Kokkos::parallel_for( label, core::LaunchRange<ExecutionSpace, LaunchBounds>( exec, 0, n ),
+                              reduction{ query, kernel, group_first, group_count, radius, num_targets, batched } );
+    } );
 }
 
 } // namespace detail
