@@ -89,6 +89,11 @@ void reduce_in_groups( const ExecutionSpace& exec, const Query& query, const Ker
   runs inside the candidate loop or after each run of candidates has been tested: batched is for heavy
   pair work such as forces (sphere forces 1.15x faster in float and 1.34x in double on an H200 with
   row-major cells; docs/performance.md).
+
+  On GPUs each path is compiled once per cell ordering (and batched pairs once for sorted and once for
+  unsorted data), and run() launches the one that fits the query: a GPU kernel's register count is the
+  largest over every path it contains (detail::with_stencil_order). Host backends compile one kernel for
+  all orderings, which reads the ordering at run time.
 */
 template <class MemorySpace>
 class NeighborReduction
