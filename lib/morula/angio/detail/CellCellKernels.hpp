@@ -8,6 +8,7 @@
 
 #include <morula/angio/Interactions.hpp>
 #include <morula/angio/detail/KernelData.hpp>
+#include <morula/core/FastMath.hpp>
 #include <morula/core/KokkosCompat.hpp>
 #include <morula/core/LaunchPolicy.hpp>
 #include <morula/grid/NeighborReduction.hpp>
@@ -43,11 +44,15 @@ KOKKOS_INLINE_FUNCTION PairEffect<Scalar> cell_pair( const Constants<Scalar>& c,
         return e;
     e.interacts = true;
     const bool live = is_alive( cells.state( i ) ) && is_alive( cells.state( j ) );
-    const Scalar d = compat::sqrt( r2 );
+    // The distance and its inverse from one reciprocal square root (core/FastMath.hpp: on GPUs the
+    // hardware estimate, refined in double): in double a square root and a division are each a dozen
+    // instructions with a slow-path branch on a GPU.
+    const Scalar inv_d = r2 > Scalar( 0 ) ? core::fast_rsqrt( r2 ) : Scalar( 0 );
+    const Scalar d = r2 * inv_d;
     const Scalar f = contact_force( d, sum, c.repulsion, live ? c.adhesion : Scalar( 0 ), c.range );
     if ( d > Scalar( 0 ) )
     {
-        const Scalar k = f / d;
+        const Scalar k = f * inv_d;
         e.force[0] = k * dx;
         e.force[1] = k * dy;
         e.force[2] = k * dz;
