@@ -22,6 +22,7 @@ PHASES = [
     ("permute", "permute (random input)"),
     ("permute_sorted_input", "permute (sorted input)"),
     ("sweep", "sweep through the grid"),
+    ("sweep_neighbor_reduction", "sweep through the grid, NeighborReduction"),
     ("list_build", "neighbour-list build"),
     ("list_sweep", "sweep over the list"),
 ]
@@ -78,7 +79,7 @@ def plot(png, results):
 
     keys = [k for k, _ in PHASES]
     labels = dict(PHASES)
-    fig, axes = plt.subplots(2, 4, figsize=(16, 7.5), sharex=True)
+    fig, axes = plt.subplots(3, 3, figsize=(13, 10.5), sharex=True)
     for ax, key in zip(axes.flat, keys):
         for r in results:
             space = r["machine"]["backend"]

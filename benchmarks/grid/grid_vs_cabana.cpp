@@ -3,7 +3,7 @@
 // neighbours for every particle; a mismatch stops the program.
 //
 //   grid_vs_cabana [--cases a,b,c,d] [--sizes 1000000,16000000] [--space device|host] [--runs 10]
-//                  [--warmup 3] [--cell-sweeps 256:4:4,...] [--cluster-sweeps 1,2,4]
+//                  [--warmup 3] [--cell-sweeps 256:4:4,...] [--cluster-sweeps 1,2,4] [--half-cells]
 //                  [--out results.json]
 //
 // Cases: (a) Cabana's own benchmark configuration: N points uniform in a cube of edge 1.3 N^(1/3),
@@ -13,18 +13,21 @@
 // cells (issue #2's build case), cutoff 1.
 //
 // Phases, each library: build (bin, count, scan, permutation); permute of the particle data; sweep
-// through the grid counting neighbours within the cutoff (sorted data; Morula's for_each_particle, and
-// the per-cell traversal and the K-particles-per-thread sweep kept as experiments, CellSweep.hpp and
-// ClusterSweep.hpp); CSR / Verlet list build;
+// through the grid counting neighbours within the cutoff (sorted data; Morula's for_each_particle and
+// NeighborReduction with its automatic particles per thread, and the per-cell traversal and the
+// K-particles-per-thread sweep and the sweep through half-width cells kept as experiments,
+// CellSweep.hpp, ClusterSweep.hpp and HalfCellSweep.hpp); CSR / Verlet list build;
 // sweep over the list (Cabana's benchmark operation: atomic add of each neighbour index).
 #include "../common/BenchmarkUtils.hpp"
 #include "CellSweep.hpp"
 #include "ClusterSweep.hpp"
+#include "HalfCellSweep.hpp"
 #include "GridBenchmarkCommon.hpp"
 #include "ListPhases.hpp"
 
 #include <morula/core/SoA.hpp>
 #include <morula/grid/NeighborList.hpp>
+#include <morula/grid/NeighborReduction.hpp>
 #include <morula/grid/NeighborSweep.hpp>
 #include <morula/grid/UniformGrid.hpp>
 
@@ -59,6 +62,8 @@ struct Settings
     std::vector<std::string> cell_sweeps;
     //! Particles per thread of the cluster sweep experiment to time (ClusterSweep.hpp): 1, 2, 3, 4, 6, 8.
     std::vector<int> cluster_sweeps;
+    //! Also time the count sweep through cells of half the cutoff (HalfCellSweep.hpp).
+    bool half_cells = false;
 };
 
 //! The particle set and geometry of one case.
@@ -318,6 +323,23 @@ nlohmann::json run_case( const ExecutionSpace& exec, const Settings& set, const 
     const double candidates =
         morula::bench::stencil_candidates( off, g.ncell[0], g.ncell[1], g.ncell[2] );
     report( "sweep through grid", m_sweep, c_sweep );
+    // The same count through grid::NeighborReduction with its automatic particles per thread: the
+    // library's own counting path (NeighborList's count pass), which a user's per-pair sum also takes.
+    // Its counts must equal for_each_particle's.
+    Stats m_sweep_reduction;
+    int reduction_per_thread = 0;
+    {
+        Kokkos::View<int*, memory_space> q_count( "q_count", n );
+        const morula::grid::detail::NeighborCount<MorulaScalar, Kokkos::View<int*, memory_space>> kernel{ q_count };
+        morula::grid::NeighborReduction<memory_space> reduction;
+        reduction_per_thread = reduction.resolved_particles_per_thread( exec, sorted_query );
+        Kokkos::deep_copy( exec, q_count, -1 );
+        m_sweep_reduction = time_phase( exec, set.warmup, set.runs,
+                                        [&] { reduction.run( exec, sorted_query, kernel, cutoff ); } );
+        expect_same_counts( exec, n, q_count, m_count, "case " + spec.name + ": NeighborReduction" );
+        const std::string label = "  NeighborReduction (K=" + std::to_string( reduction_per_thread ) + ")";
+        report( label.c_str(), m_sweep_reduction, c_sweep );
+    }
     // The same count through the per-cell traversal kept as an experiment (CellSweep.hpp), for each
     // requested setting; its counts must equal for_each_particle's.
     {
@@ -383,11 +405,40 @@ nlohmann::json run_case( const ExecutionSpace& exec, const Settings& set, const 
         }
         result["sweep_cluster_variants"] = variants;
     }
+    // The half-cell experiment (HalfCellSweep.hpp): the same data sorted into cells of half the cutoff,
+    // counted through 5 x 5 rows of those; checked against for_each_particle on full cells over the
+    // same data.
+    if ( set.half_cells )
+    {
+        morula::core::Particles<MorulaScalar, memory_space> hp( "half_particles", n );
+        Kokkos::deep_copy( exec, hp.positions(), particles.positions() );
+        morula::grid::UniformGrid<MorulaScalar, memory_space> half_grid( box, cutoff / 2 );
+        half_grid.build( exec, hp.positions(), n );
+        half_grid.permute( exec, hp );
+        const auto half_query = half_grid.query( hp.positions() );
+        morula::grid::UniformGrid<MorulaScalar, memory_space> full_grid( box, cutoff );
+        full_grid.build( exec, hp.positions(), n );
+        const auto full_query = full_grid.query( hp.positions() );
+        Kokkos::View<int*, memory_space> h_ref( "h_ref", n );
+        Kokkos::View<int*, memory_space> h_count( "h_count", n );
+        using full_neighbors = morula::grid::ParticleNeighbors<decltype( full_query ), ExecutionSpace>;
+        morula::grid::for_each_particle(
+            exec, full_query, KOKKOS_LAMBDA( const int i, const full_neighbors& nb ) { h_ref( i ) = nb.count(); } );
+        Kokkos::deep_copy( exec, h_count, -1 );
+        const Stats h_sweep = time_phase(
+            exec, set.warmup, set.runs, [&] { morula::bench::half_cell_count_sweep( exec, half_query, cutoff, h_count ); } );
+        expect_same_counts( exec, n, h_count, h_ref, "case " + spec.name + ": half-cell sweep" );
+        report( "  half cells (5x5 rows)", h_sweep, c_sweep );
+        result["sweep_half_cells"] = both( h_sweep, c_sweep );
+        result["sweep_half_cells"]["cells_per_axis"] = half_grid.geometry().ncell[0];
+    }
     std::printf( "    %-26s cabana %9.3f ms (its benchmark op: atomic per candidate, no distance)\n",
                  "", 1e3 * c_sweep_anchor.median() );
     result["sweep"] = both( m_sweep, c_sweep );
     result["sweep"]["candidate_pairs"] = candidates;
     result["sweep"]["morula_candidate_pairs_per_s"] = candidates / m_sweep.median();
+    result["sweep_neighbor_reduction"] = both( m_sweep_reduction, c_sweep );
+    result["sweep_neighbor_reduction"]["particles_per_thread"] = reduction_per_thread;
     result["sweep_cabana_benchmark_op"] = c_sweep_anchor.to_json();
 
     // --- 4. CSR / Verlet list build (and Morula's ELL list and one-pass CSR build) ------------------
@@ -506,6 +557,8 @@ int main( int argc, char* argv[] )
         ->check( CLI::IsMember( { "device", "host" } ) );
     app.add_option( "--runs", set.runs, "Timed runs per phase" )->check( CLI::Range( 1, 1000 ) );
     app.add_option( "--warmup", set.warmup, "Untimed runs first" )->check( CLI::Range( 0, 100 ) );
+    app.add_flag( "--half-cells", set.half_cells,
+                  "Also time the count sweep through cells of half the cutoff (an experiment)" );
     app.add_option( "--out", set.out, "JSON result file" );
     app.add_option( "--cluster-sweeps", set.cluster_sweeps,
                     "Cluster sweep experiment, particles per thread (1, 2, 3, 4, 6, 8)" )

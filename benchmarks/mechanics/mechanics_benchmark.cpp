@@ -471,8 +471,11 @@ void run_all( const ExecutionSpace& exec, const Settings& set )
     } );
     if ( !set.out.empty() )
     {
+        nlohmann::json machine = morula::bench::machine_info( exec );
+        if ( Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename ExecutionSpace::memory_space>::accessible )
+            machine["device"] = morula::bench::cpu_model(); // (a CUDA build's host space: not its GPU)
         nlohmann::json j = { { "benchmark", "mechanics_benchmark" },
-                             { "machine", morula::bench::machine_info( exec ) },
+                             { "machine", machine },
                              { "copy_bandwidth_bytes_per_s", bandwidth },
                              { "settings",
                                { { "runs", set.runs },

@@ -113,18 +113,14 @@ NeighborSets<Scalar> indices_only( NeighborSets<Scalar> s )
     return s;
 }
 
-/*!
-  The ELL list holds exactly the brute-force pairs, in the CSR list's order, visited in that order by
-  for_each_listed_particle; NeighborList::assign from it gives the CSR list bit for bit. Checked on
-  unsorted and cell-ordered data, with and without skin.
-*/
+//! ell_equals_csr_and_brute_force() for one set of grid options.
 template <class Scalar>
-void ell_equals_csr_and_brute_force( const Box<Scalar>& box, const Points<Scalar>& p,
-                                     Scalar cutoff, Scalar skin )
+void ell_matches_with_options( const Box<Scalar>& box, const Points<Scalar>& p, Scalar cutoff, Scalar skin,
+                               const morula::grid::GridOptions& options )
 {
     const int n = static_cast<int>( p.size() );
     auto x = to_device( p );
-    morula::grid::UniformGrid<Scalar, TEST_MEMSPACE> grid( box, cutoff + skin );
+    morula::grid::UniformGrid<Scalar, TEST_MEMSPACE> grid( box, cutoff + skin, options );
     morula::core::Particles<Scalar, TEST_MEMSPACE> sorted( "sorted", n );
     for ( int cell_order = 0; cell_order < 2; ++cell_order )
     {
@@ -163,6 +159,26 @@ void ell_equals_csr_and_brute_force( const Box<Scalar>& box, const Points<Scalar
     }
 }
 
+/*!
+  The ELL list holds exactly the brute-force pairs, in the CSR list's order, visited in that order by
+  for_each_listed_particle; NeighborList::assign from it gives the CSR list bit for bit. Checked on
+  unsorted and cell-ordered data, with and without skin, for every cell ordering (on GPUs the ELL fills
+  are compiled once per ordering and per data access).
+*/
+template <class Scalar>
+void ell_equals_csr_and_brute_force( const Box<Scalar>& box, const Points<Scalar>& p,
+                                     Scalar cutoff, Scalar skin )
+{
+    for ( const auto ordering : { morula::grid::CellOrdering::row_major, morula::grid::CellOrdering::morton,
+                                  morula::grid::CellOrdering::morton_rows } )
+    {
+        SCOPED_TRACE( morula::grid::to_string( ordering ) );
+        morula::grid::GridOptions options;
+        options.ordering = ordering;
+        ell_matches_with_options( box, p, cutoff, skin, options );
+    }
+}
+
 TEST( TEST_CATEGORY, ell_neighbor_list_periodic_float )
 {
     const auto box = Box<float>::cube( 11, Boundary::periodic );
@@ -178,6 +194,14 @@ TEST( TEST_CATEGORY, ell_neighbor_list_mixed_double )
     const Box<double> box( { 0, 0, 0 }, { 9, 12, 10 },
                            { Boundary::open, Boundary::periodic, Boundary::closed } );
     ell_equals_csr_and_brute_force( box, uniform_points( 2000, box, 43 ), 1.0, 0.3 );
+}
+// Periodic axes of fewer than 3 cells: distances take the per-pair minimum image (the fills' generic
+// kernel on GPUs).
+TEST( TEST_CATEGORY, ell_neighbor_list_fewer_than_three_cells_double )
+{
+    const Box<double> box( { 0, 0, 0 }, { 2.5, 6, 1.2 },
+                           { Boundary::periodic, Boundary::closed, Boundary::periodic } );
+    ell_equals_csr_and_brute_force( box, uniform_points( 300, box, 46 ), 1.0, 0.1 );
 }
 // Crowded: Gaussian blobs where one particle has hundreds of neighbours and the background a few, so
 // counts vary ~100x across the list (a capacity sized from the mean would drop entries).

@@ -123,6 +123,19 @@ void list_equals_brute_force( const Box<Scalar>& box, unsigned seed )
     expect_same_sets( without_distances( expected_sorted ), list_sets( sorted_list, n ),
                       "CSR list, sorted data" );
     expect_listed_visit( sorted_list, n );
+    // Counted with every particles-per-thread setting and pair batching: the same list.
+    for ( const auto batching : { morula::grid::PairBatching::inline_pairs, morula::grid::PairBatching::batched } )
+        for ( int k = 1; k <= 4; ++k )
+        {
+            NeighborList<Scalar, TEST_MEMSPACE> counted;
+            counted.counting().set_particles_per_thread( k );
+            counted.counting().set_pair_batching( batching );
+            counted.build( TEST_EXECSPACE(), grid.query( sorted.positions() ), cutoff, skin );
+            EXPECT_EQ( counted.num_pairs(), sorted_list.num_pairs() );
+            expect_same_sets( without_distances( expected_sorted ), list_sets( counted, n ),
+                              "CSR list, sorted data, counted with " + std::to_string( k ) + " per thread" +
+                                  ( batching == morula::grid::PairBatching::batched ? ", batched" : "" ) );
+        }
 
     grid.build( TEST_EXECSPACE(), x, n ); // back to the original order
 

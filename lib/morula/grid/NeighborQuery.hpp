@@ -10,6 +10,7 @@
 #include <Kokkos_Core.hpp>
 
 #include <limits>
+#include <type_traits>
 
 namespace morula::grid
 {
@@ -30,6 +31,19 @@ enum class StencilOrder
     row_major,
     morton_rows,
     morton
+};
+
+/*!
+  How a stencil walk reads its candidates, fixed at compile time with the ordering by kernels that are
+  compiled once per walk (the neighbour-list fills): as the query says at run time (`from_query`: the four
+  readers, sorted or through the permutation, per-cell image shift or per-pair minimum image, in one
+  kernel), or in cell order, or through the permutation, with per-cell image shifts.
+*/
+enum class DataAccess
+{
+    from_query,
+    sorted,
+    through_permutation
 };
 
 //! Squared length of (dx, dy, dz), accumulated x, y, z in this order (so that every caller, the brute
@@ -221,6 +235,22 @@ class NeighborQuery
     KOKKOS_INLINE_FUNCTION void for_each_neighbor( int i, F&& f ) const
     {
         for_each_neighbor( i, m_geom.cutoff, f );
+    }
+
+    /*!
+      for_each_neighbor(i, radius, f) with the walk fixed at compile time: the cell ordering (Order, which
+      must be the query's unless from_query) and how candidates are read (Access, which must match
+      data_sorted() unless from_query, and then the query must not use the per-pair minimum image). A
+      kernel compiled for one walk holds no other walk's registers (see detail::with_stencil_walk()).
+    */
+    template <detail::StencilOrder Order, detail::DataAccess Access, class F>
+    KOKKOS_INLINE_FUNCTION void for_each_neighbor_as( int i, Scalar radius, F&& f ) const
+    {
+        if constexpr ( Access == detail::DataAccess::from_query )
+            for_each_neighbor<Order>( i, radius, f );
+        else
+            visit_stencil<false, Order>( i, m_x( i, 0 ), m_x( i, 1 ), m_x( i, 2 ), radius * radius,
+                                         GlobalSource<Access == detail::DataAccess::sorted, false>{ *this }, f );
     }
 
     //! Calls f(j, dx, dy, dz, r2) for every particle j within radius of the point p (d = p - x_j).
@@ -453,6 +483,59 @@ class NeighborQuery
     int m_num_particles = 0;
     Kokkos::Array<Scalar, 3> m_face_margin{};
 };
+
+namespace detail
+{
+/*!
+  Calls launch(std::integral_constant<StencilOrder, O>{}) with the query's ordering O on GPUs (one kernel
+  per ordering, so that no kernel carries the registers of another ordering's walk), and with
+  StencilOrder::from_query on host backends (one kernel: less to compile, and a CPU's registers are not
+  shared with other threads).
+*/
+template <class ExecutionSpace, class Query, class Launch>
+void with_stencil_order( const ExecutionSpace&, const Query& query, const Launch& launch )
+{
+    if constexpr ( Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename ExecutionSpace::memory_space>::accessible )
+        launch( std::integral_constant<StencilOrder, StencilOrder::from_query>{} );
+    else
+        switch ( query.stencil_order() )
+        {
+        case StencilOrder::row_major:
+            launch( std::integral_constant<StencilOrder, StencilOrder::row_major>{} );
+            break;
+        case StencilOrder::morton_rows:
+            launch( std::integral_constant<StencilOrder, StencilOrder::morton_rows>{} );
+            break;
+        default:
+            launch( std::integral_constant<StencilOrder, StencilOrder::morton>{} );
+            break;
+        }
+}
+
+/*!
+  Calls launch(order, access) with integral constants of StencilOrder and DataAccess that fit the query:
+  on GPUs its ordering and whether its data are in cell order (one kernel per walk, as with_stencil_order,
+  and the readers of sorted and permuted data apart), or (from_query, from_query) where the query uses the
+  per-pair minimum image (rare: periodic axes of fewer than 3 cells, periodic positions outside the box);
+  on host backends (from_query, from_query): one kernel.
+*/
+template <class ExecutionSpace, class Query, class Launch>
+void with_stencil_walk( const ExecutionSpace& exec, const Query& query, const Launch& launch )
+{
+    using any_access = std::integral_constant<DataAccess, DataAccess::from_query>;
+    if constexpr ( Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename ExecutionSpace::memory_space>::accessible )
+        launch( std::integral_constant<StencilOrder, StencilOrder::from_query>{}, any_access{} );
+    else if ( query.per_pair_minimum_image() )
+        launch( std::integral_constant<StencilOrder, StencilOrder::from_query>{}, any_access{} );
+    else
+        with_stencil_order( exec, query, [&]( auto order ) {
+            if ( query.data_sorted() )
+                launch( order, std::integral_constant<DataAccess, DataAccess::sorted>{} );
+            else
+                launch( order, std::integral_constant<DataAccess, DataAccess::through_permutation>{} );
+        } );
+}
+} // namespace detail
 
 } // namespace morula::grid
 

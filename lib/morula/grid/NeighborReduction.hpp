@@ -42,8 +42,6 @@ enum class PairBatching
 
 namespace detail
 {
-template <class ExecutionSpace, class Query, class Launch>
-void with_stencil_order( const ExecutionSpace& exec, const Query& query, const Launch& launch );
 template <StencilOrder Order, class LaunchBounds, class ExecutionSpace, class Query, class Kernel>
 void reduce_per_particle( const ExecutionSpace& exec, const Query& query, const Kernel& kernel,
                           typename Query::scalar_type radius, int num_targets, bool batched, const std::string& label );
@@ -456,32 +454,6 @@ struct BatchedReduction
         kernel.finish( i, acc, BasicParticleNeighbors<Query, ExecutionSpace>( query, i, radius ) );
     }
 };
-
-/*!
-  Calls launch(std::integral_constant<StencilOrder, O>{}) with the query's ordering O on GPUs (one kernel
-  per ordering, so that no kernel carries the registers of another ordering's walk), and with
-  StencilOrder::from_query on host backends (one kernel: less to compile, and a CPU's registers are not
-  shared with other threads).
-*/
-template <class ExecutionSpace, class Query, class Launch>
-void with_stencil_order( const ExecutionSpace&, const Query& query, const Launch& launch )
-{
-    if constexpr ( Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename ExecutionSpace::memory_space>::accessible )
-        launch( std::integral_constant<StencilOrder, StencilOrder::from_query>{} );
-    else
-        switch ( query.stencil_order() )
-        {
-        case StencilOrder::row_major:
-            launch( std::integral_constant<StencilOrder, StencilOrder::row_major>{} );
-            break;
-        case StencilOrder::morton_rows:
-            launch( std::integral_constant<StencilOrder, StencilOrder::morton_rows>{} );
-            break;
-        default:
-            launch( std::integral_constant<StencilOrder, StencilOrder::morton>{} );
-            break;
-        }
-}
 
 template <StencilOrder Order, class LaunchBounds, class ExecutionSpace, class Query, class Kernel>
 void reduce_per_particle( const ExecutionSpace& exec, const Query& query, const Kernel& kernel,

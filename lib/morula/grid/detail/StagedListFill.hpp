@@ -23,6 +23,7 @@
 #define MORULA_GRID_DETAIL_STAGEDLISTFILL_HPP
 
 #include <morula/core/LaunchPolicy.hpp>
+#include <morula/grid/NeighborQuery.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -59,17 +60,12 @@ int staged_team_size( int team_size )
     return team_size > 0 ? team_size : ( stages_list_fill<ExecutionSpace>() ? staged_fill_team_size : 1 );
 }
 
-/*!
-  Staged ELL fill: as fill_ell_list (same entries, counts and return value), with the first `depth`
-  entries of each particle staged (row t of a (depth + 1)-wide table: the odd width keeps lanes on
-  distinct banks) and written after its sweep.
-*/
-template <class LaunchBounds = Kokkos::LaunchBounds<>, class ExecutionSpace, class Query,
+//! fill_ell_list_staged() through the walk Order / Access (NeighborQuery::for_each_neighbor_as).
+template <StencilOrder Order, DataAccess Access, class LaunchBounds, class ExecutionSpace, class Query,
           class CountView, class IndexView, class Scalar>
-int fill_ell_list_staged( const ExecutionSpace& exec, const Query& query, int n, Scalar radius,
-                          std::int64_t capacity, int slice_shift, const CountView& counts,
-                          const IndexView& indices, int team_size = 0,
-                          int depth = staged_fill_depth )
+int fill_ell_list_staged_as( const ExecutionSpace& exec, const Query& query, int n, Scalar radius,
+                             std::int64_t capacity, int slice_shift, const CountView& counts,
+                             const IndexView& indices, int team_size, int depth )
 {
     using index_type = std::int64_t;
     team_size = staged_team_size<ExecutionSpace>( team_size );
@@ -95,13 +91,14 @@ int fill_ell_list_staged( const ExecutionSpace& exec, const Query& query, int n,
             const index_type first = ( ( index_type( i >> slice_shift ) * capacity ) << slice_shift ) +
                                      ( i & ( int( stride ) - 1 ) );
             int k = 0;
-            query.for_each_neighbor( i, radius, [&]( const int j, Scalar, Scalar, Scalar, Scalar ) {
-                if ( k < depth )
-                    stage( t * row + k ) = j;
-                else if ( k < capacity )
-                    indices( first + k * stride ) = j;
-                ++k;
-            } );
+            query.template for_each_neighbor_as<Order, Access>(
+                i, radius, [&]( const int j, Scalar, Scalar, Scalar, Scalar ) {
+                    if ( k < depth )
+                        stage( t * row + k ) = j;
+                    else if ( k < capacity )
+                        indices( first + k * stride ) = j;
+                    ++k;
+                } );
             counts( i ) = k;
             const int staged = k < depth ? k : depth;
             for ( int q = 0; q < staged; ++q )
@@ -111,6 +108,26 @@ int fill_ell_list_staged( const ExecutionSpace& exec, const Query& query, int n,
         },
         Kokkos::Max<int>( largest ) );
     return n > 0 ? largest : 0;
+}
+
+/*!
+  Staged ELL fill: as fill_ell_list (same entries, counts and return value), with the first `depth`
+  entries of each particle staged (row t of a (depth + 1)-wide table: the odd width keeps lanes on
+  distinct banks) and written after its sweep. On GPUs one kernel per walk (with_stencil_walk).
+*/
+template <class LaunchBounds = Kokkos::LaunchBounds<>, class ExecutionSpace, class Query,
+          class CountView, class IndexView, class Scalar>
+int fill_ell_list_staged( const ExecutionSpace& exec, const Query& query, int n, Scalar radius,
+                          std::int64_t capacity, int slice_shift, const CountView& counts,
+                          const IndexView& indices, int team_size = 0,
+                          int depth = staged_fill_depth )
+{
+    int largest = 0;
+    with_stencil_walk( exec, query, [&]( auto order, auto access ) {
+        largest = fill_ell_list_staged_as<decltype( order )::value, decltype( access )::value, LaunchBounds>(
+            exec, query, n, radius, capacity, slice_shift, counts, indices, team_size, depth );
+    } );
+    return largest;
 }
 
 /*!
