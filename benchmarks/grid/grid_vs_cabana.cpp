@@ -4,6 +4,7 @@
 //
 //   grid_vs_cabana [--cases a,b,c,d] [--sizes 1000000,16000000] [--space device|host] [--runs 10]
 //                  [--warmup 3] [--cell-sweeps 256:4:4,...] [--cluster-sweeps 1,2,4] [--half-cells]
+//                  [--chord-rows]
 //                  [--out results.json]
 //
 // Cases: (a) Cabana's own benchmark configuration: N points uniform in a cube of edge 1.3 N^(1/3),
@@ -15,11 +16,13 @@
 // Phases, each library: build (bin, count, scan, permutation); permute of the particle data; sweep
 // through the grid counting neighbours within the cutoff (sorted data; Morula's for_each_particle and
 // NeighborReduction with its automatic particles per thread, and the per-cell traversal and the
-// K-particles-per-thread sweep and the sweep through half-width cells kept as experiments,
-// CellSweep.hpp, ClusterSweep.hpp and HalfCellSweep.hpp); CSR / Verlet list build;
+// K-particles-per-thread sweep, the sweep through half-width cells and the rows cut to the chord kept
+// as experiments, CellSweep.hpp, ClusterSweep.hpp, HalfCellSweep.hpp and ChordSweep.hpp); CSR / Verlet
+// list build;
 // sweep over the list (Cabana's benchmark operation: atomic add of each neighbour index).
 #include "../common/BenchmarkUtils.hpp"
 #include "CellSweep.hpp"
+#include "ChordSweep.hpp"
 #include "ClusterSweep.hpp"
 #include "HalfCellSweep.hpp"
 #include "GridBenchmarkCommon.hpp"
@@ -64,6 +67,8 @@ struct Settings
     std::vector<int> cluster_sweeps;
     //! Also time the count sweep through cells of half the cutoff (HalfCellSweep.hpp).
     bool half_cells = false;
+    //! Also time the count sweep with rows cut to the sphere's chord (ChordSweep.hpp).
+    bool chord_rows = false;
 };
 
 //! The particle set and geometry of one case.
@@ -432,6 +437,33 @@ nlohmann::json run_case( const ExecutionSpace& exec, const Settings& set, const 
         result["sweep_half_cells"] = both( h_sweep, c_sweep );
         result["sweep_half_cells"]["cells_per_axis"] = half_grid.geometry().ncell[0];
     }
+    // The chord experiment (ChordSweep.hpp): the same grid, each cell's points re-sorted along x (not
+    // timed); checked against for_each_particle over those data.
+    if ( set.chord_rows )
+    {
+        positions_type chord_x( "chord_positions", n );
+        Kokkos::View<int*, memory_space> order( "chord_order", n );
+        morula::bench::sort_cells_along_x( exec, grid.cell_offsets(), grid.num_cells(), particles.positions(), order,
+                                           chord_x );
+        const auto chord_query = grid.query( chord_x );
+        Kokkos::View<int*, memory_space> x_ref( "x_ref", n );
+        Kokkos::View<int*, memory_space> x_count( "x_count", n );
+        using chord_neighbors = morula::grid::ParticleNeighbors<decltype( chord_query ), ExecutionSpace>;
+        morula::grid::for_each_particle(
+            exec, chord_query, KOKKOS_LAMBDA( const int i, const chord_neighbors& nb ) { x_ref( i ) = nb.count(); } );
+        Kokkos::deep_copy( exec, x_count, -1 );
+        const Stats x_sweep = time_phase(
+            exec, set.warmup, set.runs, [&] { morula::bench::chord_count_sweep( exec, chord_query, cutoff, x_count ); } );
+        expect_same_counts( exec, n, x_count, x_ref, "case " + spec.name + ": chord sweep" );
+        const Stats x_plain = time_phase( exec, set.warmup, set.runs, [&] {
+            morula::grid::for_each_particle(
+                exec, chord_query, KOKKOS_LAMBDA( const int i, const chord_neighbors& nb ) { x_ref( i ) = nb.count(); } );
+        } );
+        report( "  rows cut to the chord", x_sweep, c_sweep );
+        report( "  (same data, 27 cells)", x_plain, c_sweep );
+        result["sweep_chord_rows"] = both( x_sweep, c_sweep );
+        result["sweep_chord_rows_data_27_cells"] = both( x_plain, c_sweep );
+    }
     std::printf( "    %-26s cabana %9.3f ms (its benchmark op: atomic per candidate, no distance)\n",
                  "", 1e3 * c_sweep_anchor.median() );
     result["sweep"] = both( m_sweep, c_sweep );
@@ -559,6 +591,8 @@ int main( int argc, char* argv[] )
     app.add_option( "--warmup", set.warmup, "Untimed runs first" )->check( CLI::Range( 0, 100 ) );
     app.add_flag( "--half-cells", set.half_cells,
                   "Also time the count sweep through cells of half the cutoff (an experiment)" );
+    app.add_flag( "--chord-rows", set.chord_rows,
+                  "Also time the count sweep with each stencil row cut to the sphere's chord (an experiment)" );
     app.add_option( "--out", set.out, "JSON result file" );
     app.add_option( "--cluster-sweeps", set.cluster_sweeps,
                     "Cluster sweep experiment, particles per thread (1, 2, 3, 4, 6, 8)" )
