@@ -4,10 +4,14 @@
 // through the row, are one sub-run: found by a binary search, then scanned to its end. That tests 12.5
 // cell volumes of candidates per particle instead of the 27-cell walk's 20.6 (search_volumes.py walks).
 // The library's build orders a cell's points by index, so the experiment re-sorts each cell's points
-// along x first (not timed). Closed or open boxes, row-major cells, data in cell order, one particle per
-// thread; `grid_vs_cabana --chord-rows` times it and checks its counts.
+// along x first (not timed). Closed or open boxes, row-major cells, data in cell order; one particle per
+// thread, or K consecutive points of a cell per thread (adjacent along x after the sort: each row is cut
+// to the union of their chords, and each candidate is tested against all K; the groups of
+// ClusterSweep.hpp). `grid_vs_cabana --chord-rows` times it and checks its counts.
 #ifndef MORULA_BENCHMARKS_CHORDSWEEP_HPP
 #define MORULA_BENCHMARKS_CHORDSWEEP_HPP
+
+#include "ClusterSweep.hpp"
 
 #include <morula/core/KokkosCompat.hpp>
 #include <morula/core/LaunchPolicy.hpp>
@@ -19,6 +23,7 @@
 #include <cmath>
 #include <limits>
 #include <stdexcept>
+#include <string>
 
 namespace morula::bench
 {
@@ -38,14 +43,13 @@ void sort_cells_along_x( const ExecutionSpace& exec, const OffsetView& offsets, 
             const int e = offsets( c + 1 );
             for ( int k = b; k < e; ++k )
             {
-                const int v = k;
                 int j = k - 1;
-                while ( j >= b && x( order( j ), 0 ) > x( v, 0 ) )
+                while ( j >= b && x( order( j ), 0 ) > x( k, 0 ) )
                 {
                     order( j + 1 ) = order( j );
                     --j;
                 }
-                order( j + 1 ) = v;
+                order( j + 1 ) = k;
             }
             for ( int k = b; k < e; ++k )
                 for ( int d = 0; d < 3; ++d )
@@ -53,87 +57,103 @@ void sort_cells_along_x( const ExecutionSpace& exec, const OffsetView& offsets, 
         } );
 }
 
-template <class Query, class CountView>
+/*!
+  Counts neighbours within `radius` for a group of K points of one cell (K = 1 and Grouped false: one
+  particle per thread, thread i = particle i).
+*/
+template <int K, bool Grouped, class Query, class CountView>
 struct ChordCount
 {
     using Scalar = typename Query::scalar_type;
     Query q;
     CountView count;
     Scalar radius;
-    Scalar margin; // a few ulp of the coordinates: the chord is rounded outwards, the pair test is exact
+    Scalar margin; // a few ulp of the coordinates: chords are rounded outwards, the pair test is exact
+    Kokkos::View<int*, typename Query::memory_space> group_start;
+    Kokkos::View<int*, typename Query::memory_space> group_cell;
 
-    KOKKOS_INLINE_FUNCTION void operator()( const int i ) const
+    KOKKOS_INLINE_FUNCTION CellGroup<K, Scalar> group( int t ) const
     {
-        const auto& g = q.geometry();
+        if constexpr ( Grouped )
+            return CellGroup<K, Scalar>( q, group_start, group_cell, t );
+        else
+            return CellGroup<K, Scalar>( q, t );
+    }
+
+    KOKKOS_INLINE_FUNCTION void operator()( const int t ) const
+    {
+        const CellGroup<K, Scalar> grp = group( t );
+        const auto& geom = q.geometry();
         const auto& offsets = q.cell_offsets();
-        const Scalar xi = q.position( i, 0 );
-        const Scalar yi = q.position( i, 1 );
-        const Scalar zi = q.position( i, 2 );
+        const int nx = geom.ncell[0];
         const Scalar r2max = radius * radius;
-        const int ix = g.cell_coordinate( 0, xi );
-        const int iy = g.cell_coordinate( 1, yi );
-        const int iz = g.cell_coordinate( 2, zi );
-        Scalar below[3], above[3];
-        q.face_distances( 0, ix, xi, below[0], above[0] );
-        q.face_distances( 1, iy, yi, below[1], above[1] );
-        q.face_distances( 2, iz, zi, below[2], above[2] );
-        int c = 0;
+        // the group's points are consecutive in the cell's order along x
+        const Scalar x_lo = grp.x[0][0];
+        const Scalar x_hi = grp.x[grp.members - 1][0];
+        int c[K];
+        for ( int k = 0; k < K; ++k )
+            c[k] = 0;
         for ( int oz = -1; oz <= 1; ++oz )
         {
-            const int cz = iz + oz;
-            if ( cz < 0 || cz >= g.ncell[2] )
+            const int cz = grp.iz + oz;
+            if ( cz < 0 || cz >= geom.ncell[2] )
                 continue;
-            const Scalar dz = oz < 0 ? below[2] : ( oz > 0 ? above[2] : Scalar( 0 ) );
+            const Scalar dz = oz < 0 ? grp.below[2] : ( oz > 0 ? grp.above[2] : Scalar( 0 ) );
             for ( int oy = -1; oy <= 1; ++oy )
             {
-                const int cy = iy + oy;
-                if ( cy < 0 || cy >= g.ncell[1] )
+                const int cy = grp.iy + oy;
+                if ( cy < 0 || cy >= geom.ncell[1] )
                     continue;
-                const Scalar dy = oy < 0 ? below[1] : ( oy > 0 ? above[1] : Scalar( 0 ) );
+                const Scalar dy = oy < 0 ? grp.below[1] : ( oy > 0 ? grp.above[1] : Scalar( 0 ) );
                 const Scalar row_d2 = dy * dy + dz * dz;
                 if ( row_d2 > r2max )
                     continue;
-                const Scalar half = static_cast<Scalar>( compat::sqrt( static_cast<float>( r2max - row_d2 ) ) * 1.0001f ) +
-                                    margin;
-                const Scalar lo_x = xi - half;
-                const Scalar hi_x = xi + half;
-                const int row = g.ncell[0] * ( cy + g.ncell[1] * cz );
-                int b = offsets( row + ( ix > 0 ? ix - 1 : 0 ) );
-                const int e = offsets( row + ( ix + 1 < g.ncell[0] ? ix + 2 : g.ncell[0] ) );
-                // first slot with x >= lo_x (the run is sorted along x)
+                // the chord's half length through this row, in float (a bound, widened by the margin)
+                const Scalar half =
+                    static_cast<Scalar>( compat::sqrt( static_cast<float>( r2max - row_d2 ) ) * 1.0001f ) + margin;
+                const Scalar lo_x = x_lo - half;
+                const Scalar hi_x = x_hi + half;
+                const int row = nx * ( cy + geom.ncell[1] * cz );
+                int b = offsets( row + ( grp.ix > 0 ? grp.ix - 1 : 0 ) );
+                const int e = offsets( row + ( grp.ix + 1 < nx ? grp.ix + 2 : nx ) );
+                // the first slot with x >= lo_x: the row's run is sorted along x
                 int len = e - b;
                 while ( len > 0 )
                 {
                     const int step = len >> 1;
-                    if ( q.position( b + step, 0 ) < lo_x )
-                    {
-                        b += step + 1;
-                        len -= step + 1;
-                    }
-                    else
-                        len = step;
+                    const bool before = q.position( b + step, 0 ) < lo_x;
+                    b = before ? b + step + 1 : b;
+                    len = before ? len - step - 1 : step;
                 }
                 for ( int j = b; j < e; ++j )
                 {
                     const Scalar xj = q.position( j, 0 );
                     if ( xj > hi_x )
                         break;
-                    const Scalar r2 = grid::detail::distance_squared( xi - xj, yi - q.position( j, 1 ), zi - q.position( j, 2 ) );
-                    c += ( r2 <= r2max && j != i ) ? 1 : 0;
+                    const Scalar yj = q.position( j, 1 );
+                    const Scalar zj = q.position( j, 2 );
+                    for ( int k = 0; k < K; ++k )
+                    {
+                        const Scalar r2 =
+                            grid::detail::distance_squared( grp.x[k][0] - xj, grp.x[k][1] - yj, grp.x[k][2] - zj );
+                        c[k] += ( k < grp.members && r2 <= r2max && j != grp.first + k ) ? 1 : 0;
+                    }
                 }
             }
         }
-        count( i ) = c;
+        for ( int k = 0; k < grp.members; ++k )
+            count( grp.first + k ) = c[k];
     }
 };
 
 /*!
   Counts, for every particle of `q` (row-major cells, data in cell order with each cell's points sorted
-  along x, no periodic axis), its neighbours within `radius` (<= the grid's cutoff).
+  along x, no periodic axis), its neighbours within `radius` (<= the grid's cutoff), with K points of a
+  cell per thread (K = 1: one particle per thread, no group mapping).
 */
-template <class ExecutionSpace, class Query, class CountView>
-void chord_count_sweep( const ExecutionSpace& exec, const Query& q, typename Query::scalar_type radius,
-                        const CountView& count )
+template <int K, class ExecutionSpace, class Query, class CountView>
+void chord_count_sweep( const ExecutionSpace& exec, const Query& q, ClusterSweepWork<typename Query::memory_space>& work,
+                        typename Query::scalar_type radius, const CountView& count )
 {
     using Scalar = typename Query::scalar_type;
     const auto& g = q.geometry();
@@ -147,8 +167,17 @@ void chord_count_sweep( const ExecutionSpace& exec, const Query& q, typename Que
         margin = std::max( margin, Scalar( 16 ) * std::numeric_limits<Scalar>::epsilon() *
                                        ( std::fabs( g.box.lo[d] ) + g.box.length( d ) + g.cell_size[d] ) );
     }
-    Kokkos::parallel_for( "morula::bench::chord_count", core::LaunchRange<ExecutionSpace>( exec, 0, q.num_particles() ),
-                          ChordCount<Query, CountView>{ q, count, radius, margin } );
+    const std::string label = "morula::bench::chord_count_" + std::to_string( K );
+    if constexpr ( K == 1 )
+        Kokkos::parallel_for( label, core::LaunchRange<ExecutionSpace>( exec, 0, q.num_particles() ),
+                              ChordCount<1, false, Query, CountView>{ q, count, radius, margin, {}, {} } );
+    else
+    {
+        const int groups = build_cell_groups<K>( exec, q, work );
+        Kokkos::parallel_for( label, core::LaunchRange<ExecutionSpace>( exec, 0, groups ),
+                              ChordCount<K, true, Query, CountView>{ q, count, radius, margin, work.group_start,
+                                                                     work.group_cell } );
+    }
 }
 
 } // namespace morula::bench

@@ -26,6 +26,63 @@ struct ClusterSweepWork
     Kokkos::View<int*, MemorySpace> group_cell;  // per group
 };
 
+/*!
+  Group g of a cell-group mapping (build_cell_groups): its first slot, its members (K, or fewer in the
+  cell's last group), its cell's coordinates, the members' positions (padded with the first member's)
+  and the smallest distances of any member to the cell's lower and upper faces.
+*/
+template <int K, class Scalar>
+struct CellGroup
+{
+    int first, members, ix, iy, iz;
+    Scalar x[K][3];
+    Scalar below[3], above[3];
+
+    template <class Query, class IndexView>
+    KOKKOS_INLINE_FUNCTION CellGroup( const Query& q, const IndexView& group_start, const IndexView& group_cell,
+                                      int g )
+    {
+        const int cell = group_cell( g );
+        first = q.cell_offsets()( cell ) + K * ( g - group_start( cell ) );
+        const int end = q.cell_offsets()( cell + 1 );
+        members = end - first < K ? end - first : K;
+        const auto& geom = q.geometry();
+        ix = cell % geom.ncell[0];
+        iy = ( cell / geom.ncell[0] ) % geom.ncell[1];
+        iz = cell / ( geom.ncell[0] * geom.ncell[1] );
+        for ( int d = 0; d < 3; ++d )
+            below[d] = above[d] = Scalar( 1e30 );
+        for ( int k = 0; k < K; ++k )
+        {
+            const int s = first + ( k < members ? k : 0 );
+            Scalar lo, hi;
+            for ( int d = 0; d < 3; ++d )
+            {
+                x[k][d] = q.position( s, d );
+                q.face_distances( d, d == 0 ? ix : ( d == 1 ? iy : iz ), x[k][d], lo, hi );
+                below[d] = lo < below[d] ? lo : below[d];
+                above[d] = hi < above[d] ? hi : above[d];
+            }
+        }
+    }
+
+    //! Particle i alone (K = 1), with its own cell's coordinates.
+    template <class Query>
+    KOKKOS_INLINE_FUNCTION CellGroup( const Query& q, int i ) : first( i ), members( 1 )
+    {
+        static_assert( K == 1, "CellGroup: one particle is a group of one" );
+        const auto& geom = q.geometry();
+        for ( int d = 0; d < 3; ++d )
+            x[0][d] = q.position( i, d );
+        ix = geom.cell_coordinate( 0, x[0][0] );
+        iy = geom.cell_coordinate( 1, x[0][1] );
+        iz = geom.cell_coordinate( 2, x[0][2] );
+        q.face_distances( 0, ix, x[0][0], below[0], above[0] );
+        q.face_distances( 1, iy, x[0][1], below[1], above[1] );
+        q.face_distances( 2, iz, x[0][2], below[2], above[2] );
+    }
+};
+
 template <int K, class Query, class CountView>
 struct ClusterCount
 {
@@ -64,35 +121,21 @@ struct ClusterCount
 
     KOKKOS_INLINE_FUNCTION void operator()( const int g ) const
     {
-        const int cell = group_cell( g );
-        const int first = q.cell_offsets()( cell ) + K * ( g - group_start( cell ) );
-        const int end = q.cell_offsets()( cell + 1 );
-        const int members = end - first < K ? end - first : K;
+        const CellGroup<K, Scalar> group( q, group_start, group_cell, g );
         const auto& geom = q.geometry();
         const int nx = geom.ncell[0];
         const int ny = geom.ncell[1];
-        const int ix = cell % nx;
-        const int iy = ( cell / nx ) % ny;
-        const int iz = cell / ( nx * ny );
+        const int ix = group.ix, iy = group.iy, iz = group.iz;
+        const int members = group.members;
+        const auto& x = group.x;
+        const auto& below = group.below;
+        const auto& above = group.above;
         int self[K];
-        Scalar x[K][3];
         int c[K];
-        Scalar below[3], above[3];
-        for ( int d = 0; d < 3; ++d )
-            below[d] = above[d] = Scalar( 1e30 );
         for ( int k = 0; k < K; ++k )
         {
-            const int s = first + ( k < members ? k : 0 );
-            self[k] = s;
+            self[k] = group.first + ( k < members ? k : 0 );
             c[k] = 0;
-            Scalar lo, hi;
-            for ( int d = 0; d < 3; ++d )
-            {
-                x[k][d] = q.position( s, d );
-                q.face_distances( d, d == 0 ? ix : ( d == 1 ? iy : iz ), x[k][d], lo, hi );
-                below[d] = lo < below[d] ? lo : below[d];
-                above[d] = hi < above[d] ? hi : above[d];
-            }
         }
         const bool periodic_x = geom.is_periodic( 0 );
         const Scalar lx = geom.box.length( 0 );
@@ -132,19 +175,18 @@ struct ClusterCount
             }
         }
         for ( int k = 0; k < members; ++k )
-            count( first + k ) = c[k];
+            count( group.first + k ) = c[k];
     }
 };
 
-//! count(i) = neighbours of particle i within sqrt(r2max), for data in cell order (row-major cells).
-template <int K, class ExecutionSpace, class Query, class CountView>
-void cluster_count_sweep( const ExecutionSpace& exec, const Query& q,
-                          ClusterSweepWork<typename Query::memory_space>& work,
-                          typename Query::scalar_type r2max, const CountView& count )
+/*!
+  Maps threads to (cell, group of K consecutive particles of the cell): work.group_start(c) is cell c's
+  first group (a scan of ceil(m_c / K) over the cells), work.group_cell(g) group g's cell. Returns the
+  number of groups.
+*/
+template <int K, class ExecutionSpace, class Query>
+int build_cell_groups( const ExecutionSpace& exec, const Query& q, ClusterSweepWork<typename Query::memory_space>& work )
 {
-    if ( !q.row_major() || q.per_pair_minimum_image() || !q.data_sorted() )
-        throw std::runtime_error(
-            "cluster sweep: needs row-major cells, sorted data and no per-pair minimum image" );
     const int ncells = q.geometry().num_cells();
     if ( work.group_start.extent( 0 ) < std::size_t( ncells ) + 1 )
         work.group_start = Kokkos::View<int*, typename Query::memory_space>( "group_start", ncells + 1 );
@@ -170,8 +212,21 @@ void cluster_count_sweep( const ExecutionSpace& exec, const Query& q,
             for ( int g = start( c ); g < start( c + 1 ); ++g )
                 cell_of( g ) = c;
         } );
+    return groups;
+}
+
+//! count(i) = neighbours of particle i within sqrt(r2max), for data in cell order (row-major cells).
+template <int K, class ExecutionSpace, class Query, class CountView>
+void cluster_count_sweep( const ExecutionSpace& exec, const Query& q,
+                          ClusterSweepWork<typename Query::memory_space>& work,
+                          typename Query::scalar_type r2max, const CountView& count )
+{
+    if ( !q.row_major() || q.per_pair_minimum_image() || !q.data_sorted() )
+        throw std::runtime_error(
+            "cluster sweep: needs row-major cells, sorted data and no per-pair minimum image" );
+    const int groups = build_cell_groups<K>( exec, q, work );
     Kokkos::parallel_for( "cluster_count_sweep", core::LaunchRange<ExecutionSpace>( exec, 0, groups ),
-                          ClusterCount<K, Query, CountView>{ q, start, cell_of, count, r2max } );
+                          ClusterCount<K, Query, CountView>{ q, work.group_start, work.group_cell, count, r2max } );
 }
 
 } // namespace morula::bench

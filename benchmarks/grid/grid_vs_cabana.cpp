@@ -451,9 +451,11 @@ nlohmann::json run_case( const ExecutionSpace& exec, const Settings& set, const 
         using chord_neighbors = morula::grid::ParticleNeighbors<decltype( chord_query ), ExecutionSpace>;
         morula::grid::for_each_particle(
             exec, chord_query, KOKKOS_LAMBDA( const int i, const chord_neighbors& nb ) { x_ref( i ) = nb.count(); } );
+        morula::bench::ClusterSweepWork<memory_space> chord_work;
         Kokkos::deep_copy( exec, x_count, -1 );
-        const Stats x_sweep = time_phase(
-            exec, set.warmup, set.runs, [&] { morula::bench::chord_count_sweep( exec, chord_query, cutoff, x_count ); } );
+        const Stats x_sweep = time_phase( exec, set.warmup, set.runs, [&] {
+            morula::bench::chord_count_sweep<1>( exec, chord_query, chord_work, cutoff, x_count );
+        } );
         expect_same_counts( exec, n, x_count, x_ref, "case " + spec.name + ": chord sweep" );
         const Stats x_plain = time_phase( exec, set.warmup, set.runs, [&] {
             morula::grid::for_each_particle(
@@ -463,6 +465,25 @@ nlohmann::json run_case( const ExecutionSpace& exec, const Settings& set, const 
         report( "  (same data, 27 cells)", x_plain, c_sweep );
         result["sweep_chord_rows"] = both( x_sweep, c_sweep );
         result["sweep_chord_rows_data_27_cells"] = both( x_plain, c_sweep );
+        // K consecutive points of a cell per thread, rows cut to the union of their chords.
+        nlohmann::json groups = nlohmann::json::array();
+        for ( const int K : { 2, 3, 4 } )
+        {
+            Kokkos::deep_copy( exec, x_count, -1 );
+            const Stats k_sweep = time_phase( exec, set.warmup, set.runs, [&] {
+                if ( K == 2 )
+                    morula::bench::chord_count_sweep<2>( exec, chord_query, chord_work, cutoff, x_count );
+                else if ( K == 3 )
+                    morula::bench::chord_count_sweep<3>( exec, chord_query, chord_work, cutoff, x_count );
+                else
+                    morula::bench::chord_count_sweep<4>( exec, chord_query, chord_work, cutoff, x_count );
+            } );
+            expect_same_counts( exec, n, x_count, x_ref, "case " + spec.name + ": chord sweep, K = " + std::to_string( K ) );
+            const std::string label = "  chord rows, K=" + std::to_string( K );
+            report( label.c_str(), k_sweep, c_sweep );
+            groups.push_back( { { "particles_per_thread", K }, { "morula", k_sweep.to_json() } } );
+        }
+        result["sweep_chord_rows_groups"] = groups;
     }
     std::printf( "    %-26s cabana %9.3f ms (its benchmark op: atomic per candidate, no distance)\n",
                  "", 1e3 * c_sweep_anchor.median() );
