@@ -12,6 +12,7 @@
 #define MORULA_BENCHMARKS_CHORDSWEEP_HPP
 
 #include "ClusterSweep.hpp"
+#include "HalfCellSweep.hpp"
 
 #include <morula/core/KokkosCompat.hpp>
 #include <morula/core/LaunchPolicy.hpp>
@@ -108,9 +109,7 @@ struct ChordCount
                 const Scalar row_d2 = dy * dy + dz * dz;
                 if ( row_d2 > r2max )
                     continue;
-                // the chord's half length through this row, in float (a bound, widened by the margin)
-                const Scalar half =
-                    static_cast<Scalar>( compat::sqrt( static_cast<float>( r2max - row_d2 ) ) * 1.0001f ) + margin;
+                const Scalar half = half_chord_bound( r2max, row_d2, margin );
                 const Scalar lo_x = x_lo - half;
                 const Scalar hi_x = x_hi + half;
                 const int row = nx * ( cy + geom.ncell[1] * cz );
@@ -155,18 +154,7 @@ template <int K, class ExecutionSpace, class Query, class CountView>
 void chord_count_sweep( const ExecutionSpace& exec, const Query& q, ClusterSweepWork<typename Query::memory_space>& work,
                         typename Query::scalar_type radius, const CountView& count )
 {
-    using Scalar = typename Query::scalar_type;
-    const auto& g = q.geometry();
-    if ( !q.data_sorted() || !q.row_major() || q.per_pair_minimum_image() )
-        throw std::runtime_error( "chord_count_sweep: row-major cells and data in cell order only" );
-    Scalar margin = 0;
-    for ( int d = 0; d < 3; ++d )
-    {
-        if ( g.is_periodic( d ) )
-            throw std::runtime_error( "chord_count_sweep: no periodic axis" );
-        margin = std::max( margin, Scalar( 16 ) * std::numeric_limits<Scalar>::epsilon() *
-                                       ( std::fabs( g.box.lo[d] ) + g.box.length( d ) + g.cell_size[d] ) );
-    }
+    const auto margin = row_cut_margin( q, "chord_count_sweep" );
     const std::string label = "morula::bench::chord_count_" + std::to_string( K );
     if constexpr ( K == 1 )
         Kokkos::parallel_for( label, core::LaunchRange<ExecutionSpace>( exec, 0, q.num_particles() ),

@@ -19,9 +19,42 @@
 #include <cmath>
 #include <limits>
 #include <stdexcept>
+#include <string>
 
 namespace morula::bench
 {
+
+/*!
+  The margin by which the row-cutting experiments (this file, ChordSweep.hpp) widen their bounds: a few
+  ulp of the largest coordinate, so that rounding never cuts a neighbour off (the pair test is exact).
+  Throws for a query these experiments do not handle (periodic axes, the per-pair minimum image,
+  unsorted data, cells other than row-major).
+*/
+template <class Query>
+typename Query::scalar_type row_cut_margin( const Query& q, const char* who )
+{
+    using Scalar = typename Query::scalar_type;
+    const auto& g = q.geometry();
+    if ( !q.data_sorted() || !q.row_major() || q.per_pair_minimum_image() )
+        throw std::runtime_error( std::string( who ) + ": row-major cells and data in cell order only" );
+    Scalar margin = 0;
+    for ( int d = 0; d < 3; ++d )
+    {
+        if ( g.is_periodic( d ) )
+            throw std::runtime_error( std::string( who ) + ": no periodic axis" );
+        margin = std::max( margin, Scalar( 16 ) * std::numeric_limits<Scalar>::epsilon() *
+                                       ( std::fabs( g.box.lo[d] ) + g.box.length( d ) + g.cell_size[d] ) );
+    }
+    return margin;
+}
+
+//! Half the chord of the sphere of radius sqrt(r2max) through a row at squared distance row_d2, in
+//! float (a bound: widened by 1e-4 relative and by `margin`).
+template <class Scalar>
+KOKKOS_INLINE_FUNCTION Scalar half_chord_bound( Scalar r2max, Scalar row_d2, Scalar margin )
+{
+    return static_cast<Scalar>( compat::sqrt( static_cast<float>( r2max - row_d2 ) ) * 1.0001f ) + margin;
+}
 
 template <class Query, class CountView>
 struct HalfCellCount
@@ -70,9 +103,7 @@ struct HalfCellCount
                 const Scalar row_d2 = dy * dy + dz * dz;
                 if ( row_d2 > r2max )
                     continue;
-                // the chord's half length through this row, in float (a bound, widened by the margin)
-                const float half_chord = compat::sqrt( static_cast<float>( r2max - row_d2 ) ) * 1.0001f;
-                const Scalar ext = static_cast<Scalar>( half_chord ) + margin;
+                const Scalar ext = half_chord_bound( r2max, row_d2, margin );
                 const int lo = g.cell_coordinate( 0, xi - ext );
                 const int hi = g.cell_coordinate( 0, xi + ext );
                 const int row = g.ncell[0] * ( cy + g.ncell[1] * cz );
@@ -98,18 +129,12 @@ void half_cell_count_sweep( const ExecutionSpace& exec, const Query& q, typename
                             const CountView& count )
 {
     const auto& g = q.geometry();
-    if ( !q.data_sorted() || !q.row_major() || q.per_pair_minimum_image() )
-        throw std::runtime_error( "half_cell_count_sweep: row-major cells and data in cell order only" );
-    for ( int d = 0; d < 3; ++d )
-        if ( g.is_periodic( d ) || 2 * g.cell_size[d] < radius )
-            throw std::runtime_error( "half_cell_count_sweep: no periodic axis, cells at least radius / 2 wide" );
-    using Scalar = typename Query::scalar_type;
-    HalfCellCount<Query, CountView> f{ q, count, radius, 0, { 0, 0, 0 } };
+    HalfCellCount<Query, CountView> f{ q, count, radius, row_cut_margin( q, "half_cell_count_sweep" ), { 0, 0, 0 } };
     for ( int d = 0; d < 3; ++d )
     {
+        if ( 2 * g.cell_size[d] < radius )
+            throw std::runtime_error( "half_cell_count_sweep: cells at least radius / 2 wide only" );
         f.reach[d] = static_cast<int>( std::ceil( radius * g.inv_cell_size[d] ) );
-        f.margin = std::max( f.margin, Scalar( 16 ) * std::numeric_limits<Scalar>::epsilon() *
-                                           ( std::fabs( g.box.lo[d] ) + g.box.length( d ) + g.cell_size[d] ) );
     }
     Kokkos::parallel_for( "morula::bench::half_cell_count", core::LaunchRange<ExecutionSpace>( exec, 0, q.num_particles() ),
                           f );
