@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <numeric>
 #include <random>
 #include <string>
@@ -338,6 +339,41 @@ void clustered()
     run_all_options( box, clustered_points( 4000, box, 6 ), Scalar( 1 ), "clustered" );
 }
 
+/*!
+  Positions one ulp below a periodic box's upper face, in boxes where (x - lo) times the cell count over
+  the box length, rounded, is the cell count. Such a position lies inside the box and belongs to the last
+  cell; wrapped to cell 0 (as the grid once did) it sat a box length away from its neighbours for the
+  walks' per-cell image shifts, which then missed its pairs with the particles near the lower face. The
+  boxes are searched for on the host; the test fails if none is found.
+*/
+template <class Scalar>
+void positions_just_below_the_upper_face()
+{
+    int exercised = 0;
+    for ( int trial = 0; trial < 400 && exercised < 3; ++trial )
+    {
+        const Scalar length = Scalar( 7 ) + Scalar( 0.37 ) * Scalar( trial );
+        const Scalar lo = Scalar( -3.1 ) * Scalar( trial % 5 );
+        const Box<Scalar> box( { lo, lo, lo }, { lo + length, lo + length, lo + length }, Boundary::periodic );
+        const Scalar cutoff = length / Scalar( 3 + trial % 4 ) * Scalar( 0.99 );
+        const morula::grid::GridGeometry<Scalar> g( box, cutoff, std::int64_t( 1 ) << 28, "test" );
+        const Scalar top = std::nextafter( box.hi[0], box.lo[0] );
+        const Scalar rounded = static_cast<Scalar>( double( g.ncell[0] ) / double( box.length( 0 ) ) );
+        if ( !( ( top - box.lo[0] ) * rounded >= Scalar( g.ncell[0] ) ) )
+            continue;
+        ++exercised;
+        EXPECT_EQ( g.cell_coordinate( 0, top ), g.ncell[0] - 1 ) << "length " << length;
+        EXPECT_LT( ( top - box.lo[0] ) * g.inv_cell_size[0], Scalar( g.ncell[0] ) ) << "length " << length;
+        const Scalar near_lo = lo + Scalar( 0.01 ) * cutoff;
+        const Scalar mid = lo + Scalar( 0.5 ) * length;
+        const Points<Scalar> p = { { top, mid, mid },        { near_lo, mid, mid }, { mid, top, mid },
+                                   { mid, near_lo, mid },    { mid, mid, top },     { mid, mid, near_lo },
+                                   { top, top, top },        { lo, lo, lo },        { near_lo, top, near_lo } };
+        run_all_options( box, p, cutoff, "one ulp below the upper face, box length " + std::to_string( length ) );
+    }
+    EXPECT_GT( exercised, 0 ) << "no box found where a position below the upper face rounds up to the cell count";
+}
+
 template <class Scalar>
 void periodic_positions_outside_the_box()
 {
@@ -600,6 +636,8 @@ TEST( TEST_CATEGORY, grid_zero_and_one_particle_float ) { zero_and_one_particle<
 TEST( TEST_CATEGORY, grid_zero_and_one_particle_double ) { zero_and_one_particle<double>(); }
 TEST( TEST_CATEGORY, grid_clustered_float ) { clustered<float>(); }
 TEST( TEST_CATEGORY, grid_clustered_double ) { clustered<double>(); }
+TEST( TEST_CATEGORY, grid_just_below_the_upper_face_float ) { positions_just_below_the_upper_face<float>(); }
+TEST( TEST_CATEGORY, grid_just_below_the_upper_face_double ) { positions_just_below_the_upper_face<double>(); }
 TEST( TEST_CATEGORY, grid_unwrapped_periodic_float ) { periodic_positions_outside_the_box<float>(); }
 TEST( TEST_CATEGORY, grid_unwrapped_periodic_double ) { periodic_positions_outside_the_box<double>(); }
 TEST( TEST_CATEGORY, grid_point_queries_float ) { point_queries<float>(); }
