@@ -49,11 +49,14 @@ typename Query::scalar_type row_cut_margin( const Query& q, const char* who )
 }
 
 //! Half the chord of the sphere of radius sqrt(r2max) through a row at squared distance row_d2, in
-//! float (a bound: widened by 1e-4 relative and by `margin`).
+//! float (a bound: widened by 1e-4 relative and by `margin`). The pair test sums three rounded squares
+//! in another order than row_d2's, so an accepted pair's dx^2 may exceed r2max - row_d2 by a few eps
+//! r2max: that slack goes inside the root, where it matters for rows at the sphere's edge.
 template <class Scalar>
 KOKKOS_INLINE_FUNCTION Scalar half_chord_bound( Scalar r2max, Scalar row_d2, Scalar margin )
 {
-    return static_cast<Scalar>( compat::sqrt( static_cast<float>( r2max - row_d2 ) ) * 1.0001f ) + margin;
+    const Scalar room = r2max - row_d2 + Scalar( 4 ) * std::numeric_limits<Scalar>::epsilon() * r2max;
+    return static_cast<Scalar>( compat::sqrt( static_cast<float>( room ) ) * 1.0001f ) + margin;
 }
 
 template <class Query, class CountView>
