@@ -229,26 +229,18 @@ macro(morula_find_dependencies)
 
   if(NOT Morula_FIND_QUIETLY)
     message(STATUS "Morula: Kokkos ${Kokkos_VERSION} (${Kokkos_DIR}); backends: ${MORULA_KOKKOS_BACKENDS}")
-    if(MORULA_HAVE_KOKKOSKERNELS)
-      message(STATUS "Morula: Kokkos Kernels ON (${KokkosKernels_DIR})")
-    else()
-      message(STATUS "Morula: Kokkos Kernels OFF (Morula_ENABLE_KOKKOSKERNELS=${Morula_ENABLE_KOKKOSKERNELS}; not found or disabled)")
-    endif()
-    if(MORULA_HAVE_HDF5)
-      message(STATUS "Morula: HDF5 ON (${MORULA_HDF5_VERSION}, ${MORULA_HDF5_LIBRARY})")
-    else()
-      message(STATUS "Morula: HDF5 OFF (Morula_ENABLE_HDF5=${Morula_ENABLE_HDF5}; not found or disabled)")
-    endif()
-    if(MORULA_HAVE_SBML)
-      message(STATUS "Morula: libsbml ON (${MORULA_SBML_VERSION}, ${MORULA_SBML_LIBRARY})")
-    else()
-      message(STATUS "Morula: libsbml OFF (Morula_ENABLE_SBML=${Morula_ENABLE_SBML}; not found or disabled)")
-    endif()
-    if(MORULA_HAVE_MPI)
-      message(STATUS "Morula: MPI ON (${MPI_CXX_LIBRARY_VERSION_STRING}${MPI_CXX_VERSION}, mpiexec: ${MPIEXEC_EXECUTABLE})")
-    else()
-      message(STATUS "Morula: MPI OFF (Morula_ENABLE_MPI=${Morula_ENABLE_MPI}; not found or disabled)")
-    endif()
+    _morula_report_optional(KOKKOSKERNELS "Kokkos Kernels" "${KokkosKernels_DIR}"
+      "KokkosBatched LU for BDF (Morula's own dense LU is used instead)"
+      "libtrilinos-kokkos-kernels-dev (Debian) or set KokkosKernels_ROOT")
+    _morula_report_optional(HDF5 "HDF5" "${MORULA_HDF5_VERSION}, ${MORULA_HDF5_LIBRARY}"
+      "snapshots, checkpoints or restarts"
+      "libhdf5-dev (Debian) or set HDF5_ROOT")
+    _morula_report_optional(SBML "libsbml" "${MORULA_SBML_VERSION}, ${MORULA_SBML_LIBRARY}"
+      "SBML models (morula ode run model.xml)"
+      "libsbml5-dev (Debian) or set SBML_ROOT")
+    _morula_report_optional(MPI "MPI" "${MPI_CXX_LIBRARY_VERSION_STRING}${MPI_CXX_VERSION}, mpiexec: ${MPIEXEC_EXECUTABLE}"
+      "distributed runs (lib/morula/parallel, mpirun -n N morula ...)"
+      "libopenmpi-dev and openmpi-bin (Debian) or point MPI_HOME at an MPI")
     if(MORULA_HAVE_NCCL)
       message(STATUS "Morula: NCCL ON (${MORULA_NCCL_LIBRARY})")
     else()
@@ -256,3 +248,16 @@ macro(morula_find_dependencies)
     endif()
   endif()
 endmacro()
+
+# Reports one optional dependency at configure time: ON with where it was found; OFF with why (disabled,
+# or AUTO and not found), what is missing without it, and how to get it.
+function(_morula_report_optional key name where lost how)
+  if(MORULA_HAVE_${key})
+    message(STATUS "Morula: ${name} ON (${where})")
+  elseif(Morula_ENABLE_${key} STREQUAL "OFF")
+    message(STATUS "Morula: ${name} OFF (Morula_ENABLE_${key}=OFF): no ${lost}")
+  else()
+    message(STATUS "Morula: ${name} OFF: not found (Morula_ENABLE_${key}=${Morula_ENABLE_${key}}), so no ${lost}; "
+                   "install ${how}")
+  endif()
+endfunction()

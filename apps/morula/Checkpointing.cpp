@@ -1,6 +1,7 @@
 #include "Checkpointing.hpp"
 
 #include <morula/core/Error.hpp>
+#include <morula/io/SnapshotSeries.hpp>
 
 #include <csignal>
 #include <cstdio>
@@ -39,6 +40,12 @@ CheckpointSchedule::CheckpointSchedule( const CheckpointFlags& flags, const std:
 {
     if ( m_every < 0 )
         throw core::InputError( "--checkpoint-every " + std::to_string( m_every ) + ": expected a positive step count" );
+    // Checkpoints are HDF5 files: without HDF5 the run is refused before its first step, not at its
+    // first checkpoint.
+    if ( m_at_end )
+        io::require_hdf5( "a checkpoint ('" + m_file + "') was requested" );
+    if ( !m_restart.empty() )
+        io::require_hdf5( "--restart " + m_restart + " was requested" );
     g_stop = 0;
     for ( const int s : stop_signals )
         std::signal( s, request_stop );

@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -58,6 +59,7 @@ struct EpidermisSettings
     std::vector<double> inter{ 0.3, 0.05, 0.12, 0.24 };
     std::vector<double> membrane{ 0.3, 0.1, 0.12, 0.36 };
     double inter_cutoff = 0;
+    std::optional<double> skin_factor; //!< unset: the backend's default (sem::default_skin_factor)
     bool progress = true;
 };
 
@@ -67,7 +69,7 @@ void read_config( const std::string& path, EpidermisSettings& s )
         path, { "model", "precision", "cells", "elements_per_cell", "adhesive_elements", "boundary", "box_x",
                 "box_y", "steps", "dt", "integrator", "output_every", "seed", "output", "neighbor_cutoff",
                 "coupling", "tgf_beta", "growth_interval", "division_elements", "growth_rule",
-                "delta_threshold", "intra", "inter", "membrane", "inter_cutoff", "progress" } );
+                "delta_threshold", "intra", "inter", "membrane", "inter_cutoff", "skin_factor", "progress" } );
     const double big = 1e300;
     if ( c.has( "model" ) ) s.model = c.choice( "model", { "movement", "gene_network", "full" } );
     if ( c.has( "precision" ) ) s.precision = c.choice( "precision", { "float", "double" } );
@@ -94,6 +96,7 @@ void read_config( const std::string& path, EpidermisSettings& s )
     if ( c.has( "inter" ) ) s.inter = c.numbers( "inter", 4, 0, big );
     if ( c.has( "membrane" ) ) s.membrane = c.numbers( "membrane", 4, 0, big );
     if ( c.has( "inter_cutoff" ) ) s.inter_cutoff = c.number( "inter_cutoff", 0, big );
+    if ( c.has( "skin_factor" ) ) s.skin_factor = c.number( "skin_factor", 1e-300, big );
     if ( c.has( "progress" ) ) s.progress = c.flag( "progress" );
 }
 
@@ -109,6 +112,7 @@ sem::EpidermisParameters epidermis_parameters( const EpidermisSettings& s )
     p.mechanics.inter = morse( s.inter );
     p.mechanics.membrane = morse( s.membrane );
     p.mechanics.inter_cutoff = s.inter_cutoff;
+    p.mechanics.skin_factor = s.skin_factor;
     p.mechanics.time_step = s.dt;
     p.mechanics.integrator = s.integrator == "euler" ? sem::TimeScheme::euler : sem::TimeScheme::runge_kutta2;
     p.genes.neighbor_cutoff = s.neighbor_cutoff;

@@ -11,7 +11,7 @@
 //   table3 and full run the steps through Epidermis::advance (chunks of steps replayed without the host;
 //   --driver step: one step() call per step, as before issue #26) and report the element list's builds,
 //   the cell-centre list's builds and the chunk statistics (chunks, failed chunks = rollbacks, wasted
-//   steps, plain steps, graph records). --skin F sets SemParameters::skin_factor (default: the library's, 3 since issue #26).
+//   steps, plain steps, graph records). --skin F sets SemParameters::skin_factor (default: the library's per backend, sem::default_skin_factor).
 //   epidermis_benchmark --case force [--cells 5000] [--runs 20] [--settle 200]
 //     The roofline kernels (issue #8) after `settle` steps of the movement model, per cell count, boundary
 //     and precision: the force kernel alone (velocities of every element), the inter-cell Verlet list
@@ -154,7 +154,7 @@ nlohmann::json table3( const Exec& exec, const Settings& s, const char* precisio
                 r["iterations"] = s.iterations;
                 r["list_builds_last_run"] = m->mechanics().list_builds();
                 r["driver"] = s.driver;
-                r["skin_factor"] = m->mechanics().parameters().skin_factor;
+                r["skin_factor"] = *m->mechanics().parameters().skin_factor;
                 r["chunks_last_run"] = chunk_json( *m );
                 rows.push_back( r );
             }
@@ -200,7 +200,7 @@ nlohmann::json full( const Exec& exec, const Settings& s, const char* precision 
                               { "divisions", m.divisions() },
                               { "list_builds", m.mechanics().list_builds() },
                               { "driver", s.driver },
-                              { "skin_factor", m.mechanics().parameters().skin_factor },
+                              { "skin_factor", *m.mechanics().parameters().skin_factor },
                               { "chunks", chunk_json( m ) },
                               { "runs", 1 } } );
         }

@@ -226,9 +226,18 @@ TEST( TEST_CATEGORY, checkpoint_writer_refuses_bad_names )
 
 #else
 
-TEST( TEST_CATEGORY, checkpoint_needs_hdf5 )
+// Without HDF5 a state is still collected (tests compare entries in memory), but writing or reading a
+// file is refused with a message that names the file and the option to rebuild with.
+TEST( TEST_CATEGORY, checkpoint_files_need_hdf5 )
 {
-    expect_error<morula::core::InputError>( [] { CheckpointWriter( "m" ); }, { "without HDF5" } );
+    CheckpointWriter out( "m" );
+    out.put_scalar( "step", 3LL );
+    EXPECT_EQ( out.entries().count( "step" ), 1u );
+    expect_error<morula::core::InputError>( [&] { out.write( "no_hdf5_checkpoint.h5" ); },
+                                            { "no_hdf5_checkpoint.h5", "without HDF5", "Morula_ENABLE_HDF5=ON" } );
+    EXPECT_FALSE( std::filesystem::exists( "no_hdf5_checkpoint.h5.tmp" ) );
+    expect_error<morula::core::InputError>( [] { CheckpointReader( "no_hdf5_checkpoint.h5", "m" ); },
+                                            { "no_hdf5_checkpoint.h5", "without HDF5" } );
 }
 
 #endif

@@ -27,6 +27,8 @@ using Matrix = Kokkos::View<double**, Kokkos::LayoutLeft, Mem>;
 using Integration = ode::OdeIntegration<Exec, Mem>;
 using Solver = ode::OdeSolver<Exec, Mem>;
 
+#if MORULA_HAVE_HDF5
+
 std::string scratch( const std::string& test )
 {
     return std::string( "morula_ode_checkpoint_" ) + test + "_" + Exec::name() + ".h5";
@@ -415,5 +417,33 @@ TEST( TEST_CATEGORY, ode_checkpoint_files_are_byte_deterministic )
     c.advance( exec, 5 );
     EXPECT_EQ( io::first_difference( entries_of( a ), entries_of( c ) ), "" );
 }
+
+#else
+
+// Without HDF5 a checkpoint is refused up front, naming what is missing and how to get it.
+TEST( TEST_CATEGORY, ode_checkpoint_needs_hdf5 )
+{
+    const auto net = test::robertson_network();
+    const std::vector<double> times{ 0.0, 1.0, 10.0 };
+    Kokkos::View<double**, Kokkos::LayoutLeft, Mem> x0( "x0", 1, 3 );
+    Kokkos::deep_copy( x0, 0.5 );
+    Exec exec;
+    ode::MassActionSystem<Mem> system( net );
+    Solver solver( system, ode::SolverOptions() );
+    Integration run( solver, exec, x0, Matrix(), times );
+    run.advance( exec, 1 );
+    try
+    {
+        io::write_checkpoint( run, "morula_ode_checkpoint_without_hdf5.h5" );
+        ADD_FAILURE() << "a checkpoint was written without HDF5";
+    }
+    catch ( const core::InputError& e )
+    {
+        EXPECT_NE( std::string( e.what() ).find( "without HDF5" ), std::string::npos ) << e.what();
+        EXPECT_NE( std::string( e.what() ).find( "Morula_ENABLE_HDF5=ON" ), std::string::npos ) << e.what();
+    }
+}
+
+#endif
 
 } // namespace

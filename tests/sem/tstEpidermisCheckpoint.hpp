@@ -336,6 +336,23 @@ TEST( TEST_CATEGORY, sem_epidermis_restart_refuses_other_checkpoints )
     expect_error<morula::core::InputError>(
         [&] { io::restart_from_checkpoint( other_model, path ); },
         { path, "parameter 'model' is full in the checkpoint but gene_network in this run" } );
+    // Another skin (the list's order is the forces' sum order); an unset skin is checked as the value
+    // this backend fills in, so a checkpoint of another backend's default is refused by name too.
+    p = parameters( c );
+    p.mechanics.skin_factor = 2.0;
+    auto other_skin = make_model<double>( c, true, &p );
+    expect_error<morula::core::InputError>(
+        [&] { io::restart_from_checkpoint( other_skin, path ); },
+        { path, "parameter 'mechanics.skin_factor' is 1 in the checkpoint but 2 in this run" } );
+    p = parameters( c );
+    p.mechanics.skin_factor.reset();
+    auto default_skin = make_model<double>( c, true, &p );
+    if ( sem::default_skin_factor<TEST_EXECSPACE>() == 1.0 )
+        EXPECT_NO_THROW( io::restart_from_checkpoint( default_skin, path ) );
+    else
+        expect_error<morula::core::InputError>(
+            [&] { io::restart_from_checkpoint( default_skin, path ); },
+            { path, "parameter 'mechanics.skin_factor' is 1 in the checkpoint but 3 in this run" } );
     Case open = c;
     open.periodic = false;
     auto other_box = make_model<double>( open, true );

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <vector>
 
 namespace morula_test_sem
@@ -280,6 +281,84 @@ TEST( TEST_CATEGORY, sem_adhesive_cell_settles_on_membrane )
             zmin = std::min( zmin, out.positions[3 * i + 2] );
     EXPECT_GT( zmin, 0.5 * p.membrane.minimum() );
     EXPECT_LT( zmin, 1.5 * p.membrane.minimum() );
+}
+
+// One Euler step equals positions + dt * velocities(). The step's stages sum a cell's intra-cell pairs
+// once per pair on host backends (detail::IntraCellFunctor) and per element on GPUs; velocities()
+// always per element. On the host the two agree bit for bit (each element receives its pairs in the
+// same order, with exactly opposite signs); on a GPU both are per element, equal up to the rounding of
+// fused multiply-adds in the test's own sum.
+TEST( TEST_CATEGORY, sem_step_equals_positions_plus_dt_velocities )
+{
+    constexpr bool host =
+        Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename TEST_EXECSPACE::memory_space>::accessible;
+    for ( const bool periodic : { true, false } )
+    {
+        SCOPED_TRACE( periodic ? "periodic" : "open" );
+        SemParameters p;
+        p.integrator = TimeScheme::euler;
+        const auto box = periodic ? periodic_box( 2.7, 2.7 )
+                                  : Box<double>( { 0, 0, 0 }, { 2.7, 2.7, 4 },
+                                                 { Boundary::open, Boundary::open, Boundary::open } );
+        // In the open box the fourth cell sits at its periodic image, next to the first: pressed too.
+        HostTissue h = crowded_cells();
+        if ( !periodic )
+            for ( std::size_t i = 60; i < h.elements(); ++i )
+                h.positions[3 * i] -= 2.7;
+        Tissue t( h );
+        Mechanics m( box, p );
+        const int n = t.num_elements();
+        const auto v = velocities( m, t, false );
+        const auto x0 = rows( t.positions(), n );
+        m.step( TEST_EXECSPACE(), t );
+        const auto x1 = rows( t.positions(), n );
+        double moved = 0;
+        for ( int i = 0; i < n; ++i )
+            for ( int d = 0; d < 3; ++d )
+            {
+                const double expected = x0[i][d] + p.time_step * v[i][d];
+                if ( host )
+                    EXPECT_EQ( x1[i][d], expected ) << "element " << i << ", axis " << d;
+                else
+                    EXPECT_NEAR( x1[i][d], expected, 1e-15 * ( 1 + std::fabs( expected ) ) );
+                moved = std::max( moved, std::fabs( x1[i][d] - x0[i][d] ) );
+            }
+        EXPECT_GT( moved, 1e-4 ); // the crowded cells do move
+    }
+}
+
+// The element list's skin: unset, the backend's default (3 cutoffs on a GPU, 1 on host backends, each
+// measured best there); set, as given. The forces equal the brute force whatever the skin, from a thin
+// one to one of six cutoffs: a list with any skin holds every pair within the cutoff.
+TEST( TEST_CATEGORY, sem_skin_defaults_per_backend_and_forces_do_not_depend_on_it )
+{
+    constexpr bool host =
+        Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename TEST_EXECSPACE::memory_space>::accessible;
+    const double expected = host ? 1.0 : 3.0;
+    EXPECT_EQ( morula::sem::default_skin_factor<TEST_EXECSPACE>(), expected );
+    const Mechanics unset( periodic_box( 2.7, 2.7 ), SemParameters{} );
+    ASSERT_TRUE( unset.parameters().skin_factor.has_value() );
+    EXPECT_EQ( *unset.parameters().skin_factor, expected );
+    for ( const double skin : { 0.25, 1.0, 3.0, 6.0 } )
+    {
+        SCOPED_TRACE( skin );
+        SemParameters p;
+        p.skin_factor = skin;
+        Tissue t( crowded_cells() );
+        Mechanics m( periodic_box( 2.7, 2.7 ), p );
+        EXPECT_EQ( *m.parameters().skin_factor, skin );
+        const auto list = velocities( m, t, false );
+        const auto brute = velocities( m, t, true );
+        for ( std::size_t i = 0; i < list.size(); ++i )
+            for ( int d = 0; d < 3; ++d )
+                EXPECT_NEAR( list[i][d], brute[i][d], 1e-12 * ( 1 + std::fabs( brute[i][d] ) ) );
+    }
+    for ( const double bad : { 0.0, -1.0, std::nan( "" ), std::numeric_limits<double>::infinity() } )
+    {
+        SemParameters p;
+        p.skin_factor = bad;
+        EXPECT_THROW( Mechanics( periodic_box( 2.7, 2.7 ), p ), morula::core::InputError ) << bad;
+    }
 }
 
 TEST( TEST_CATEGORY, sem_rejects_bad_input )

@@ -45,6 +45,7 @@ std::string build_summary()
     s += Kokkos::DefaultExecutionSpace::name();
     s += MORULA_HAVE_KOKKOSKERNELS ? ", Kokkos Kernels on" : ", Kokkos Kernels off";
     s += MORULA_HAVE_HDF5 ? ", HDF5 on" : ", HDF5 off";
+    s += MORULA_HAVE_SBML ? ", libsbml on" : ", libsbml off";
     s += MORULA_HAVE_MPI ? ", MPI on" : ", MPI off";
     s += MORULA_HAVE_NCCL ? ", NCCL on" : ", NCCL off";
     return s;

@@ -11,7 +11,7 @@
 namespace morula::core
 {
 
-//! Morula's version, e.g. "0.1.0".
+//! Morula's version, e.g. "0.9.0".
 std::string version();
 
 //! Version of the Kokkos the library was compiled against, e.g. "4.6.99".

@@ -78,7 +78,6 @@ std::string text_of( const CheckpointEntry& e ) { return std::string( e.bytes.be
 CheckpointWriter::CheckpointWriter( std::string model )
     : m_model( std::move( model ) )
 {
-    require_hdf5( "a checkpoint of model '" + m_model + "' was requested" );
     if ( m_model.empty() )
         throw core::InputError( "CheckpointWriter: the model's name is empty" );
 }
@@ -108,6 +107,7 @@ void CheckpointWriter::put_text( const std::string& name, const std::string& val
 
 void CheckpointWriter::write( const std::string& path ) const
 {
+    require_hdf5( "the checkpoint '" + path + "' of model '" + m_model + "' was requested" );
     CheckpointEntries all = m_entries;
     const auto header_text = [&]( const std::string& name, const std::string& value ) {
         CheckpointEntry& e = all[header_group + name];

@@ -26,7 +26,8 @@
 
   Every file carries Morula's version, the checkpoint format and the model's name under "morula/";
   a checkpoint from another version, another format or another model is refused with core::InputError.
-  \throws core::InputError if this Morula was built without HDF5
+  Collecting a state (CheckpointWriter's put calls, entries(), first_difference) needs no HDF5;
+  writing or reading a file does, and throws core::InputError naming the file in a build without it.
 */
 #ifndef MORULA_IO_CHECKPOINT_HPP
 #define MORULA_IO_CHECKPOINT_HPP
@@ -157,7 +158,8 @@ class CheckpointWriter
     /*!
       \brief Writes the checkpoint to "<path>.tmp", flushes it to the disk and renames it to `path`
       (replacing an older checkpoint only once the new one is complete).
-      \throws core::IoError naming the file if it cannot be written (the temporary file is removed)
+      \throws core::IoError naming the file if it cannot be written (the temporary file is removed);
+      core::InputError if this Morula was built without HDF5
     */
     void write( const std::string& path ) const;
 

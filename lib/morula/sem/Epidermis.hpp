@@ -107,7 +107,7 @@ class Epidermis
 
     Epidermis( tissue_type tissue, const core::Box<Scalar>& box, const EpidermisParameters& params )
         : m_tissue( std::move( tissue ) )
-        , m_params( params )
+        , m_params( resolved( params ) )
         , m_mechanics( box, params.mechanics )
         , m_genes( box, params.genes )
         , m_growth( params.growth )
@@ -266,12 +266,11 @@ class Epidermis
     {
         detail::CellGeometryFunctor<Scalar, MemorySpace> geometry;
         detail::CellInputsFunctor<Scalar, MemorySpace> counts, inputs;
-        detail::StageFunctor<Scalar, MemorySpace> first, last;
+        typename SemMechanics<Scalar, MemorySpace>::Stages stages;
         // Optional: a default-constructed GeneStageFunctor builds an EpidermisGeneNetwork, whose constructor
         // allocates and fills five device Views (~250 us of allocations and synchronous copies on a GPU,
         // measured per plain step before this was optional).
         std::optional<detail::GeneStageFunctor<MemorySpace>> gene_first, gene_last;
-        int elements = 0;
         int cells = 0;
         bool genes = false;
         bool distribute = false;
@@ -286,13 +285,10 @@ class Epidermis
         k.geometry = m_mechanics.geometry_functor( m_tissue, x );
         k.geometry.guard = guard;
         k.geometry.metric = m_mechanics.metric_slot( j < 0 ? 0 : j );
-        k.elements = m_tissue.num_elements();
         k.cells = m_tissue.num_cells();
         k.rk2 = m_mechanics.runge_kutta2();
-        const auto el = m_mechanics.stage_functors( m_tissue, x, out );
-        k.first = el.first;
-        k.last = el.last;
-        k.first.guard = k.last.guard = guard;
+        k.stages = m_mechanics.stage_functors( m_tissue, x, out );
+        k.stages.set_guard( guard );
         k.genes = gene_network();
         if ( k.genes )
         {
@@ -327,10 +323,10 @@ class Epidermis
                 Kokkos::parallel_for( "morula::sem::count_cell_neighbors", policy( exec, 0, k.cells ), k.counts );
             Kokkos::parallel_for( "morula::sem::neighbor_inputs", policy( exec, 0, k.cells ), k.inputs );
         }
+        using Mechanics = SemMechanics<Scalar, MemorySpace>;
         if ( k.rk2 )
-            Kokkos::parallel_for( "morula::sem::rk2_half_step", policy( exec, 0, k.elements ), k.first );
-        Kokkos::parallel_reduce( "morula::sem::final_stage", policy( exec, 0, k.elements ), k.last,
-                                 Kokkos::Max<Scalar, MemorySpace>( metric_out ) );
+            Mechanics::launch_stage( exec, k.stages, false, metric_out );
+        Mechanics::launch_stage( exec, k.stages, true, metric_out );
         if ( k.genes )
         {
             if ( k.rk2 )
@@ -460,6 +456,13 @@ class Epidermis
 
   private:
     static constexpr int detail_max_chunk = SemMechanics<Scalar, MemorySpace>::max_chunk_steps;
+
+    // The parameters as run (and checkpointed): backend-dependent defaults filled in.
+    static EpidermisParameters resolved( EpidermisParameters p )
+    {
+        p.mechanics = resolved_for<MemorySpace>( p.mechanics );
+        return p;
+    }
 
     bool ready_for_chunk() const
     {

@@ -22,6 +22,7 @@
 #include <morula/io/Checkpoint.hpp>
 #include <morula/sem/Epidermis.hpp>
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <initializer_list>
@@ -72,7 +73,9 @@ std::vector<EpidermisParameterEntry> epidermis_parameter_table( const EpidermisP
     number( "mechanics.inter_cutoff", p.mechanics.inter_cutoff, true );
     number( "mechanics.time_step", p.mechanics.time_step, true );
     choice( "mechanics.integrator", to_string( p.mechanics.integrator ), true );
-    number( "mechanics.skin_factor", p.mechanics.skin_factor, true ); // the list's order is the forces' sum order
+    // The list's order is the forces' sum order. p is the driver's (resolved) parameters; an unset skin
+    // cannot reach here, and would be written as NaN and refused.
+    number( "mechanics.skin_factor", p.mechanics.skin_factor.value_or( std::nan( "" ) ), true );
     const auto& g = p.genes.genes;
     const std::initializer_list<std::pair<const char*, double>> rates{
         { "ka", g.ka }, { "kd", g.kd }, { "dB", g.dB }, { "dN", g.dN },

@@ -48,7 +48,7 @@ class SemMechanics
 
     SemMechanics( const core::Box<Scalar>& box, const SemParameters& params )
         : m_box( box )
-        , m_params( params )
+        , m_params( resolved_for<MemorySpace>( params ) )
     {
         params.validate( "SemMechanics" );
         box.validate( "SemMechanics" );
@@ -56,7 +56,7 @@ class SemMechanics
             throw core::InputError(
                 "SemMechanics: the z axis must be open (the membrane is z = 0, the top is free)" );
         m_cutoff = static_cast<Scalar>( params.effective_inter_cutoff() );
-        m_skin = static_cast<Scalar>( params.skin_factor * params.effective_inter_cutoff() );
+        m_skin = static_cast<Scalar>( *m_params.skin_factor * params.effective_inter_cutoff() );
         for ( int d = 0; d < 2; ++d )
             if ( box.is_periodic( d ) && !( box.length( d ) >= 2 * ( m_cutoff + m_skin ) ) )
                 throw core::InputError( core::detail::concat(
@@ -115,10 +115,25 @@ class SemMechanics
         return f;
     }
 
-    //! The stages of one step from positions x into `out` (first: RK2's half step; unused for Euler).
+    /*!
+      \brief The stages of one step from positions x into `out` (first: RK2's half step; unused for Euler).
+      On host backends (intra_by_cell) each stage is two kernels: first_intra / last_intra over cells,
+      then the stage over elements, which adds the other pairs to those sums (detail::IntraCellFunctor:
+      the same bits, half the Morse evaluations); on GPUs one kernel per stage. launch_stage() runs one.
+    */
     struct Stages
     {
         detail::StageFunctor<Scalar, MemorySpace> first, last;
+        detail::IntraCellFunctor<Scalar, MemorySpace> first_intra, last_intra;
+        bool intra_by_cell = false;
+        int cells = 0;
+        int elements = 0;
+
+        //! Sets the chunk guard of every kernel of the stages.
+        void set_guard( const detail::StepGuard<MemorySpace>& g )
+        {
+            first.guard = last.guard = first_intra.guard = last_intra.guard = g;
+        }
     };
     Stages stage_functors( const tissue_type& t, const position_view& x, const position_view& out ) const
     {
@@ -127,7 +142,38 @@ class SemMechanics
                   { evaluator( t, x, false ), x, out, m_reference, dt } };
         if ( m_params.integrator == TimeScheme::runge_kutta2 )
             s.last.velocity = evaluator( t, m_half, false );
+        s.cells = t.num_cells();
+        s.elements = t.num_elements();
+        s.intra_by_cell = intra_by_cell;
+        if ( intra_by_cell )
+        {
+            for ( auto* stage : { &s.first, &s.last } )
+            {
+                stage->velocity.pairs.skip_intra = true;
+                stage->velocity.intra_sums = m_intra_sums;
+            }
+            s.first_intra = { x, m_intra_sums, t.cell_offset(), t.cell_count(), m_box, m_params.intra, {} };
+            s.last_intra = s.first_intra;
+            s.last_intra.x = s.last.velocity.pairs.x;
+        }
         return s;
+    }
+
+    //! Enqueues the first (RK2's half step) or the last stage: its intra-cell kernel, if any, then the
+    //! stage; the last stage reduces the list's displacement bound into `metric_out`.
+    template <class ExecutionSpace>
+    static void launch_stage( const ExecutionSpace& exec, const Stages& s, bool last,
+                              const Kokkos::View<Scalar, MemorySpace>& metric_out )
+    {
+        using policy = core::LaunchRange<ExecutionSpace>;
+        if ( s.intra_by_cell )
+            Kokkos::parallel_for( "morula::sem::intra_cell_sums", policy( exec, 0, s.cells ),
+                                  last ? s.last_intra : s.first_intra );
+        if ( last )
+            Kokkos::parallel_reduce( "morula::sem::final_stage", policy( exec, 0, s.elements ), s.last,
+                                     Kokkos::Max<Scalar, MemorySpace>( metric_out ) );
+        else
+            Kokkos::parallel_for( "morula::sem::rk2_half_step", policy( exec, 0, s.elements ), s.first );
     }
     bool runge_kutta2() const { return m_params.integrator == TimeScheme::runge_kutta2; }
 
@@ -136,6 +182,8 @@ class SemMechanics
     {
         ensure( m_half, t.element_capacity(), "morula::sem::positions_half" );
         ensure( m_next, t.element_capacity(), "morula::sem::positions_next" );
+        if ( intra_by_cell )
+            ensure( m_intra_sums, t.element_capacity(), "morula::sem::intra_cell_sums" );
     }
     //! The array the next step writes its positions into (swapped with the tissue's afterwards).
     const position_view& spare_positions() const { return m_next; }
@@ -176,7 +224,8 @@ class SemMechanics
     {
         return m_list_valid && m_metric_pending && m_list.num_particles() == t.num_elements() &&
                static_cast<int>( m_next.extent( 0 ) ) == t.element_capacity() &&
-               static_cast<int>( m_half.extent( 0 ) ) == t.element_capacity();
+               static_cast<int>( m_half.extent( 0 ) ) == t.element_capacity() &&
+               ( !intra_by_cell || static_cast<int>( m_intra_sums.extent( 0 ) ) == t.element_capacity() );
     }
 
     //! Pointers and sizes a chunk's kernels freeze (a CUDA graph keeps them); any change needs a new capture.
@@ -184,7 +233,7 @@ class SemMechanics
     {
         auto p = []( const void* q ) { return reinterpret_cast<std::uintptr_t>( q ); };
         const auto a = p( t.positions().data() ), b = p( m_next.data() );
-        sig.insert( sig.end(), { a < b ? a : b, a < b ? b : a, p( m_half.data() ), p( m_reference.data() ),
+        sig.insert( sig.end(), { a < b ? a : b, a < b ? b : a, p( m_half.data() ), p( m_reference.data() ), p( m_intra_sums.data() ),
                                  p( m_list.offsets().data() ), p( m_list.indices().data() ),
                                  p( t.element_cell().data() ), p( t.element_type().data() ),
                                  p( t.cell_offset().data() ), p( t.cell_count().data() ),
@@ -203,15 +252,11 @@ class SemMechanics
     {
         compat::ScopedRegion region( "morula::sem::SemMechanics::step" );
         prepare_list( exec, t );
-        const int n = t.num_elements();
         ensure_spares( t );
         const auto stages = stage_functors( t, t.positions(), m_next );
         if ( runge_kutta2() )
-            Kokkos::parallel_for( "morula::sem::rk2_half_step",
-                                  core::LaunchRange<ExecutionSpace>( exec, 0, n ), stages.first );
-        Kokkos::parallel_reduce( "morula::sem::final_stage",
-                                 core::LaunchRange<ExecutionSpace>( exec, 0, n ), stages.last,
-                                 Kokkos::Max<Scalar, MemorySpace>( m_metric ) );
+            launch_stage( exec, stages, false, m_metric );
+        launch_stage( exec, stages, true, m_metric );
         // The new positions become the tissue's; the old array is the next step's spare.
         finish_step( t );
     }
@@ -476,6 +521,9 @@ class SemMechanics
     std::optional<grid::UniformGrid<Scalar, MemorySpace>> m_grid;
     grid::NeighborList<Scalar, MemorySpace> m_list;
     position_view m_reference, m_half, m_next;
+    //! Host backends: the intra-cell sums of the stage being evaluated (detail::IntraCellFunctor).
+    static constexpr bool intra_by_cell = Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemorySpace>::accessible;
+    position_view m_intra_sums;
     Kokkos::View<Scalar*, MemorySpace> m_metrics;
     Kokkos::View<Scalar, MemorySpace> m_metric;
     long long m_steps_at_build = 0;

@@ -13,6 +13,7 @@
 #include <Kokkos_Core.hpp>
 
 #include <cmath>
+#include <optional>
 #include <string>
 
 namespace morula::sem
@@ -122,15 +123,15 @@ struct SemParameters
     double time_step = 0.01; //!< see docs/models/epidermis.md for its stability
     TimeScheme integrator = TimeScheme::runge_kutta2;
     /*!
-      Verlet skin of the inter-cell neighbour list, as a multiple of the inter-cell cutoff. 3 since issue
-      #26: stiff element pairs move ~0.01 per step back and forth, and the displacement bound adds 1.5x
-      the last step's move, so with a skin of 1 cutoff (0.058) the list fell due every ~4 steps at 5000
-      cells (707 builds in Table 3's 3000 steps); with 2 cutoffs a few times there, but every second step
-      late in the full model (27 100 builds in 130 000 steps); with 3 cutoffs 891 there (H100: full model
-      28.4 s -> 17.9 s, Table 3 with the gene network 0.223 -> 0.246 s periodic). The list is longer but
-      the forces are the same (pairs beyond the cutoff are skipped).
+      Verlet skin of the inter-cell neighbour list, as a multiple of the inter-cell cutoff. Unset by
+      default: SemMechanics then takes default_skin_factor() of its backend, because the best value
+      differs. On a GPU a list rebuild ends a recorded chunk of steps and costs a host round trip, so a
+      long-lived list (3 cutoffs) wins although every step sums more candidate pairs; on CPU cores a
+      rebuild is just more work in the same loop and the extra candidates dominate (1 cutoff).
+      docs/performance.md ("Defaults per backend") has the measurements. The list is longer with a
+      larger skin, but the forces are the same (pairs beyond the cutoff are skipped); the sum order is not.
     */
-    double skin_factor = 3.0;
+    std::optional<double> skin_factor;
 
     double effective_inter_cutoff() const
     {
@@ -151,11 +152,32 @@ struct SemParameters
         if ( !std::isfinite( time_step ) || !( time_step > 0 ) )
             throw core::InputError( core::detail::concat( where, ": time_step = ", time_step,
                                                           " (expected a finite value > 0)" ) );
-        if ( !std::isfinite( skin_factor ) || !( skin_factor > 0 ) )
-            throw core::InputError( core::detail::concat( where, ": skin_factor = ", skin_factor,
+        if ( skin_factor && ( !std::isfinite( *skin_factor ) || !( *skin_factor > 0 ) ) )
+            throw core::InputError( core::detail::concat( where, ": skin_factor = ", *skin_factor,
                                                           " (expected a finite value > 0)" ) );
     }
 };
+
+/*!
+  \brief The inter-cell list's skin (in cutoffs) when SemParameters::skin_factor is unset: 3 where
+  ExecutionSpace is a GPU, 1 where it runs on the host (Serial, OpenMP, Threads). See
+  SemParameters::skin_factor for why they differ.
+*/
+template <class ExecutionSpace>
+constexpr double default_skin_factor()
+{
+    return Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename ExecutionSpace::memory_space>::accessible ? 1.0
+                                                                                                           : 3.0;
+}
+
+//! `p` with every backend-dependent default filled in for the backend of MemorySpace.
+template <class MemorySpace>
+SemParameters resolved_for( SemParameters p )
+{
+    if ( !p.skin_factor )
+        p.skin_factor = default_skin_factor<typename MemorySpace::execution_space>();
+    return p;
+}
 
 } // namespace morula::sem
 

@@ -4,10 +4,18 @@
 #include <Kokkos_Core.hpp>
 
 #include <cstdio>
+#include <string>
 
 int main( int argc, char* argv[] )
 {
     Kokkos::ScopeGuard guard( argc, argv );
+    if ( morula::core::version() != MORULA_PACKAGE_VERSION ||
+         std::string( MORULA_VERSION_STRING ) != MORULA_PACKAGE_VERSION )
+    {
+        std::printf( "downstream: the CMake package says Morula %s, the library %s, the headers %s\n",
+                     MORULA_PACKAGE_VERSION, morula::core::version().c_str(), MORULA_VERSION_STRING );
+        return 1;
+    }
     using exec = Kokkos::DefaultExecutionSpace;
     using mem = exec::memory_space;
     const int n = 2000;

@@ -132,6 +132,7 @@ struct PairVisitor
     Scalar inter_cutoff2 = 0;
     int num_elements = 0;
     bool brute_force = false;
+    bool skip_intra = false; //!< the intra-cell pairs are summed elsewhere (IntraCellFunctor)
 
     template <class F>
     KOKKOS_INLINE_FUNCTION void visit( const int i, const F& f ) const
@@ -152,9 +153,10 @@ struct PairVisitor
                 return;
             f( kind, compat::sqrt( r2 ), d );
         };
-        for ( int j = b; j < e; ++j )
-            if ( j != i )
-                pair( j, pair_intra );
+        if ( !skip_intra )
+            for ( int j = b; j < e; ++j )
+                if ( j != i )
+                    pair( j, pair_intra );
         if ( brute_force )
         {
             for ( int j = 0; j < num_elements; ++j )
@@ -188,10 +190,13 @@ struct VelocityEvaluator
 {
     PairVisitor<Scalar, MemorySpace> pairs;
     MorsePotential intra, inter, membrane;
+    //! With pairs.skip_intra: every element's intra-cell sum, which the other pairs are added to.
+    typename Tissue<Scalar, MemorySpace>::position_view intra_sums;
 
     KOKKOS_INLINE_FUNCTION void operator()( const int i, Scalar v[3] ) const
     {
-        v[0] = v[1] = v[2] = 0;
+        for ( int k = 0; k < 3; ++k )
+            v[k] = pairs.skip_intra ? intra_sums( i, k ) : Scalar( 0 );
         pairs.visit( i, [&]( const PairKind kind, const Scalar r, const Scalar* d ) {
             if ( !( r > Scalar( 0 ) ) )
                 return;
@@ -210,6 +215,59 @@ struct VelocityEvaluator
             for ( int k = 0; k < 3; ++k )
                 v[k] += s * d[k];
         } );
+    }
+};
+
+/*!
+  \brief The intra-cell sums of one cell's elements with each pair evaluated once and added to both
+  (host backends, where one work item may own a whole cell: half the Morse evaluations of the gather,
+  which GPUs keep because a thread per element needs no atomics). Element i receives its pairs in the
+  order j = b, ..., e - 1 in which VelocityEvaluator sums them, and a pair's displacement and force
+  change sign exactly from one side to the other (the minimum image and the products are odd in d), so
+  every sum equals the gather's bit for bit; the other pairs are then added to it in the gather's order.
+*/
+template <class Scalar, class MemorySpace>
+struct IntraCellFunctor
+{
+    using position_view = typename Tissue<Scalar, MemorySpace>::position_view;
+    position_view x, sums;
+    typename Tissue<Scalar, MemorySpace>::int_view offset, count;
+    core::Box<Scalar> box;
+    MorsePotential intra;
+    StepGuard<MemorySpace> guard; //!< inside a chunk: nothing to do once a check of the chunk failed
+
+    KOKKOS_INLINE_FUNCTION void operator()( const int c ) const
+    {
+        if ( guard.skip() )
+            return;
+        const int b = offset( c );
+        const int e = b + count( c );
+        for ( int i = b; i < e; ++i )
+            for ( int k = 0; k < 3; ++k )
+                sums( i, k ) = 0;
+        for ( int i = b; i < e; ++i )
+        {
+            const Scalar xi[3] = { x( i, 0 ), x( i, 1 ), x( i, 2 ) };
+            for ( int j = i + 1; j < e; ++j )
+            {
+                Scalar d[3];
+                Scalar r2 = 0;
+                for ( int k = 0; k < 3; ++k )
+                {
+                    d[k] = box.minimum_image( k, xi[k] - x( j, k ) );
+                    r2 += d[k] * d[k];
+                }
+                const Scalar r = compat::sqrt( r2 );
+                if ( !( r > Scalar( 0 ) ) )
+                    continue;
+                const Scalar s = -intra.derivative( r ) / r;
+                for ( int k = 0; k < 3; ++k )
+                {
+                    sums( i, k ) += s * d[k];
+                    sums( j, k ) -= s * d[k];
+                }
+            }
+        }
     }
 };
 
