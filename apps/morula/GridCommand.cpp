@@ -163,7 +163,11 @@ int run_grid_demo( const GridSettings& s )
     if ( sample > 0 )
     {
         const auto x = particles.positions();
-        const Scalar r2 = static_cast<Scalar>( s.cutoff * s.cutoff );
+        // The grid's rule: |d|^2 <= radius^2 with both rounded in Scalar (radius = Scalar(cutoff)). The
+        // square of the double cutoff rounded once to float can be one ulp below, and then pairs at the
+        // cutoff count differently (issue #46).
+        const Scalar radius = static_cast<Scalar>( s.cutoff );
+        const Scalar r2 = radius * radius;
         const int stride = n / sample;
         Kokkos::parallel_reduce(
             "morula::app::grid::check", morula::core::LaunchRange<exec>( space, 0, sample ),

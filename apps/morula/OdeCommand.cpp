@@ -305,6 +305,27 @@ using Matrix = Kokkos::View<double**, Kokkos::LayoutLeft, mem_space>;
 
 bool given( const CLI::App& cmd, const char* name ) { return cmd.count( name ) > 0; }
 
+double host_memory_bytes()
+{
+    return double( sysconf( _SC_PHYS_PAGES ) ) * double( sysconf( _SC_PAGE_SIZE ) );
+}
+
+// The sample times alone, and one saved species of one system kept twice (the solver's and the CSV's),
+// take 24 bytes per sample: a count beyond the host's memory is refused before anything is allocated
+// (it ended in std::bad_alloc, issue #46). refuse_batch_beyond_memory() checks the whole run later.
+void refuse_samples_beyond_memory( long samples )
+{
+    const double need = 24.0 * double( samples );
+    const double host = host_memory_bytes();
+    if ( host > 0 && need > host )
+    {
+        char figures[96];
+        std::snprintf( figures, sizeof( figures ), "%.3g GB, more than this machine's %.3g GB", need / 1e9, host / 1e9 );
+        throw InputError( concat( "--samples ", samples, ": the sample times and one species' values need at least ",
+                                  figures, " of memory" ) );
+    }
+}
+
 // --t-start to --t-end in --samples evenly spaced times, else the model's own sample times.
 std::vector<double> sample_times( const RunArgs& a, const CLI::App& cmd, const ode::ReactionNetwork& net )
 {
@@ -321,6 +342,7 @@ std::vector<double> sample_times( const RunArgs& a, const CLI::App& cmd, const o
         if ( !( std::isfinite( a.t_end ) && a.t_end > a.t_start ) )
             throw InputError( concat( "--t-end ", number( a.t_end ), ": expected a finite time after --t-start (",
                                       number( a.t_start ), ")" ) );
+        refuse_samples_beyond_memory( a.samples );
         times = even_times( a.t_start, a.t_end, a.samples );
     }
     else if ( !net.settings.sample_times.empty() )
@@ -356,7 +378,7 @@ void refuse_batch_beyond_memory( long systems, std::size_t nsamples, std::size_t
 {
     const double per_system = 8.0 * ( 2.0 * double( nsamples ) * double( nsaved ) + 2.0 * n + m + ode::stat_count );
     const double need = per_system * double( systems );
-    const double host = double( sysconf( _SC_PHYS_PAGES ) ) * double( sysconf( _SC_PAGE_SIZE ) );
+    const double host = host_memory_bytes();
     if ( host > 0 && need > host )
     {
         char figures[160];

@@ -23,6 +23,7 @@
 #include <morula/grid/EllNeighborList.hpp>
 #include <morula/grid/NeighborList.hpp>
 #include <morula/grid/NeighborQuery.hpp>
+#include <morula/grid/NeighborReduction.hpp>
 #include <morula/grid/NeighborSweep.hpp>
 #include <morula/grid/UniformGrid.hpp>
 
@@ -42,6 +43,16 @@
 #include <morula/lattice/LatticeCheckpoint.hpp>
 #include <morula/lattice/LatticeDiffusion.hpp>
 #include <morula/lattice/SiteWord.hpp>
+
+#include <morula/ode/EpidermisGeneNetwork.hpp>
+#include <morula/ode/MassActionSystem.hpp>
+#include <morula/ode/ModelReaders.hpp>
+#include <morula/ode/OdeIntegration.hpp>
+#include <morula/ode/OdeResult.hpp>
+#include <morula/ode/OdeSolver.hpp>
+#include <morula/ode/ReactionNetwork.hpp>
+#include <morula/ode/SolverOptions.hpp>
+#include <morula/ode/SyntheticNetwork.hpp>
 
 #include <morula/mechanics/GrowthDivision.hpp>
 #include <morula/mechanics/Initializers.hpp>

@@ -238,7 +238,6 @@ Outcome device_wide( const MassActionSystem<typename ExecutionSpace::memory_spac
         const auto saved_device = saved_view;
 
         long c[stat_count] = {};
-        const ode::detail::FehlbergTableau tab;
         const bool paper = m_options.error_norm == ErrorNorm::paper;
         const bool automatic = m_options.method == Method::automatic;
         using Range = Kokkos::RangePolicy<ExecutionSpace>;
@@ -247,7 +246,10 @@ Outcome device_wide( const MassActionSystem<typename ExecutionSpace::memory_spac
                                   RecordSample<MemorySpace>{ x, saved_device, result.samples, sample } );
         };
         auto stage = [&]( const View1& from, int row, int terms, double dt ) {
-            const StageRhs<MemorySpace> f( m_system, k, from, stages, row, terms, tab.a[row], dt );
+            double a[5];
+            for ( int l = 0; l < 5; ++l )
+                a[l] = ode::detail::fehlberg_a( row, l );
+            const StageRhs<MemorySpace> f( m_system, k, from, stages, row, terms, a, dt );
             Kokkos::parallel_for( "reference::stage", Range( exec, 0, n ), f );
             ++c[stat_rhs_evaluations];
         };

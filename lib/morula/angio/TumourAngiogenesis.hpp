@@ -133,8 +133,21 @@ class TumourAngiogenesis
         m_work.exchange_rate = Kokkos::View<Scalar*, MemorySpace>( "morula::angio::exchange_rate", 2 );
         m_work.num_cells = Kokkos::View<int, MemorySpace>( "morula::angio::num_cells" );
         grid::GridOptions options; // row-major cells: Algorithm 5 reads rows of cells as one run
-        m_grid = std::make_unique<grid_type>( box, m_constants.cell_reach, options );
-        m_tube_grid = std::make_unique<grid_type>( box, m_tube_reach, options );
+        // The grids' cutoffs are the interaction reaches the parameters imply, not a user's setting: a
+        // grid that cannot be laid is a box too large for them, reported as such (issue #46).
+        try
+        {
+            m_grid = std::make_unique<grid_type>( box, m_constants.cell_reach, options );
+            m_tube_grid = std::make_unique<grid_type>( box, m_tube_reach, options );
+        }
+        catch ( const core::CapacityError& )
+        {
+            throw core::InputError( core::detail::concat(
+                where, ": the box (", box.length( 0 ), " x ", box.length( 1 ), " x ", box.length( 2 ),
+                ") is too large for the neighbour grids, whose cells are at least the interaction reach (cells ",
+                m_constants.cell_reach, " = 2 division_radius (1 + adhesion_range), tubes ", m_tube_reach,
+                "), more than a grid's limit of ", options.max_cells, " cells; expected a smaller box" ) );
+        }
     }
 
     const AngioParameters& parameters() const { return m_params; }
@@ -402,7 +415,8 @@ class TumourAngiogenesis
     /*!
       \brief Reads the step's counters (the one host read of a step), updates the sizes and the clock.
       \throws core::CapacityError if a cell had more contacts or tubes than its lists hold (the message
-      names the parameter to raise); std::runtime_error if a concentration went negative or non-finite
+      names the parameter to raise); core::InputError if a concentration went negative or non-finite
+      (an exchange.sweep_fraction too large: the message names it)
     */
     template <class ExecutionSpace>
     void finish_step( const ExecutionSpace& exec, TumourAngiogenesisReport& report )
@@ -421,7 +435,7 @@ class TumourAngiogenesis
                 "TumourAngiogenesis: at step ", m_step, " a cell touched ", host[detail::counter_max_tubes],
                 " tubes, more than max_tubes_per_cell = ", m_params.max_tubes_per_cell, "; raise it" ) );
         if ( host[detail::counter_negative] > 0 )
-            throw std::runtime_error( core::detail::concat(
+            throw core::InputError( core::detail::concat(
                 "TumourAngiogenesis: at step ", m_step, " the oxygen or TAF of ", host[detail::counter_negative],
                 " cells became negative or non-finite; lower exchange.sweep_fraction" ) );
         report.divisions = static_cast<int>( host[detail::counter_divisions] );

@@ -86,7 +86,9 @@ KOKKOS_FORCEINLINE_FUNCTION Scalar pair_offset( Scalar xi, Scalar yi, Scalar zi,
   `positions` must be the array the grid was built from, or that array after UniformGrid::permute().
 
   Neighbours are the particles j != i with |d|^2 <= radius^2, where d = x_i - x_j is reduced to the
-  minimum image along periodic axes and radius <= cutoff() (the grid's cell edge bound). Each pair is
+  minimum image along periodic axes and radius <= cutoff() (the grid's cell edge bound). Both sides are
+  rounded in Scalar: radius * radius, and |d|^2 summed x, y, z by detail::distance_squared(); a
+  reference that squares a double cutoff and rounds it once differs by an ulp at the boundary. Each pair is
   found once per side. With row-major and morton_rows cells the three cells of each stencil row are one
   contiguous range of sorted slots, so a query reads nine ranges instead of 27 cells.
 */

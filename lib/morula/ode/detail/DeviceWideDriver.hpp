@@ -340,7 +340,6 @@ class DeviceWideDriver
         b.stages = m_stages.data();
         b.n = n;
         const MassActionRates rates( m_system, m_k );
-        const FehlbergTableau tab;
 
         m_begin = DeviceWideBegin{ b, rates, m_samples.data(), m_saved.data(), m_params.samples,
                                    static_cast<int>( m_saved.extent( 0 ) ) };
@@ -351,7 +350,7 @@ class DeviceWideDriver
             m_stage[r].rates = rates;
             m_stage[r].row = r + 1;
             for ( int l = 0; l < 5; ++l )
-                m_stage[r].a[l] = tab.a[r + 1][l];
+                m_stage[r].a[l] = fehlberg_a( r + 1, l );
         }
         m_last.b = b;
         m_last.rates = rates;
@@ -360,7 +359,7 @@ class DeviceWideDriver
         m_last.rtol = m_options.relative_tolerance;
         m_last.paper = m_params.paper;
         for ( int l = 0; l < 5; ++l )
-            m_last.a[l] = tab.a[5][l];
+            m_last.a[l] = fehlberg_a( 5, l );
         m_perturb = DeviceWidePerturb{ b, m_params, m_perturbed.data() };
         m_check = DeviceWideCheckRhs{ b, m_params, rates, m_perturbed.data(), m_den.data() };
         m_control = DeviceWideControlKernel{ m_status.data(), m_params, m_times.data(), m_q.data(), m_den.data(), m_num.data() };

@@ -15,25 +15,13 @@
 #include <morula/core/KokkosCompat.hpp>
 #include <morula/ode/MassActionSystem.hpp>
 #include <morula/ode/detail/DeviceWideControl.hpp>
+#include <morula/ode/detail/FehlbergTableau.hpp>
 #include <morula/ode/detail/MassActionKernels.hpp>
 
 #include <Kokkos_Core.hpp>
 
 namespace morula::ode::detail
 {
-
-//! Fehlberg's tableau (rows of a, b4, b5), shared by the host loop and the kernels.
-struct FehlbergTableau
-{
-    double a[6][5] = { { 0, 0, 0, 0, 0 },
-                       { 1.0 / 4.0, 0, 0, 0, 0 },
-                       { 3.0 / 32.0, 9.0 / 32.0, 0, 0, 0 },
-                       { 1932.0 / 2197.0, -7200.0 / 2197.0, 7296.0 / 2197.0, 0, 0 },
-                       { 439.0 / 216.0, -8.0, 3680.0 / 513.0, -845.0 / 4104.0, 0 },
-                       { -8.0 / 27.0, 2.0, -3544.0 / 2565.0, 1859.0 / 4104.0, -11.0 / 40.0 } };
-    double b4[6] = { 25.0 / 216.0, 0, 1408.0 / 2565.0, 2197.0 / 4104.0, -1.0 / 5.0, 0 };
-    double b5[6] = { 16.0 / 135.0, 0, 6656.0 / 12825.0, 28561.0 / 56430.0, -9.0 / 50.0, 2.0 / 55.0 };
-};
 
 //! One thread per species: a species' sum over its terms from left to right; writes done by the thread.
 struct SerialLanes
@@ -154,18 +142,6 @@ struct PlainValue
     const double* x;
     KOKKOS_INLINE_FUNCTION double operator()( const int q ) const { return x[q]; }
 };
-
-// Fehlberg's weights of the 4th- and 5th-order solutions, for the kernels below (small functors).
-KOKKOS_INLINE_FUNCTION double fehlberg_b4( int l )
-{
-    constexpr double b[6] = { 25.0 / 216.0, 0, 1408.0 / 2565.0, 2197.0 / 4104.0, -1.0 / 5.0, 0 };
-    return b[l];
-}
-KOKKOS_INLINE_FUNCTION double fehlberg_b5( int l )
-{
-    constexpr double b[6] = { 16.0 / 135.0, 0, 6656.0 / 12825.0, 28561.0 / 56430.0, -9.0 / 50.0, 2.0 / 55.0 };
-    return b[l];
-}
 
 /*
   The kernels of one device-wide RKF45 attempt. Each reads the attempt's step, the current state buffer and

@@ -15,6 +15,7 @@
 
 #include <morula/core/KokkosCompat.hpp>
 #include <morula/ode/SolverOptions.hpp>
+#include <morula/ode/detail/FehlbergTableau.hpp>
 #include <morula/ode/detail/Workspace.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -55,14 +56,16 @@ template <class Integrator, class Ops>
 KOKKOS_INLINE_FUNCTION bool rkf45_attempt( const Integrator& in, const Ops& ops, long s, typename Integrator::State& st,
                                            double dt, double& dt_new )
 {
-    // Fehlberg's coefficients (Fehlberg 1969, NASA TR R-315, Table III).
-    constexpr double a21 = 1.0 / 4.0;
-    constexpr double a31 = 3.0 / 32.0, a32 = 9.0 / 32.0;
-    constexpr double a41 = 1932.0 / 2197.0, a42 = -7200.0 / 2197.0, a43 = 7296.0 / 2197.0;
-    constexpr double a51 = 439.0 / 216.0, a52 = -8.0, a53 = 3680.0 / 513.0, a54 = -845.0 / 4104.0;
-    constexpr double a61 = -8.0 / 27.0, a62 = 2.0, a63 = -3544.0 / 2565.0, a64 = 1859.0 / 4104.0, a65 = -11.0 / 40.0;
-    constexpr double b41 = 25.0 / 216.0, b43 = 1408.0 / 2565.0, b44 = 2197.0 / 4104.0, b45 = -1.0 / 5.0;
-    constexpr double b51 = 16.0 / 135.0, b53 = 6656.0 / 12825.0, b54 = 28561.0 / 56430.0, b55 = -9.0 / 50.0, b56 = 2.0 / 55.0;
+    // Fehlberg's coefficients, named for the unrolled stages (FehlbergTableau.hpp).
+    constexpr double a21 = fehlberg_a( 1, 0 );
+    constexpr double a31 = fehlberg_a( 2, 0 ), a32 = fehlberg_a( 2, 1 );
+    constexpr double a41 = fehlberg_a( 3, 0 ), a42 = fehlberg_a( 3, 1 ), a43 = fehlberg_a( 3, 2 );
+    constexpr double a51 = fehlberg_a( 4, 0 ), a52 = fehlberg_a( 4, 1 ), a53 = fehlberg_a( 4, 2 ), a54 = fehlberg_a( 4, 3 );
+    constexpr double a61 = fehlberg_a( 5, 0 ), a62 = fehlberg_a( 5, 1 ), a63 = fehlberg_a( 5, 2 ), a64 = fehlberg_a( 5, 3 ),
+                     a65 = fehlberg_a( 5, 4 );
+    constexpr double b41 = fehlberg_b4( 0 ), b43 = fehlberg_b4( 2 ), b44 = fehlberg_b4( 3 ), b45 = fehlberg_b4( 4 );
+    constexpr double b51 = fehlberg_b5( 0 ), b53 = fehlberg_b5( 2 ), b54 = fehlberg_b5( 3 ), b55 = fehlberg_b5( 4 ),
+                     b56 = fehlberg_b5( 5 );
     const int n = in.map.n;
     const auto x = in.vec( s, slot_x );
     const auto k1 = in.vec( s, slot_stage_k1 ), k2 = in.vec( s, slot_stage_k1 + 1 ), k3 = in.vec( s, slot_stage_k1 + 2 ),

@@ -16,6 +16,7 @@
 #define MORULA_ODE_DETAIL_STIFFNESSDETECTION_HPP
 
 #include <morula/core/KokkosCompat.hpp>
+#include <morula/ode/detail/FehlbergTableau.hpp>
 #include <morula/ode/detail/NewtonSolve.hpp>
 #include <morula/ode/detail/Workspace.hpp>
 
@@ -68,7 +69,8 @@ KOKKOS_INLINE_FUNCTION double rkf45_stiffness( const Integrator& in, const Ops& 
                                                typename Integrator::State& st, double dt )
 {
     // e_i = b5_i - b4_i of Fehlberg's pair: dt sum_i e_i k_i = w - u.
-    constexpr double e1 = 1.0 / 360.0, e3 = -128.0 / 4275.0, e4 = -2197.0 / 75240.0, e5 = 1.0 / 50.0, e6 = 2.0 / 55.0;
+    constexpr double e1 = fehlberg_e( 0 ), e3 = fehlberg_e( 2 ), e4 = fehlberg_e( 3 ), e5 = fehlberg_e( 4 ),
+                     e6 = fehlberg_e( 5 );
     const int n = in.map.n;
     const auto x = in.vec( s, slot_x );
     const auto k1 = in.vec( s, slot_stage_k1 ), k3 = in.vec( s, slot_stage_k1 + 2 ), k4 = in.vec( s, slot_stage_k1 + 3 ),
