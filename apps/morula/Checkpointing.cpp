@@ -10,6 +10,7 @@
 #include <sstream>
 #include <string>
 #include <system_error>
+#include <vector>
 
 namespace morula::app
 {
@@ -70,31 +71,34 @@ void CheckpointSchedule::stop_if_requested() const
         throw StoppedBySignal{ m_file };
 }
 
-bool keep_csv_rows_up_to( const std::string& path, long long step, const std::string& where, const std::string& header )
+namespace
+{
+// Reads a CSV's header and rows; false if there is no file to read (a new output prefix).
+bool read_csv( const std::string& path, const std::string& where, const std::string& header, std::string& first,
+               std::vector<std::string>& rows )
 {
     std::ifstream in( path );
-    std::string first, line;
     if ( !in || !std::getline( in, first ) )
         return false;
     if ( !header.empty() && first != header )
         throw core::InputError( where + ": cannot resume '" + path + "': its first line is not the header '" + header + "'" );
-    std::ostringstream kept;
-    kept << first << '\n';
+    std::string line;
     while ( std::getline( in, line ) )
-    {
-        long long row_step = -1;
-        if ( std::sscanf( line.c_str(), "%lld", &row_step ) != 1 )
-            throw core::InputError( core::detail::concat( where, ": cannot resume '", path, "': the row '", line,
-                                                          "' does not start with a step" ) );
-        if ( row_step <= step )
-            kept << line << '\n';
-    }
-    in.close();
-    // Under a temporary name, then renamed: a run killed here leaves the old series whole.
+        rows.push_back( line );
+    return true;
+}
+
+// Writes the header and the first `count` rows under a temporary name, then renames it: a run killed
+// here leaves the old series whole.
+void rewrite_csv( const std::string& path, const std::string& where, const std::string& first,
+                  const std::vector<std::string>& rows, std::size_t count )
+{
     const std::string temporary = path + ".tmp";
     {
         std::ofstream out( temporary, std::ios::trunc );
-        out << kept.str();
+        out << first << '\n';
+        for ( std::size_t r = 0; r < count; ++r )
+            out << rows[r] << '\n';
         if ( !out.flush() )
             throw core::IoError( where + ": cannot write '" + temporary + "'" );
     }
@@ -102,6 +106,40 @@ bool keep_csv_rows_up_to( const std::string& path, long long step, const std::st
     std::filesystem::rename( temporary, path, error );
     if ( error )
         throw core::IoError( where + ": cannot rename '" + temporary + "' to '" + path + "': " + error.message() );
+}
+} // namespace
+
+bool keep_csv_rows_up_to( const std::string& path, long long step, const std::string& where, const std::string& header )
+{
+    std::string first;
+    std::vector<std::string> rows;
+    if ( !read_csv( path, where, header, first, rows ) )
+        return false;
+    std::size_t kept = 0;
+    for ( const std::string& line : rows )
+    {
+        long long row_step = -1;
+        if ( std::sscanf( line.c_str(), "%lld", &row_step ) != 1 )
+            throw core::InputError( core::detail::concat( where, ": cannot resume '", path, "': the row '", line,
+                                                          "' does not start with a step" ) );
+        // Rows are in step order; the ones after `step` are dropped (kept rows stay in place).
+        if ( row_step <= step )
+            rows[kept++] = line;
+    }
+    rewrite_csv( path, where, first, rows, kept );
+    return true;
+}
+
+bool keep_first_csv_rows( const std::string& path, std::size_t count, const std::string& where, const std::string& header )
+{
+    std::string first;
+    std::vector<std::string> rows;
+    if ( !read_csv( path, where, header, first, rows ) )
+        return false;
+    if ( rows.size() < count )
+        throw core::InputError( core::detail::concat( where, ": cannot resume '", path, "': it has ", rows.size(),
+                                                      " rows; the checkpoint's step follows ", count, " of them" ) );
+    rewrite_csv( path, where, first, rows, count );
     return true;
 }
 

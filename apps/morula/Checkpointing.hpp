@@ -80,6 +80,16 @@ class CheckpointSchedule
 bool keep_csv_rows_up_to( const std::string& path, long long step, const std::string& where,
                           const std::string& header = {} );
 
+/*!
+  A resumed run's CSV whose rows are not numbered by step (the lattice's MSD series, one row per sample
+  and species): keeps the header and the first `count` rows, rewritten like keep_csv_rows_up_to().
+  Returns false if there is no CSV at `path`.
+  \throws core::InputError naming `where` and the file if it has fewer rows, or the first line is not
+  `header` (when given); core::IoError if it cannot be rewritten
+*/
+bool keep_first_csv_rows( const std::string& path, std::size_t count, const std::string& where,
+                          const std::string& header = {} );
+
 } // namespace morula::app
 
 #endif

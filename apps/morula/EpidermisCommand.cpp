@@ -170,7 +170,7 @@ std::ofstream resume_csv( const std::string& path, const std::string& header, lo
     const std::string where = "morula epidermis --restart";
     // `header` ends with its newline; the file's first line does not.
     if ( !keep_csv_rows_up_to( path, keep_through, where, header.substr( 0, header.size() - 1 ) ) )
-        throw core::IoError( where + ": cannot read '" + path + "', the CSV of the run being resumed (same --output)" );
+        throw core::InputError( where + ": cannot read '" + path + "', the CSV of the run being resumed (same --output)" );
     std::ofstream out( path, std::ios::app );
     if ( !out )
         throw core::IoError( where + ": cannot append to '" + path + "'" );

@@ -320,31 +320,6 @@ class LatticeRun
 #endif
 };
 
-// The MSD CSV of a restarted run: its header and the rows of the first `rows` samples, those up to the
-// checkpoint's step (a run that went on after its last checkpoint, or ended at another step, wrote more),
-// after which the resumed run appends. \throws core::IoError naming the file if it has fewer rows.
-void keep_csv_rows( const std::string& path, std::size_t rows )
-{
-    std::ifstream in( path );
-    std::string header, line;
-    std::vector<std::string> kept;
-    if ( !in || !std::getline( in, header ) )
-        throw core::IoError( concat( "--restart: cannot read the MSD series '", path,
-                                     "' of the run to resume (run in the folder of its outputs)" ) );
-    while ( kept.size() < rows && std::getline( in, line ) )
-        kept.push_back( line );
-    if ( kept.size() < rows )
-        throw core::IoError( concat( "--restart: the MSD series '", path, "' has ", kept.size(),
-                                     " rows; the checkpoint's step follows ", rows, " of them" ) );
-    in.close();
-    std::ofstream out( path, std::ios::trunc );
-    out << header << "\n";
-    for ( const auto& r : kept )
-        out << r << "\n";
-    if ( !out )
-        throw core::IoError( concat( "--restart: cannot rewrite '", path, "'" ) );
-}
-
 template <int Slots>
 int run_lattice( const LatticeSettings& s, const CheckpointFlags& checkpoint_flags )
 {
@@ -477,20 +452,27 @@ int run_lattice( const LatticeSettings& s, const CheckpointFlags& checkpoint_fla
     }
 
     const std::string csv_path = s.output + "_msd.csv";
+    const std::string msd_header = "time_s,species,msd_nm2,msd_x_nm2,msd_y_nm2,msd_z_nm2,msd_over_6t_nm2_per_us";
     std::ofstream csv;
+    // A resumed series keeps the rows of the samples up to the checkpoint's step (a run that went on
+    // after its last checkpoint, or ended at another step, wrote more); this run appends to them.
+    // Rank 0 owns the file; a missing or short one is bad input on every rank.
+    if ( tracking && start > 0 )
+        MpiSession::check_on_root( [&] {
+            if ( !keep_first_csv_rows( csv_path, samples_before * species_with_tracers, "--restart", msd_header ) )
+                throw core::InputError( concat( "--restart: cannot read the MSD series '", csv_path,
+                                                "' of the run to resume (run in the folder of its outputs, with its --output)" ) );
+        } );
     if ( tracking && root )
     {
         if ( start > 0 )
-        {
-            keep_csv_rows( csv_path, samples_before * species_with_tracers );
             csv.open( csv_path, std::ios::app );
-        }
         else
             csv.open( csv_path );
         if ( !csv )
             throw core::IoError( "config: key 'output': cannot write '" + csv_path + "'" );
         if ( start == 0 )
-            csv << "time_s,species,msd_nm2,msd_x_nm2,msd_y_nm2,msd_z_nm2,msd_over_6t_nm2_per_us\n";
+            csv << msd_header << "\n";
     }
     std::unique_ptr<io::LatticeSnapshotWriter> snapshots;
     if ( !s.snapshots.empty() && root )

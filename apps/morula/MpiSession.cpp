@@ -1,8 +1,11 @@
 #include "MpiSession.hpp"
 
+#include <morula/core/Error.hpp>
+
 #include <cstdio>
 #include <cstdlib>
 #include <initializer_list>
+#include <string>
 
 namespace morula::app
 {
@@ -53,6 +56,35 @@ MpiSession::~MpiSession()
 bool MpiSession::active() { return g_active; }
 int MpiSession::rank() { return g_rank; }
 int MpiSession::size() { return g_size; }
+
+void MpiSession::check_on_root( const std::function<void()>& check )
+{
+    std::string message;
+    if ( g_rank == 0 )
+    {
+        try
+        {
+            check();
+        }
+        catch ( const core::InputError& e )
+        {
+            if ( !g_active )
+                throw;
+            message = e.what();
+        }
+    }
+#if MORULA_HAVE_MPI
+    if ( g_active )
+    {
+        long length = static_cast<long>( message.size() );
+        MPI_Bcast( &length, 1, MPI_LONG, 0, comm() );
+        message.resize( static_cast<std::size_t>( length ) );
+        MPI_Bcast( message.data(), static_cast<int>( length ), MPI_CHAR, 0, comm() );
+    }
+#endif
+    if ( !message.empty() )
+        throw core::InputError( message );
+}
 
 void MpiSession::abort( int code )
 {

@@ -7,6 +7,8 @@
 
 #include <morula/Config.hpp>
 
+#include <functional>
+
 #if MORULA_HAVE_MPI
 #include <mpi.h>
 #endif
@@ -28,6 +30,13 @@ class MpiSession
     static int size();
     //! Aborts every rank (after an error on one of them, so that the others do not wait forever).
     static void abort( int code );
+
+    /*!
+      Runs `check` on rank 0 only (a file that rank owns); a core::InputError it throws is thrown on every
+      rank with the same message, so that all exit with status 2 together instead of the others waiting
+      in MPI. Any other exception stays on rank 0 (main() aborts the others). Collective.
+    */
+    static void check_on_root( const std::function<void()>& check );
 #if MORULA_HAVE_MPI
     static MPI_Comm comm() { return MPI_COMM_WORLD; }
 #endif
