@@ -1,5 +1,6 @@
 #include "OdeCommand.hpp"
 #include "Checkpointing.hpp"
+#include "CliChoice.hpp"
 #include "MsdPlot.hpp"
 
 #include <morula/core/Error.hpp>
@@ -46,10 +47,10 @@ struct RunArgs
     std::string out;
     std::string plot;
     std::string save;
-    std::string method = "auto";
-    std::string norm = "mixed";
-    std::string linear = "auto";
-    std::string mode;
+    ode::Method method = ode::Method::automatic;
+    ode::ErrorNorm norm = ode::ErrorNorm::mixed;
+    ode::LinearSolver linear = ode::LinearSolver::automatic;
+    ode::ExecutionMode mode = ode::ExecutionMode::fine_grained;
     double t_start = 0;
     double t_end = 0;
     long samples = 0;
@@ -161,56 +162,42 @@ void require( bool ok, const char* option, double value, const char* expected )
 //! One system with at least this many species runs in the device-wide mode unless --mode says otherwise.
 constexpr int device_wide_species = 4096;
 
+//! Whether the option was on the command line.
+bool given( const CLI::App& cmd, const char* name ) { return cmd.count( name ) > 0; }
+
 ode::SolverOptions solver_options( const RunArgs& a, const CLI::App& cmd, const ode::ReactionNetwork& net, long systems )
 {
-    auto given = [&]( const char* name ) { return cmd.count( name ) > 0; };
     // Precedence: Morula's defaults (or --paper), then the model file's tolerances, then the command line.
     ode::SolverOptions o = a.paper ? ode::SolverOptions::paper() : ode::SolverOptions();
     if ( net.settings.relative_tolerance )
         o.relative_tolerance = *net.settings.relative_tolerance;
     if ( !net.settings.absolute_tolerances.empty() )
         o.absolute_tolerance = net.settings.absolute_tolerances;
-    if ( given( "--rtol" ) )
+    if ( given( cmd, "--rtol" ) )
     {
         require( std::isfinite( a.rtol ) && a.rtol >= 0 && a.rtol < 1, "--rtol", a.rtol, "a value in [0, 1)" );
         o.relative_tolerance = a.rtol;
     }
-    if ( given( "--atol" ) )
+    if ( given( cmd, "--atol" ) )
     {
         require( std::isfinite( a.atol ) && a.atol >= 0, "--atol", a.atol, "a finite value >= 0" );
         o.absolute_tolerance = { a.atol };
     }
-    if ( given( "--method" ) )
-    {
-        if ( a.method == "auto" )
-            o.method = ode::Method::automatic;
-        else if ( a.method == "rkf45" )
-            o.method = ode::Method::rkf45;
-        else if ( a.method == "bdf" )
-            o.method = ode::Method::bdf;
-        else
-            throw InputError( concat( "--method '", a.method, "': expected auto, rkf45 or bdf" ) );
-    }
-    if ( given( "--norm" ) )
-    {
-        if ( a.norm == "mixed" )
-            o.error_norm = ode::ErrorNorm::mixed;
-        else if ( a.norm == "paper" )
-            o.error_norm = ode::ErrorNorm::paper;
-        else
-            throw InputError( concat( "--norm '", a.norm, "': expected mixed or paper" ) );
-    }
-    if ( given( "--bdf-order" ) )
+    if ( given( cmd, "--method" ) )
+        o.method = a.method;
+    if ( given( cmd, "--norm" ) )
+        o.error_norm = a.norm;
+    if ( given( cmd, "--bdf-order" ) )
     {
         require( a.bdf_order >= 1 && a.bdf_order <= 5, "--bdf-order", double( a.bdf_order ), "an order from 1 to 5" );
         o.bdf_max_order = int( a.bdf_order );
     }
-    if ( given( "--newton-tol" ) )
+    if ( given( cmd, "--newton-tol" ) )
     {
         require( std::isfinite( a.newton_tol ) && a.newton_tol > 0, "--newton-tol", a.newton_tol, "a value > 0" );
         o.newton_tolerance = a.newton_tol;
     }
-    if ( given( "--bdf-step" ) )
+    if ( given( cmd, "--bdf-step" ) )
     {
         require( std::isfinite( a.bdf_step ) && a.bdf_step > 0, "--bdf-step", a.bdf_step,
                  "a step > 0 (the fixed-step BDF)" );
@@ -219,58 +206,38 @@ ode::SolverOptions solver_options( const RunArgs& a, const CLI::App& cmd, const 
                                       "Newton when max |dy| is below it; LASSIE uses 1e-6)" ) );
         o.bdf_fixed_step = a.bdf_step;
     }
-    if ( given( "--eps-s" ) )
+    if ( given( cmd, "--eps-s" ) )
     {
         require( std::isfinite( a.eps_s ) && a.eps_s >= 0, "--eps-s", a.eps_s, "a finite value >= 0" );
         o.stiffness_threshold = a.eps_s;
     }
-    if ( given( "--initial-step" ) )
+    if ( given( cmd, "--initial-step" ) )
     {
         require( std::isfinite( a.initial_step ) && a.initial_step > 0, "--initial-step", a.initial_step, "a step > 0" );
         o.initial_step = a.initial_step;
     }
-    if ( given( "--linear" ) )
-    {
-        if ( a.linear == "auto" )
-            o.linear_solver = ode::LinearSolver::automatic;
-        else if ( a.linear == "dense" )
-            o.linear_solver = ode::LinearSolver::dense_lu;
-        else if ( a.linear == "kokkos-batched" )
-            o.linear_solver = ode::LinearSolver::kokkos_batched;
-        else if ( a.linear == "sparse" )
-            o.linear_solver = ode::LinearSolver::sparse_iterative;
-        else
-            throw InputError( concat( "--linear '", a.linear, "': expected auto, dense, kokkos-batched or sparse" ) );
-    }
+    if ( given( cmd, "--linear" ) )
+        o.linear_solver = a.linear;
     // A batch maps one copy to one thread. One system: a team up to 2048 species, the whole device
     // (one kernel per stage) from 4096 up - the crossover measured on the H100 (docs/performance.md).
     o.mode = systems > 1 ? ode::ExecutionMode::batched
                          : ( net.species_count() >= device_wide_species ? ode::ExecutionMode::device_wide
                                                                         : ode::ExecutionMode::fine_grained );
-    if ( given( "--mode" ) )
+    if ( given( cmd, "--mode" ) )
     {
-        if ( a.mode == "fine" )
-            o.mode = ode::ExecutionMode::fine_grained;
-        else if ( a.mode == "batched" )
-            o.mode = ode::ExecutionMode::batched;
-        else if ( a.mode == "device" )
-        {
-            if ( systems > 1 )
-                throw InputError( concat( "--mode device integrates one system; --batch is ", systems,
-                                          " (use --mode batched or fine)" ) );
-            o.mode = ode::ExecutionMode::device_wide;
-        }
-        else
-            throw InputError( concat( "--mode '", a.mode, "': expected fine, device or batched" ) );
+        if ( a.mode == ode::ExecutionMode::device_wide && systems > 1 )
+            throw InputError( concat( "--mode device integrates one system; --batch is ", systems,
+                                      " (use --mode batched or fine)" ) );
+        o.mode = a.mode;
     }
     if ( o.linear_solver == ode::LinearSolver::sparse_iterative && o.mode == ode::ExecutionMode::batched )
         throw InputError( "--linear sparse needs --mode fine or device" );
-    if ( given( "--team-size" ) )
+    if ( given( cmd, "--team-size" ) )
     {
         require( a.team_size >= 1 && a.team_size <= 1 << 20, "--team-size", double( a.team_size ), "a size >= 1" );
         o.team_size = int( a.team_size );
     }
-    if ( given( "--max-steps" ) )
+    if ( given( cmd, "--max-steps" ) )
     {
         require( a.max_steps >= 1, "--max-steps", double( a.max_steps ), "a count >= 1" );
         o.max_steps = a.max_steps;
@@ -302,8 +269,6 @@ Spread spread( std::vector<long> v )
 using exec_space = Kokkos::DefaultExecutionSpace;
 using mem_space = exec_space::memory_space;
 using Matrix = Kokkos::View<double**, Kokkos::LayoutLeft, mem_space>;
-
-bool given( const CLI::App& cmd, const char* name ) { return cmd.count( name ) > 0; }
 
 double host_memory_bytes()
 {
@@ -535,10 +500,7 @@ RunOutput integrate( const RunArgs& a, const CLI::App& cmd, const ode::ReactionN
     const int total = run.sample_count();
     if ( schedule.restarting() )
     {
-        const std::string& file = schedule.restart_file();
-        std::error_code ec;
-        if ( !std::filesystem::is_regular_file( file, ec ) )
-            throw InputError( "--restart '" + file + "': no such checkpoint file" );
+        const std::string& file = schedule.restart_file(); // an existing file (CLI::ExistingFile)
         try
         {
             io::restart_from_checkpoint( run, file );
@@ -813,8 +775,11 @@ void add_ode_command( CLI::App& app )
     run->add_option( "--samples", r->samples, "Number of evenly spaced sample times, t-start to t-end inclusive (>= 2)" );
     run->add_option( "--rtol", r->rtol, "Relative tolerance (default the model's, else 1e-6)" );
     run->add_option( "--atol", r->atol, "Absolute tolerance, one value for all species (default the model's, else 1e-12)" );
-    run->add_option( "--method", r->method, "auto (RKF45/BDF switching), rkf45 or bdf" );
-    run->add_option( "--norm", r->norm, "Error norm: mixed (atol + rtol |x|) or paper (LASSIE's per-unit-time rule)" );
+    run->add_option( "--method", r->method, "auto (RKF45/BDF switching), rkf45 or bdf" )
+        ->transform( cli_choice<ode::Method>(
+            { { "auto", ode::Method::automatic }, { "rkf45", ode::Method::rkf45 }, { "bdf", ode::Method::bdf } } ) );
+    run->add_option( "--norm", r->norm, "Error norm: mixed (atol + rtol |x|) or paper (LASSIE's per-unit-time rule)" )
+        ->transform( cli_choice<ode::ErrorNorm>( { { "mixed", ode::ErrorNorm::mixed }, { "paper", ode::ErrorNorm::paper } } ) );
     run->add_flag( "--paper", r->paper, "LASSIE's published settings (paper norm, eps 1e-12, fixed-step BDF1 h = 0.1, "
                                         "Newton tol 1e-6); later options override them" );
     run->add_option( "--bdf-order", r->bdf_order, "Highest BDF order, 1 to 5 (default 5)" );
@@ -822,9 +787,16 @@ void add_ode_command( CLI::App& app )
     run->add_option( "--newton-tol", r->newton_tol, "Newton stopping tolerance of the fixed-step BDF" );
     run->add_option( "--eps-s", r->eps_s, "Stiffness threshold: a rejected RKF45 step below it switches to BDF (default 1e-6)" );
     run->add_option( "--initial-step", r->initial_step, "First step (default 1e-3)" );
-    run->add_option( "--linear", r->linear, "BDF linear solver: auto, dense, kokkos-batched or sparse" );
+    run->add_option( "--linear", r->linear, "BDF linear solver: auto, dense, kokkos-batched or sparse" )
+        ->transform( cli_choice<ode::LinearSolver>( { { "auto", ode::LinearSolver::automatic },
+                                                      { "dense", ode::LinearSolver::dense_lu },
+                                                      { "kokkos-batched", ode::LinearSolver::kokkos_batched },
+                                                      { "sparse", ode::LinearSolver::sparse_iterative } } ) );
     run->add_option( "--mode", r->mode, "fine (one system per team; default for one system), device (one system over the whole device, "
-                                          "one kernel per RKF45 stage) or batched (one system per thread)" );
+                                          "one kernel per RKF45 stage) or batched (one system per thread)" )
+        ->transform( cli_choice<ode::ExecutionMode>( { { "fine", ode::ExecutionMode::fine_grained },
+                                                       { "device", ode::ExecutionMode::device_wide },
+                                                       { "batched", ode::ExecutionMode::batched } } ) );
     run->add_option( "--team-size", r->team_size, "Threads per team in fine mode (default: chosen by the solver)" );
     run->add_option( "--max-steps", r->max_steps, "Accepted + rejected steps per system before giving up (default 1e7)" );
     run->add_option( "--save", r->save, "Species to write, by name: A,B,C (default the model's saved species, else all)" );
