@@ -60,7 +60,7 @@ class UniformGrid
     /*!
       \param box simulation box (validated)
       \param cutoff largest neighbour radius to be queried (> 0)
-      \param options cell numbering, stability, cell budget
+      \param options cell numbering (CellOrdering) and the cell budget (max_cells)
     */
     UniformGrid( const Box<Scalar>& box, Scalar cutoff, const GridOptions& options = {} )
         : m_options( options )

@@ -33,8 +33,8 @@ struct ProliferationPhase
         division,    //!< growth and division
         grid_build,  //!< binning the agents
         sort,        //!< permuting every agent field into Z-order
-        forces,      //!< the mechanical operation: forces and displacements
-        displacement //!< moving the agents
+        forces,      //!< the mechanical operation: each agent's force and bounded displacement, computed
+        displacement //!< moving the agents by the displacements of `forces`
     };
 };
 
