@@ -61,7 +61,7 @@ std::map<std::int64_t, AgentState> gather_by_id( const Agents& a, std::size_t n,
 
 // BioDynaMo's benchmark A at a small size: a cube of cells that grow and divide; rank 0 starts with
 // all of them, the first migration hands them out.
-void check_division_against_single_rank( core::Boundary boundary )
+void check_division_against_single_rank( core::Boundary boundary, int sort_every = 1 )
 {
     TEST_EXECSPACE exec;
     using Agents = mechanics::SphereAgents<double, TEST_MEMSPACE>;
@@ -70,6 +70,7 @@ void check_division_against_single_rank( core::Boundary boundary )
     mechanics::AgentProperties<double> props;
     mechanics::MechanicsParameters<double> mp;
     mp.max_displacement = 3;
+    mp.sort_every = sort_every;
     mechanics::GrowthParameters<double> gp;
     gp.growth_rate = 60000; // divisions from the second step on
     const double extent = spacing * ( per_axis - 1 );
@@ -90,6 +91,7 @@ void check_division_against_single_rank( core::Boundary boundary )
     static_assert( core::is_driver_v<decltype( single ), TEST_EXECSPACE> );
 
     long long divisions = 0;
+    int sorts = 0;
     const int steps = 12;
     for ( int s = 0; s < steps; ++s )
     {
@@ -97,11 +99,14 @@ void check_division_against_single_rank( core::Boundary boundary )
         const auto d = dist.step( exec, s % 2 == 1 ); // timed or not, the same result
         ASSERT_EQ( r.step, s );
         ASSERT_EQ( d.step, s );
+        ASSERT_EQ( d.sorted, r.sorted ) << "step " << s; // the same sort cadence, reported alike
+        sorts += r.sorted;
         divisions += r.divisions;
         ASSERT_EQ( dist.all_divisions(), r.divisions ) << "step " << s;
         ASSERT_EQ( dist.all_agents(), (long long)single.agents().size() ) << "step " << s;
     }
     ASSERT_GT( divisions, 100 ) << "the case did not exercise division";
+    EXPECT_EQ( sorts, ( steps + sort_every - 1 ) / sort_every ) << "steps that sorted";
     bool dup_single = false, dup_dist = false;
     const auto expected = gather_by_id( single.agents(), single.agents().size(), dup_single );
     const auto got = gather_by_id( dist.agents(), dist.num_owned(), dup_dist );
@@ -133,6 +138,12 @@ TEST( TEST_CATEGORY, distributed_proliferation_matches_single_rank_open_box )
 TEST( TEST_CATEGORY, distributed_proliferation_matches_single_rank_closed_box )
 {
     check_division_against_single_rank( core::Boundary::closed );
+}
+
+// Sorting every third step: the steps that sort, and the report's `sorted`, are the single rank's.
+TEST( TEST_CATEGORY, distributed_proliferation_sorts_when_single_rank_does )
+{
+    check_division_against_single_rank( core::Boundary::closed, 3 );
 }
 
 } // namespace morula_test_distributed_proliferation

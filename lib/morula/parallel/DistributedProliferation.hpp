@@ -100,6 +100,7 @@ class DistributedProliferation
                 [&] { return divide( exec ); } );
             m_mechanics.owned_agents_changed();
         }
+        report.sorted = m_mechanics.sort_due();
         m_mechanics.step( exec, m_agents, timed );
         ++m_step;
         return report;

@@ -182,6 +182,14 @@ class DistributedSphereMechanics
     */
     void owned_agents_changed() { m_halo_current = false; }
 
+    //! Whether the next step() sorts the owned agents into cell order (every sort_every steps, the first
+    //! step included), as SphereMechanics::sort_due() says for one rank.
+    bool sort_due() const
+    {
+        const int sort_every = m_local.parameters().sort_every;
+        return sort_every > 0 && ( !m_sorted_once || m_since_sort >= sort_every );
+    }
+
     /*!
       \brief One mechanics step of the owned agents (collective: migration and halo exchange).
 
@@ -403,13 +411,6 @@ class DistributedSphereMechanics
         m_since_rebuild = 0;
     }
 
-    // Whether the owned agents are due for the cell-order sort (every sort_every steps, the first step
-    // included).
-    bool sort_due() const
-    {
-        const int sort_every = m_local.parameters().sort_every;
-        return sort_every > 0 && ( !m_sorted_once || m_since_sort >= sort_every );
-    }
 
     // The agents hold exactly the owned ones here: a grid over them gives their order, and stays the
     // grid of this step (ghosts are binned in a grid of their own).
