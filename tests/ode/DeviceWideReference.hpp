@@ -246,8 +246,10 @@ Outcome device_wide( const MassActionSystem<typename ExecutionSpace::memory_spac
                                   RecordSample<MemorySpace>{ x, saved_device, result.samples, sample } );
         };
         auto stage = [&]( const View1& from, int row, int terms, double dt ) {
-            double a[5];
-            for ( int l = 0; l < 5; ++l )
+            // Only the `terms` coefficients the stage reads: the scratch row 6 (the stiffness check's
+            // perturbed slope, terms 0) has no row in the tableau.
+            double a[5] = { 0, 0, 0, 0, 0 };
+            for ( int l = 0; l < terms; ++l )
                 a[l] = ode::detail::fehlberg_a( row, l );
             const StageRhs<MemorySpace> f( m_system, k, from, stages, row, terms, a, dt );
             Kokkos::parallel_for( "reference::stage", Range( exec, 0, n ), f );
