@@ -226,6 +226,7 @@ int run_proliferation( const ProliferationSettings& s, const CheckpointFlags& fl
                  s.scenario.c_str(), s.precision.c_str(), agents.size(), s.steps, s.sort_every,
                  s.ordering.c_str() );
     mechanics::Proliferation<Scalar, mem> model( std::move( agents ), box, mp, growth );
+    model.set_count_interactions( true ); // the per-step lines report neighbours per agent
     // Divisions are counted by the ids they gave out, so that a resumed run counts those before it too.
     const std::int64_t first_id = model.agents().next_id();
     CheckpointSchedule schedule( flags, checkpoint_prefix( s ) );
@@ -274,7 +275,7 @@ int run_proliferation( const ProliferationSettings& s, const CheckpointFlags& fl
         std::vector<double> before( t.num_phases() );
         for ( int p = 0; p < t.num_phases(); ++p )
             before[p] = t.seconds( p );
-        const auto r = model.step( space, true, true );
+        const auto r = model.step( space, true );
         const auto in_step = [&]( int p ) { return t.seconds( p ) - before[p]; };
         divisions = model.agents().next_id() - first_id;
         interactions = r.interactions;

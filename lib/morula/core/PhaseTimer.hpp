@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstddef>
 #include <initializer_list>
+#include <iterator>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -46,6 +47,19 @@ class PhaseTimer
         , m_counts( counts.begin(), counts.end() )
         , m_seconds( phases.size(), 0.0 )
         , m_values( counts.size(), 0 )
+    {
+        for ( const auto& name : m_phases )
+            m_regions.push_back( m_scope + "::" + name );
+    }
+
+    //! From name lists held elsewhere (a model's phase declaration, core::ModelDriver).
+    template <class PhaseNames, class CountNames>
+    PhaseTimer( std::string scope, const PhaseNames& phases, const CountNames& counts )
+        : m_scope( std::move( scope ) )
+        , m_phases( std::begin( phases ), std::end( phases ) )
+        , m_counts( std::begin( counts ), std::end( counts ) )
+        , m_seconds( m_phases.size(), 0.0 )
+        , m_values( m_counts.size(), 0 )
     {
         for ( const auto& name : m_phases )
             m_regions.push_back( m_scope + "::" + name );

@@ -49,6 +49,8 @@ struct LatticeDiffusionPhase
         passes,  //!< the three split passes or the fused pass
         overflow //!< placing the overflowed particles after each pass
     };
+    static constexpr const char* scope = "morula::lattice::LatticeDiffusion";
+    static constexpr const char* names[] = { "passes", "overflow" };
 };
 
 /*!
@@ -64,10 +66,12 @@ struct LatticeDiffusionReport : core::StepReport
 
   Holds two lattices (the current one and the one the next pass writes), the overflow list and, for
   tracer codes, the unwrapped displacement of every tracer. No allocation happens while stepping.
-  A driver (core/Driver.hpp): step() takes one step, timed per phase (LatticeDiffusionPhase) when asked.
+  A driver on core::ModelDriver (core/Driver.hpp): step() takes one step, timed per phase
+  (LatticeDiffusionPhase) when asked; advance(exec, n) takes n.
 */
 template <int Slots, class ExecutionSpace = Kokkos::DefaultExecutionSpace>
 class LatticeDiffusion
+    : public core::ModelDriver<LatticeDiffusion<Slots, ExecutionSpace>, LatticeDiffusionPhase, LatticeDiffusionReport>
 {
   public:
     using execution_space = ExecutionSpace;
@@ -110,38 +114,26 @@ class LatticeDiffusion
     }
 
     /*!
-      \brief Takes one time step: the passes (three split or one fused), each followed by the placement
-      of its overflowed particles. With `timed`, each phase is fenced and timed into times().
+      \brief One time step's phases (core::ModelDriver::step() runs them): the passes (three split or one
+      fused), each followed by the placement of its overflowed particles.
     */
-    LatticeDiffusionReport step( const ExecutionSpace& exec, bool timed = false )
+    template <class Phases>
+    void step_phases( const ExecutionSpace& exec, Phases& phase, LatticeDiffusionReport& )
     {
-        // A placement launch after every pass. (Placement by the last team of each pass, through a
-        // grid-wide completion counter, was measured: 10-30% slower per step on the H100 and on 16 CPU
-        // cores than the launch, which costs at most 0.3% of a step from 33.5M sites; issue #22.)
+        // A placement launch after every pass. (Placement by the last team of each pass was measured
+        // slower: docs/performance.md, issue #22.)
         if ( m_engine.options().scheme == PassScheme::split )
             for ( int axis = 0; axis < 3; ++axis )
             {
-                m_times.run( timed, Phase::passes, exec, [&] { m_engine.split_pass( exec, axis ); } );
-                m_times.run( timed, Phase::overflow, exec, [&] { m_engine.place_overflow( exec ); } );
+                phase( Phase::passes, [&] { m_engine.split_pass( exec, axis ); } );
+                phase( Phase::overflow, [&] { m_engine.place_overflow( exec ); } );
             }
         else
         {
-            m_times.run( timed, Phase::passes, exec, [&] { m_engine.fused_pass( exec ); } );
-            m_times.run( timed, Phase::overflow, exec, [&] { m_engine.place_overflow( exec ); } );
+            phase( Phase::passes, [&] { m_engine.fused_pass( exec ); } );
+            phase( Phase::overflow, [&] { m_engine.place_overflow( exec ); } );
         }
         m_engine.complete_step();
-        if ( timed )
-            m_times.count_step();
-        LatticeDiffusionReport report;
-        report.step = steps_done() - 1;
-        return report;
-    }
-
-    //! Takes `steps` steps (step() `steps` times).
-    void advance( const ExecutionSpace& exec, int steps, bool timed = false )
-    {
-        for ( int s = 0; s < steps; ++s )
-            step( exec, timed );
     }
 
     //! @{ The blocks of step(), for callers that interleave other operators (reactions) between passes,
@@ -151,14 +143,13 @@ class LatticeDiffusion
     void split_pass( const ExecutionSpace& exec, int axis ) { m_engine.split_pass( exec, axis ); }
     void fused_pass( const ExecutionSpace& exec ) { m_engine.fused_pass( exec ); }
     void place_overflow( const ExecutionSpace& exec ) { m_engine.place_overflow( exec ); }
-    void complete_step() { m_engine.complete_step(); }
+    void complete_step()
+    {
+        m_engine.complete_step();
+        this->set_steps_done( this->steps_done() + 1 );
+    }
     //! @}
 
-    //! Seconds per phase (LatticeDiffusionPhase) summed over the timed steps, and their number.
-    const core::PhaseTimer& times() const { return m_times; }
-    void reset_times() { m_times.reset(); }
-    //! Steps taken since construction (the step number that keys the random moves).
-    long long steps_done() const { return (long long)m_engine.steps_done(); }
 
     //! The current lattice (after the last pass). Its View changes with every pass.
     const lattice_type& lattice() const { return m_engine.lattice(); }
@@ -233,6 +224,7 @@ class LatticeDiffusion
                                    detail::count_codes<Slots>( here.data(), here.size(), max_code ) );
         m_engine.restore_sites( exec, state.sites.data(), 0, shape().nz );
         m_engine.restore_state( exec, state.step, state.overflows, state.displacement );
+        this->set_steps_done( static_cast<long long>( state.step ) ); // the step that keys the random moves
     }
 
     //! @{ The engine underneath (detail, no stable interface): the overflow list and the pass over a
@@ -243,7 +235,6 @@ class LatticeDiffusion
 
   private:
     engine_type m_engine;
-    core::PhaseTimer m_times{ "morula::lattice::LatticeDiffusion", { "passes", "overflow" } };
 };
 
 } // namespace morula::lattice

@@ -36,6 +36,8 @@ struct ProliferationPhase
         forces,      //!< the mechanical operation: each agent's force and bounded displacement, computed
         displacement //!< moving the agents by the displacements of `forces`
     };
+    static constexpr const char* scope = "morula::mechanics::Proliferation";
+    static constexpr const char* names[] = { "division", "grid_build", "sort", "forces", "displacement" };
 };
 
 //! What one step did.
@@ -44,6 +46,14 @@ struct ProliferationReport : core::StepReport
     int divisions = 0;
     bool sorted = false;
     long long interactions = 0; //!< overlapping (agent, neighbour) pairs, when counted
+
+    //! Sums an advance()'s steps: divisions and interactions added, sorted if any step sorted.
+    void merge( const ProliferationReport& other )
+    {
+        divisions += other.divisions;
+        sorted = sorted || other.sorted;
+        interactions += other.interactions;
+    }
 };
 
 /*!
@@ -59,6 +69,7 @@ struct ProliferationReport : core::StepReport
 */
 template <class Scalar, class MemorySpace>
 class Proliferation
+    : public core::ModelDriver<Proliferation<Scalar, MemorySpace>, ProliferationPhase, ProliferationReport>
 {
   public:
     using agents_type = SphereAgents<Scalar, MemorySpace>;
@@ -75,38 +86,32 @@ class Proliferation
             m_growth.emplace( *growth );
     }
 
-    //! One step; with `timed` each phase is fenced and timed into times().
-    template <class ExecutionSpace>
-    ProliferationReport step( const ExecutionSpace& exec, bool timed = false, bool count_interactions = false )
+    //! Whether steps count the interacting pairs into their reports (costs one array and an atomic add).
+    void set_count_interactions( bool on ) { m_count_interactions = on; }
+    bool count_interactions() const { return m_count_interactions; }
+
+    //! The phases of one step (core::ModelDriver::step() runs them); public for nvcc's device lambdas.
+    template <class ExecutionSpace, class Phases>
+    void step_phases( const ExecutionSpace& exec, Phases& phase, ProliferationReport& report )
     {
         using Phase = ProliferationPhase;
-        ProliferationReport report;
-        report.step = m_step;
         if ( m_growth )
-            report.divisions = m_times.run( timed, Phase::division, exec, [&] {
-                return m_growth->step( exec, m_agents, static_cast<std::uint32_t>( m_step ) );
+            report.divisions = phase( Phase::division, [&] {
+                return m_growth->step( exec, m_agents, static_cast<std::uint32_t>( report.step ) );
             } );
         report.sorted = m_mechanics.sort_due();
-        m_times.run( timed, Phase::grid_build, exec, [&] { m_mechanics.build_grid( exec, m_agents ); } );
+        phase( Phase::grid_build, [&] { m_mechanics.build_grid( exec, m_agents ); } );
         if ( report.sorted )
-            m_times.run( timed, Phase::sort, exec, [&] { m_mechanics.sort_agents( exec, m_agents ); } );
-        report.interactions = m_times.run( timed, Phase::forces, exec, [&] {
-            return m_mechanics.compute_displacements( exec, m_agents, count_interactions );
+            phase( Phase::sort, [&] { m_mechanics.sort_agents( exec, m_agents ); } );
+        report.interactions = phase( Phase::forces, [&] {
+            return m_mechanics.compute_displacements( exec, m_agents, m_count_interactions );
         } );
-        m_times.run( timed, Phase::displacement, exec, [&] { m_mechanics.apply_displacements( exec, m_agents ); } );
-        ++m_step;
-        if ( timed )
-            m_times.count_step();
-        return report;
+        phase( Phase::displacement, [&] { m_mechanics.apply_displacements( exec, m_agents ); } );
     }
 
     const agents_type& agents() const { return m_agents; }
     agents_type& agents() { return m_agents; }
     const SphereMechanics<Scalar, MemorySpace>& mechanics() const { return m_mechanics; }
-    //! Seconds per ProliferationPhase, summed over the timed steps.
-    const core::PhaseTimer& times() const { return m_times; }
-    void reset_times() { m_times.reset(); }
-    long long steps_done() const { return m_step; }
     //! The growth parameters, if agents grow and divide.
     std::optional<GrowthParameters<Scalar>> growth_parameters() const
     {
@@ -121,7 +126,7 @@ class Proliferation
     void checkpoint( io::CheckpointWriter& out ) const
     {
         detail::put_proliferation_parameters( out, m_mechanics.box(), m_mechanics.parameters(), growth_parameters() );
-        out.put_scalar( "step", m_step );
+        out.put_scalar( "step", this->steps_done() );
         detail::put_agents( out, detail::agents_to_host( m_agents, m_agents.size() ), m_agents.next_id(),
                             m_agents.capacity() );
         const auto st = m_mechanics.state();
@@ -182,16 +187,14 @@ class Proliferation
             in.fail( e.what() );
         }
         m_agents = std::move( agents );
-        m_step = step;
+        this->set_steps_done( step );
     }
 
   private:
     agents_type m_agents;
     SphereMechanics<Scalar, MemorySpace> m_mechanics;
     std::optional<GrowthDivision<Scalar, MemorySpace>> m_growth;
-    core::PhaseTimer m_times{ "morula::mechanics::Proliferation",
-                              { "division", "grid_build", "sort", "forces", "displacement" } };
-    long long m_step = 0;
+    bool m_count_interactions = false;
 };
 
 } // namespace morula::mechanics
