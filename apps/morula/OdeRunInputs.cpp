@@ -1,0 +1,321 @@
+// `morula ode run`'s inputs: the command line resolved over the model file's settings (OdeRun.hpp).
+#include "OdeRun.hpp"
+
+#include <morula/core/Error.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <random>
+
+#include <unistd.h>
+
+namespace morula::app::ode_run
+{
+using core::InputError;
+using core::detail::concat;
+
+namespace
+{
+std::string species_list( const ode::ReactionNetwork& net )
+{
+    std::string s;
+    const int shown = std::min( net.species_count(), 20 );
+    for ( int i = 0; i < shown; ++i )
+        s += ( i ? ", " : "" ) + net.species_names[i];
+    if ( net.species_count() > shown )
+        s += concat( ", ... (", net.species_count(), " species)" );
+    return s;
+}
+
+// Names separated by commas (spaces around them are ignored) -> species indices, in the order given.
+std::vector<int> parse_saved_species( const std::string& list, const ode::ReactionNetwork& net )
+{
+    std::vector<int> saved;
+    std::size_t begin = 0;
+    while ( begin <= list.size() )
+    {
+        std::size_t end = list.find( ',', begin );
+        if ( end == std::string::npos )
+            end = list.size();
+        std::string name = list.substr( begin, end - begin );
+        const auto first = name.find_first_not_of( " \t" );
+        name = first == std::string::npos ? "" : name.substr( first, name.find_last_not_of( " \t" ) - first + 1 );
+        if ( name.empty() )
+            throw InputError( concat( "--save '", list, "': an empty species name; expected names separated by commas" ) );
+        const auto it = std::find( net.species_names.begin(), net.species_names.end(), name );
+        if ( it == net.species_names.end() )
+            throw InputError( concat( "--save: unknown species '", name, "'; the model '", net.source, "' has ",
+                                      species_list( net ) ) );
+        const int index = int( it - net.species_names.begin() );
+        if ( std::find( saved.begin(), saved.end(), index ) != saved.end() )
+            throw InputError( concat( "--save: species '", name, "' is listed twice" ) );
+        saved.push_back( index );
+        begin = end + 1;
+    }
+    return saved;
+}
+
+//! One system with at least this many species runs in the device-wide mode unless --mode says otherwise.
+constexpr int device_wide_species = 4096;
+
+double host_memory_bytes()
+{
+    return double( sysconf( _SC_PHYS_PAGES ) ) * double( sysconf( _SC_PAGE_SIZE ) );
+}
+
+// The sample times alone, and one saved species of one system kept twice (the solver's and the CSV's),
+// take 24 bytes per sample: a count beyond the host's memory is refused before anything is allocated
+// (it ended in std::bad_alloc, issue #46). refuse_batch_beyond_memory() checks the whole run later.
+void refuse_samples_beyond_memory( long samples )
+{
+    const double need = 24.0 * double( samples );
+    const double host = host_memory_bytes();
+    if ( host > 0 && need > host )
+    {
+        char figures[96];
+        std::snprintf( figures, sizeof( figures ), "%.3g GB, more than this machine's %.3g GB", need / 1e9, host / 1e9 );
+        throw InputError( concat( "--samples ", samples, ": the sample times and one species' values need at least ",
+                                  figures, " of memory" ) );
+    }
+}
+} // namespace
+
+// `v` as %g writes it, with more digits only where needed to read back exactly: "--bdf-step 0.1", not
+// 0.10000000000000001.
+std::string number( double v )
+{
+    char text[32];
+    for ( int digits = 6; digits <= 17; ++digits )
+    {
+        std::snprintf( text, sizeof text, "%.*g", digits, v );
+        if ( std::strtod( text, nullptr ) == v )
+            break;
+    }
+    return text;
+}
+
+std::vector<double> even_times( double first, double last, long count )
+{
+    std::vector<double> t( static_cast<std::size_t>( count ) );
+    for ( long i = 0; i < count; ++i )
+        t[std::size_t( i )] = first + ( last - first ) * double( i ) / double( count - 1 );
+    t.back() = last; // exactly, whatever the rounding of the line above
+    return t;
+}
+
+// Checks an option that was given; the message names the option and the accepted range.
+void require( bool ok, const char* option, double value, const char* expected )
+{
+    if ( !ok )
+        throw InputError( concat( option, " ", number( value ), ": expected ", expected ) );
+}
+
+//! Whether the option was on the command line.
+bool given( const CLI::App& cmd, const char* name ) { return cmd.count( name ) > 0; }
+
+ode::SolverOptions solver_options( const RunArgs& a, const CLI::App& cmd, const ode::ReactionNetwork& net, long systems )
+{
+    // Precedence: Morula's defaults (or --paper), then the model file's tolerances, then the command line.
+    ode::SolverOptions o = a.paper ? ode::SolverOptions::paper() : ode::SolverOptions();
+    if ( net.settings.relative_tolerance )
+        o.relative_tolerance = *net.settings.relative_tolerance;
+    if ( !net.settings.absolute_tolerances.empty() )
+        o.absolute_tolerance = net.settings.absolute_tolerances;
+    if ( given( cmd, "--rtol" ) )
+    {
+        require( std::isfinite( a.rtol ) && a.rtol >= 0 && a.rtol < 1, "--rtol", a.rtol, "a value in [0, 1)" );
+        o.relative_tolerance = a.rtol;
+    }
+    if ( given( cmd, "--atol" ) )
+    {
+        require( std::isfinite( a.atol ) && a.atol >= 0, "--atol", a.atol, "a finite value >= 0" );
+        o.absolute_tolerance = { a.atol };
+    }
+    if ( given( cmd, "--method" ) )
+        o.method = a.method;
+    if ( given( cmd, "--norm" ) )
+        o.error_norm = a.norm;
+    if ( given( cmd, "--bdf-order" ) )
+    {
+        require( a.bdf_order >= 1 && a.bdf_order <= 5, "--bdf-order", double( a.bdf_order ), "an order from 1 to 5" );
+        o.bdf_max_order = int( a.bdf_order );
+    }
+    if ( given( cmd, "--newton-tol" ) )
+    {
+        require( std::isfinite( a.newton_tol ) && a.newton_tol > 0, "--newton-tol", a.newton_tol, "a value > 0" );
+        o.newton_tolerance = a.newton_tol;
+    }
+    if ( given( cmd, "--bdf-step" ) )
+    {
+        require( std::isfinite( a.bdf_step ) && a.bdf_step > 0, "--bdf-step", a.bdf_step,
+                 "a step > 0 (the fixed-step BDF)" );
+        if ( !( o.newton_tolerance > 0 ) )
+            throw InputError( concat( "--bdf-step ", number( a.bdf_step ), " needs --newton-tol (the fixed-step BDF stops "
+                                      "Newton when max |dy| is below it; LASSIE uses 1e-6)" ) );
+        o.bdf_fixed_step = a.bdf_step;
+    }
+    if ( given( cmd, "--eps-s" ) )
+    {
+        require( std::isfinite( a.eps_s ) && a.eps_s >= 0, "--eps-s", a.eps_s, "a finite value >= 0" );
+        o.stiffness_threshold = a.eps_s;
+    }
+    if ( given( cmd, "--initial-step" ) )
+    {
+        require( std::isfinite( a.initial_step ) && a.initial_step > 0, "--initial-step", a.initial_step, "a step > 0" );
+        o.initial_step = a.initial_step;
+    }
+    if ( given( cmd, "--linear" ) )
+        o.linear_solver = a.linear;
+    // A batch maps one copy to one thread. One system: a team up to 2048 species, the whole device
+    // (one kernel per stage) from 4096 up - the crossover measured on the H100 (docs/performance.md).
+    o.mode = systems > 1 ? ode::ExecutionMode::batched
+                         : ( net.species_count() >= device_wide_species ? ode::ExecutionMode::device_wide
+                                                                        : ode::ExecutionMode::fine_grained );
+    if ( given( cmd, "--mode" ) )
+    {
+        if ( a.mode == ode::ExecutionMode::device_wide && systems > 1 )
+            throw InputError( concat( "--mode device integrates one system; --batch is ", systems,
+                                      " (use --mode batched or fine)" ) );
+        o.mode = a.mode;
+    }
+    if ( o.linear_solver == ode::LinearSolver::sparse_iterative && o.mode == ode::ExecutionMode::batched )
+        throw InputError( "--linear sparse needs --mode fine or device" );
+    if ( given( cmd, "--team-size" ) )
+    {
+        require( a.team_size >= 1 && a.team_size <= 1 << 20, "--team-size", double( a.team_size ), "a size >= 1" );
+        o.team_size = int( a.team_size );
+    }
+    if ( given( cmd, "--max-steps" ) )
+    {
+        require( a.max_steps >= 1, "--max-steps", double( a.max_steps ), "a count >= 1" );
+        o.max_steps = a.max_steps;
+    }
+    o.validate( net.species_count() );
+    return o;
+}
+
+// --t-start to --t-end in --samples evenly spaced times, else the model's own sample times.
+std::vector<double> sample_times( const RunArgs& a, const CLI::App& cmd, const ode::ReactionNetwork& net )
+{
+    std::vector<double> times;
+    if ( given( cmd, "--t-end" ) || given( cmd, "--samples" ) )
+    {
+        if ( !given( cmd, "--t-end" ) )
+            throw InputError( "--samples needs --t-end (the last sample time)" );
+        if ( !given( cmd, "--samples" ) )
+            throw InputError( "--t-end needs --samples (the number of sample times, >= 2)" );
+        if ( a.samples < 2 )
+            throw InputError( concat( "--samples ", a.samples, ": expected at least 2 (evenly spaced times from "
+                                      "--t-start to --t-end, both included)" ) );
+        if ( !( std::isfinite( a.t_end ) && a.t_end > a.t_start ) )
+            throw InputError( concat( "--t-end ", number( a.t_end ), ": expected a finite time after --t-start (",
+                                      number( a.t_start ), ")" ) );
+        refuse_samples_beyond_memory( a.samples );
+        times = even_times( a.t_start, a.t_end, a.samples );
+    }
+    else if ( !net.settings.sample_times.empty() )
+    {
+        times = net.settings.sample_times;
+        if ( times.front() < a.t_start )
+            throw InputError( concat( "--t-start ", number( a.t_start ), ": the model '", net.source, "' samples at t = ",
+                                      times.front(), ", before it; expected --t-start <= the first sample time" ) );
+    }
+    else
+        throw InputError( concat( "model '", net.source, "' has no sample times; give --t-end T and --samples S" ) );
+    return times;
+}
+
+// --save's species, else the model's saved species, else all of them.
+std::vector<int> saved_species( const RunArgs& a, const CLI::App& cmd, const ode::ReactionNetwork& net )
+{
+    std::vector<int> saved;
+    if ( given( cmd, "--save" ) )
+        saved = parse_saved_species( a.save, net );
+    else if ( !net.settings.saved_species.empty() )
+        saved = net.settings.saved_species;
+    else
+        for ( int i = 0; i < net.species_count(); ++i )
+            saved.push_back( i );
+    return saved;
+}
+
+// What the run keeps on the host and on the device at least (the samples of every system, twice: the
+// solver's and the CSV's; states, rate constants, statistics) against the host's memory: a batch far
+// beyond it is refused here with the figures, not by an allocation failing inside Kokkos.
+void refuse_batch_beyond_memory( long systems, std::size_t nsamples, std::size_t nsaved, int n, int m )
+{
+    const double per_system = 8.0 * ( 2.0 * double( nsamples ) * double( nsaved ) + 2.0 * n + m + ode::stat_count );
+    const double need = per_system * double( systems );
+    const double host = host_memory_bytes();
+    if ( host > 0 && need > host )
+    {
+        char figures[160];
+        std::snprintf( figures, sizeof( figures ), "at least %.3g GB (%.0f bytes per system", need / 1e9, per_system );
+        char memory[64];
+        std::snprintf( memory, sizeof( memory ), "%.3g GB", host / 1e9 );
+        throw InputError( concat( "--batch ", systems, ": the run needs ", figures, ": ", nsamples, " samples of ",
+                                  nsaved, " species, twice, with states and rate constants), more than this "
+                                  "machine's ", memory, " of memory" ) );
+    }
+}
+
+std::ofstream open_csv( const std::string& path )
+{
+    std::ofstream csv;
+    if ( !path.empty() )
+    {
+        csv.open( path );
+        if ( !csv )
+            throw core::IoError( "--out: cannot write '" + path + "'" );
+    }
+    return csv;
+}
+
+// Every system starts from the model's initial state.
+Matrix initial_states( const ode::ReactionNetwork& net, long systems )
+{
+    const int n = net.species_count();
+    Matrix x0( "morula::app::ode::x0", systems, n );
+    auto x0_host = Kokkos::create_mirror_view( x0 );
+    for ( long s = 0; s < systems; ++s )
+        for ( int i = 0; i < n; ++i )
+            x0_host( s, i ) = net.initial_state[std::size_t( i )];
+    Kokkos::deep_copy( x0, x0_host );
+    return x0;
+}
+
+// With --vary, each system's rate constants times random factors; else empty (the model's constants).
+Matrix rate_constants( const RunArgs& a, const CLI::App& cmd, const ode::ReactionNetwork& net, long systems )
+{
+    Matrix k;
+    if ( !given( cmd, "--vary" ) )
+        return k;
+    const int m = net.reaction_count();
+    k = Matrix( "morula::app::ode::k", systems, m );
+    auto k_host = Kokkos::create_mirror_view( k );
+    // Factors 1 - F + 2F u, u = the top 53 bits of mt19937_64 / 2^53, drawn system by system and
+    // reaction by reaction: the same seed gives the same constants with every standard library.
+    std::mt19937_64 rng( a.seed );
+    for ( long s = 0; s < systems; ++s )
+        for ( int r = 0; r < m; ++r )
+        {
+            const double factor = 1 - a.vary + 2 * a.vary * double( rng() >> 11 ) * 0x1.0p-53;
+            k_host( s, r ) = net.reactions[std::size_t( r )].rate_constant * factor;
+        }
+    Kokkos::deep_copy( k, k_host );
+    return k;
+}
+
+// Checkpoints default to <out without .csv>.checkpoint.h5 ("ode.checkpoint.h5" without --out).
+std::string checkpoint_prefix( const std::string& out )
+{
+    if ( out.empty() )
+        return "ode";
+    const std::filesystem::path p( out );
+    return p.extension() == ".csv" ? ( p.parent_path() / p.stem() ).string() : out;
+}
+
+} // namespace morula::app::ode_run

@@ -1,0 +1,174 @@
+// `morula ode run`'s outputs: the CSV, the summary and statistics, the plot and the failure report
+// (OdeRun.hpp).
+#include "MsdPlot.hpp"
+#include "OdeRun.hpp"
+
+#include <morula/core/Error.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <stdexcept>
+
+namespace morula::app::ode_run
+{
+namespace
+{
+using core::detail::concat;
+
+// In the order of ode::StatisticsColumn.
+const char* const statistic_names[ode::stat_count] = {
+    "status",            "steps",           "rejected",  "RKF45 steps",    "BDF steps",       "switches to BDF",
+    "switches to RKF45", "Newton iterations", "Jacobians", "factorisations", "RHS evaluations", "BiCGStab iterations" };
+
+// min, median (the mean of the middle two for an even count) and max of one counter over the systems.
+struct Spread
+{
+    long min = 0, max = 0;
+    double median = 0;
+};
+
+Spread spread( std::vector<long> v )
+{
+    Spread s;
+    if ( v.empty() )
+        return s;
+    std::sort( v.begin(), v.end() );
+    s.min = v.front();
+    s.max = v.back();
+    const std::size_t n = v.size();
+    s.median = n % 2 ? double( v[n / 2] ) : 0.5 * ( double( v[n / 2 - 1] ) + double( v[n / 2] ) );
+    return s;
+}
+} // namespace
+
+// time, then one column per saved species; with --batch a first column 'system'; the samples filled
+// (all, unless the run stopped after a checkpoint: then the rows up to it). Closes the file.
+void write_csv( std::ofstream& csv, const std::string& path, bool batch_output, const ode::ReactionNetwork& net,
+                const std::vector<double>& times, const std::vector<int>& saved, const RunOutput& out )
+{
+    csv.precision( 17 );
+    if ( batch_output )
+        csv << "system,";
+    csv << "time";
+    for ( int j : saved )
+        csv << ',' << net.species_names[std::size_t( j )];
+    csv << '\n';
+    for ( long s = 0; s < out.systems; ++s )
+        for ( std::size_t t = 0; t < out.rows; ++t )
+        {
+            if ( batch_output )
+                csv << s << ',';
+            csv << times[t];
+            for ( std::size_t j = 0; j < out.nsaved; ++j )
+                csv << ',' << out.sample_at( s, t, j );
+            csv << '\n';
+        }
+    csv.close();
+    if ( !csv )
+        throw core::IoError( "--out: writing '" + path + "' failed" );
+}
+
+// One line: status, time span, steps and switches (min / median / max over a batch), wall time.
+void print_summary( const RunArgs& a, const std::vector<double>& times, const RunOutput& out )
+{
+    if ( out.systems == 1 )
+    {
+        const auto stat = [&]( int col ) { return out.stat( 0, col ); };
+        std::printf( "ode: %s, t = %g to %g, %zu samples, %ld steps (%ld rejected), switches %ld to BDF / %ld to "
+                     "RKF45, %.4g s\n",
+                     out.status_name( 0 ), a.t_start, times.back(), out.nsamples, stat( ode::stat_steps ),
+                     stat( ode::stat_rejected ), stat( ode::stat_switches_to_bdf ), stat( ode::stat_switches_to_rkf ),
+                     out.seconds );
+        return;
+    }
+    const Spread steps = spread( out.column( ode::stat_steps ) );
+    long to_bdf = 0, to_rkf = 0;
+    for ( long v : out.column( ode::stat_switches_to_bdf ) )
+        to_bdf += v;
+    for ( long v : out.column( ode::stat_switches_to_rkf ) )
+        to_rkf += v;
+    std::printf( "ode: %ld systems: %ld success, %ld failed, t = %g to %g, %zu samples, steps min %ld / median "
+                 "%g / max %ld, switches %ld to BDF / %ld to RKF45 in all, %.4g s\n",
+                 out.systems, out.systems - out.failures, out.failures, a.t_start, times.back(), out.nsamples,
+                 steps.min, steps.median, steps.max, to_bdf, to_rkf, out.seconds );
+}
+
+// --stats: every counter of one system, or statuses and min / median / max of each counter over a batch.
+void print_statistics( const RunOutput& out )
+{
+    if ( out.systems == 1 )
+    {
+        std::printf( "statistics:\n  %-20s %s\n", statistic_names[0], out.status_name( 0 ) );
+        for ( int col = 1; col < ode::stat_count; ++col )
+            std::printf( "  %-20s %ld\n", statistic_names[col], out.stat( 0, col ) );
+        return;
+    }
+    std::vector<long> by_status( 6, 0 );
+    for ( long s = 0; s < out.systems; ++s )
+        ++by_status[std::size_t( std::clamp( out.stat( s, 0 ), 0L, 5L ) )];
+    std::printf( "statistics over %ld systems:\n  %-20s", out.systems, "status" );
+    for ( int st = 0; st < 6; ++st )
+        if ( by_status[std::size_t( st )] )
+            std::printf( " %s %ld", ode::to_string( ode::SolverStatus( st ) ), by_status[std::size_t( st )] );
+    std::printf( "\n  %-20s %12s %12s %12s\n", "", "min", "median", "max" );
+    for ( int col = 1; col < ode::stat_count; ++col )
+    {
+        const Spread sp = spread( out.column( col ) );
+        std::printf( "  %-20s %12ld %12g %12ld\n", statistic_names[col], sp.min, sp.median, sp.max );
+    }
+}
+
+// --plot: the saved species of system 0 against time.
+void write_plot( const RunArgs& a, const ode::ReactionNetwork& net, const std::vector<double>& times,
+                 const std::vector<int>& saved, const RunOutput& out )
+{
+    std::vector<PlotSeries> series( out.nsaved );
+    for ( std::size_t j = 0; j < out.nsaved; ++j )
+    {
+        series[j].name = net.species_names[std::size_t( saved[j] )];
+        for ( std::size_t t = 0; t < out.nsamples; ++t )
+            series[j].points.emplace_back( times[t], out.sample_at( 0, t, j ) );
+    }
+    PlotAxes axes;
+    axes.title = concat( std::filesystem::path( a.model ).filename().string(), ": ", net.species_count(), " species, ",
+                         net.reaction_count(), " reactions",
+                         out.systems > 1 ? concat( ", system 0 of ", out.systems ) : std::string() );
+    axes.x_label = "time";
+    axes.y_label = "concentration";
+    if ( write_line_plot( a.plot, axes, series ) )
+        std::printf( "plot: %s\n", a.plot.c_str() );
+    else
+        std::printf( "plot skipped: this morula was built without cairo (the CSV has the data)\n" );
+}
+
+// Lists up to 10 failed systems of a batch on stderr and throws with the first failure's status and the
+// last sample it reached.
+void report_failures( const std::vector<double>& times, const RunOutput& out )
+{
+    long first = -1;
+    int listed = 0;
+    for ( long s = 0; s < out.systems; ++s )
+        if ( out.failed[std::size_t( s )] )
+        {
+            if ( first < 0 )
+                first = s;
+            if ( out.systems > 1 && listed++ < 10 )
+                std::fprintf( stderr, "morula: system %ld: %s; last sample reached: %s\n", s, out.status_name( s ),
+                              out.reached_any[std::size_t( s )] ? concat( "t = ", out.reached[std::size_t( s )] ).c_str()
+                                                                : "none" );
+        }
+    const std::string reach = out.reached_any[std::size_t( first )]
+                                  ? concat( "t = ", out.reached[std::size_t( first )] )
+                                  : std::string( "no sample" );
+    if ( out.systems == 1 )
+        throw std::runtime_error( concat( "integration failed: status ", out.status_name( 0 ), " after reaching ",
+                                          reach, " of ", times.back(), "; the later samples are NaN" ) );
+    throw std::runtime_error( concat( "integration failed for ", out.failures, " of ", out.systems,
+                                      " systems (first: system ", first, ", status ", out.status_name( first ),
+                                      " after reaching ", reach, " of ", times.back(),
+                                      "); their later samples are NaN" ) );
+}
+
+} // namespace morula::app::ode_run
