@@ -89,6 +89,8 @@ void check_division_against_single_rank( core::Boundary boundary, int sort_every
     parallel::DistributedProliferation<double, TEST_MEMSPACE> dist( dec, agents, mp, gp );
     static_assert( core::is_driver_v<decltype( dist ), TEST_EXECSPACE> );
     static_assert( core::is_driver_v<decltype( single ), TEST_EXECSPACE> );
+    single.set_count_interactions( true );
+    dist.set_count_interactions( true );
 
     long long divisions = 0;
     int sorts = 0;
@@ -100,6 +102,11 @@ void check_division_against_single_rank( core::Boundary boundary, int sort_every
         ASSERT_EQ( r.step, s );
         ASSERT_EQ( d.step, s );
         ASSERT_EQ( d.sorted, r.sorted ) << "step " << s; // the same sort cadence, reported alike
+        // Each rank counts its owned agents' pairs, ghosts included: the sum is the single rank's count.
+        long long all_interactions = 0;
+        MPI_Allreduce( &d.interactions, &all_interactions, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD );
+        ASSERT_EQ( all_interactions, r.interactions ) << "step " << s;
+        ASSERT_GT( r.interactions, 0 ) << "step " << s;
         sorts += r.sorted;
         divisions += r.divisions;
         ASSERT_EQ( dist.all_divisions(), r.divisions ) << "step " << s;

@@ -101,10 +101,15 @@ class DistributedProliferation
             m_mechanics.owned_agents_changed();
         }
         report.sorted = m_mechanics.sort_due();
-        m_mechanics.step( exec, m_agents, timed );
+        report.interactions = m_mechanics.step( exec, m_agents, timed );
         ++m_step;
         return report;
     }
+
+    //! Whether steps count the interacting pairs: the report's `interactions` are then this rank's owned
+    //! agents' (each pair between ranks counted on both), summing over the ranks to Proliferation's.
+    void set_count_interactions( bool on ) { m_mechanics.set_count_interactions( on ); }
+    bool count_interactions() const { return m_mechanics.count_interactions(); }
 
     //! This rank's agents: the owned ones first (num_owned()), then the ghosts of the last step.
     const agents_type& agents() const { return m_agents; }

@@ -182,6 +182,10 @@ class DistributedSphereMechanics
     */
     void owned_agents_changed() { m_halo_current = false; }
 
+    //! Whether steps count the interacting pairs (step() returns them; costs a per-agent array and a sum).
+    void set_count_interactions( bool on ) { m_count_interactions = on; }
+    bool count_interactions() const { return m_count_interactions; }
+
     //! Whether the next step() sorts the owned agents into cell order (every sort_every steps, the first
     //! step included), as SphereMechanics::sort_due() says for one rank.
     bool sort_due() const
@@ -199,9 +203,12 @@ class DistributedSphereMechanics
       every phase is fenced on both instances and starts and ends with a barrier over the ranks (no
       overlap, and no waiting for other ranks inside a phase), and is timed into times() (leave it off
       in production).
+      \return this rank's overlapping (owned agent, neighbour) pairs, ghosts included, each counted from
+      its owned side, if set_count_interactions(true); else 0. Summed over the ranks, the count of one
+      rank's SphereMechanics over all the agents.
     */
     template <class ExecutionSpace>
-    void step( const ExecutionSpace& exec, agents_type& agents, bool timed = false )
+    long long step( const ExecutionSpace& exec, agents_type& agents, bool timed = false )
     {
         compat::ScopedRegion region( "morula::parallel::DistributedSphereMechanics::step" );
         const ExecutionSpace& comm = exchange_instance( exec );
@@ -249,8 +256,10 @@ class DistributedSphereMechanics
                 m_local.build_grid( exec, agents, m_n_owned );
         } );
         m_grid_current = false;
-        run_phase( exec, comm, timed, Phase::forces,
-               [&] { m_local.compute_owned_displacements( exec, agents, m_n_owned ); } );
+        long long interactions = 0;
+        run_phase( exec, comm, timed, Phase::forces, [&] {
+            interactions = m_local.compute_owned_displacements( exec, agents, m_n_owned, m_count_interactions );
+        } );
         if ( forces_first )
             start_exchange();
         run_phase( exec, comm, timed, halo_phase, [&] {
@@ -275,9 +284,9 @@ class DistributedSphereMechanics
                 return;
             const auto ghost_x = Kokkos::subview(
                 agents.positions(), std::make_pair( m_n_owned, m_n_owned + m_halo->num_ghosts() ), Kokkos::ALL );
-            mechanics::detail::add_ghost_displacements( exec, m_ghost_grid->query( ghost_x ), m_n_owned,
-                                                        m_halo->boundary_particles(), m_halo->num_boundary(), agents,
-                                                        m_local.parameters(), m_local.forces(), m_local.displacements() );
+            interactions += mechanics::detail::add_ghost_displacements(
+                exec, m_ghost_grid->query( ghost_x ), m_n_owned, m_halo->boundary_particles(), m_halo->num_boundary(),
+                agents, m_local.parameters(), m_local.forces(), m_local.displacements(), m_count_interactions );
         } );
         ++m_since_rebuild;
         ++m_since_sort;
@@ -294,6 +303,7 @@ class DistributedSphereMechanics
             m_times.add( rebuild_due ? Count::halo_build_rows : Count::halo_update_rows,
                          static_cast<long long>( m_halo->num_exports() ) );
         }
+        return interactions;
     }
 
     //! This rank's state between steps (see DistributedMechanicsState).
@@ -565,6 +575,7 @@ class DistributedSphereMechanics
     int m_since_rebuild = 0;
     int m_since_sort = 0;     // steps since the last cell-order sort
     bool m_sorted_once = false;
+    bool m_count_interactions = false;
     Scalar m_interaction_distance = 0;
     // The owned agents' extent found by the halo-width check of the rebuild under way (for its sort).
     std::optional<mechanics::detail::AgentExtent<Scalar>> m_rebuild_extent;

@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <type_traits>
 
 namespace morula::mechanics
 {
@@ -328,6 +329,62 @@ long long compute_displacements( const ExecutionSpace& exec, const Query& query,
 }
 
 /*!
+  One target of add_ghost_displacements(): its force from the ghosts within reach added to the force
+  from its owned neighbours, and its displacement recomputed; returns the overlapping (target, ghost)
+  pairs, coincident ones included, as SphereForceKernel counts a target's pairs.
+*/
+template <class GhostQuery, class TargetView, class PositionView, class Scalar, class MemorySpace, class VectorView>
+struct GhostForce
+{
+    using agents_type = SphereAgents<Scalar, MemorySpace>;
+    GhostQuery ghost_query;
+    TargetView targets;
+    PositionView x;
+    typename agents_type::scalar_view diameter, adherence, density;
+    typename agents_type::id_view id;
+    VectorView force, displacement;
+    ForceParameters<Scalar> fp;
+    Scalar dt, max_move, radius;
+    int first_ghost;
+
+    KOKKOS_INLINE_FUNCTION int apply( const int t ) const
+    {
+        const int i = targets( t );
+        const Scalar di = diameter( i );
+        const Scalar ri = Scalar( 0.5 ) * di + fp.radius_extension;
+        Scalar f[3] = { force( i, 0 ), force( i, 1 ), force( i, 2 ) };
+        int coincident = 0, overlaps = 0;
+        ghost_query.for_each_neighbor_of_point(
+            x( i, 0 ), x( i, 1 ), x( i, 2 ), radius,
+            [&]( const int g, const Scalar dx, const Scalar dy, const Scalar dz, const Scalar r2 ) {
+                if ( r2 > coincident_distance2<Scalar>() )
+                    overlaps += add_overlap_force( dx, dy, dz, r2, ri,
+                                                   Scalar( 0.5 ) * diameter( first_ghost + g ) + fp.radius_extension,
+                                                   fp, f )
+                                    ? 1
+                                    : 0;
+                else
+                    ++coincident;
+            } );
+        if ( coincident > 0 )
+            ghost_query.for_each_neighbor_of_point(
+                x( i, 0 ), x( i, 1 ), x( i, 2 ), radius,
+                [&]( const int g, const Scalar, const Scalar, const Scalar, const Scalar r2 ) {
+                    if ( r2 <= coincident_distance2<Scalar>() )
+                        add_coincident_force( id( i ), id( first_ghost + g ), di, diameter( first_ghost + g ), fp, f );
+                } );
+        Scalar m[3];
+        displacement_from_force( f, adherence( i ), density( i ) * sphere_volume( di ), dt, max_move, m );
+        for ( int d = 0; d < 3; ++d )
+        {
+            force( i, d ) = f[d];
+            displacement( i, d ) = m[d];
+        }
+        return overlaps + coincident;
+    }
+};
+
+/*!
   \brief Completes the forces of the agents listed in `targets` (entries [0, num_targets)) with their
   neighbours among the ghosts of a distributed run, and recomputes their displacements.
 
@@ -336,62 +393,33 @@ long long compute_displacements( const ExecutionSpace& exec, const Query& query,
   binned by `ghost_query` over their own positions) add theirs here, for the agents near a face only:
   the others have no ghost within reach. The sum per agent is owned neighbours first, then ghosts
   (the same pairs as one grid over both, in another order: equal to round-off).
+  \return the overlapping (target, ghost) pairs if count_pairs (a reduction), else 0 (no reduction)
 */
 template <class ExecutionSpace, class GhostQuery, class Scalar, class MemorySpace, class TargetView, class VectorView>
-void add_ghost_displacements( const ExecutionSpace& exec, const GhostQuery& ghost_query, std::size_t ghost_begin,
-                              const TargetView& targets, std::size_t num_targets,
-                              const SphereAgents<Scalar, MemorySpace>& agents,
-                              const MechanicsParameters<Scalar>& params, const VectorView& force,
-                              const VectorView& displacement )
+long long add_ghost_displacements( const ExecutionSpace& exec, const GhostQuery& ghost_query, std::size_t ghost_begin,
+                                   const TargetView& targets, std::size_t num_targets,
+                                   const SphereAgents<Scalar, MemorySpace>& agents,
+                                   const MechanicsParameters<Scalar>& params, const VectorView& force,
+                                   const VectorView& displacement, bool count_pairs = false )
 {
     if ( num_targets == 0 || ghost_query.num_particles() == 0 )
-        return;
-    const auto x = agents.positions();
-    const auto diameter = agents.diameters();
-    const auto adherence = agents.adherence();
-    const auto density = agents.densities();
-    const auto id = agents.ids();
-    const ForceParameters<Scalar> fp = params.force;
-    const Scalar extension = fp.radius_extension;
-    const Scalar dt = params.time_step;
-    const Scalar max_move = params.max_displacement;
-    const Scalar coincident2 = coincident_distance2<Scalar>();
-    const Scalar radius = ghost_query.cutoff();
-    const int first_ghost = static_cast<int>( ghost_begin );
-    Kokkos::parallel_for(
-        "morula::mechanics::sphere_ghost_forces",
-        core::LaunchRange<ExecutionSpace>( exec, 0, static_cast<int>( num_targets ) ),
-        KOKKOS_LAMBDA( const int t ) {
-            const int i = targets( t );
-            const Scalar di = diameter( i );
-            const Scalar ri = Scalar( 0.5 ) * di + extension;
-            Scalar f[3] = { force( i, 0 ), force( i, 1 ), force( i, 2 ) };
-            int coincident = 0;
-            ghost_query.for_each_neighbor_of_point(
-                x( i, 0 ), x( i, 1 ), x( i, 2 ), radius,
-                [&]( const int g, const Scalar dx, const Scalar dy, const Scalar dz, const Scalar r2 ) {
-                    if ( r2 > coincident2 )
-                        add_overlap_force( dx, dy, dz, r2, ri, Scalar( 0.5 ) * diameter( first_ghost + g ) + extension,
-                                           fp, f );
-                    else
-                        ++coincident;
-                } );
-            if ( coincident > 0 )
-                ghost_query.for_each_neighbor_of_point(
-                    x( i, 0 ), x( i, 1 ), x( i, 2 ), radius,
-                    [&]( const int g, const Scalar, const Scalar, const Scalar, const Scalar r2 ) {
-                        if ( r2 <= coincident2 )
-                            add_coincident_force( id( i ), id( first_ghost + g ), di, diameter( first_ghost + g ),
-                                                  fp, f );
-                    } );
-            Scalar m[3];
-            displacement_from_force( f, adherence( i ), density( i ) * sphere_volume( di ), dt, max_move, m );
-            for ( int d = 0; d < 3; ++d )
-            {
-                force( i, d ) = f[d];
-                displacement( i, d ) = m[d];
-            }
-        } );
+        return 0;
+    using PositionView = std::decay_t<decltype( agents.positions() )>;
+    const GhostForce<GhostQuery, TargetView, PositionView, Scalar, MemorySpace, VectorView> ghost{
+        ghost_query,        targets,          agents.positions(),    agents.diameters(),
+        agents.adherence(), agents.densities(), agents.ids(),        force,
+        displacement,       params.force,     params.time_step,      params.max_displacement,
+        ghost_query.cutoff(), static_cast<int>( ghost_begin ) };
+    const core::LaunchRange<ExecutionSpace> range( exec, 0, static_cast<int>( num_targets ) );
+    long long pairs = 0;
+    if ( count_pairs )
+        Kokkos::parallel_reduce(
+            "morula::mechanics::sphere_ghost_forces_counted", range,
+            KOKKOS_LAMBDA( const int t, long long& sum ) { sum += ghost.apply( t ); }, pairs );
+    else
+        Kokkos::parallel_for( "morula::mechanics::sphere_ghost_forces", range,
+                              KOKKOS_LAMBDA( const int t ) { ghost.apply( t ); } );
+    return pairs;
 }
 
 //! x += m; periodic axes wrap into [lo, hi), closed axes stop at the walls, open axes are free.
