@@ -29,8 +29,8 @@ KOKKOS_FORCEINLINE_FUNCTION float fast_rsqrt( float x )
 }
 
 //! In double on GPUs the hardware estimate refined by Newton steps (CUDA's rsqrt, within 1 ulp) instead of
-//! a square root and a division, each with a slow-path branch (the sphere forces in double went 1.17x
-//! faster on an H200 with it, docs/performance.md).
+//! a square root and a division, each with a slow-path branch, which made the sphere forces in double
+//! faster (docs/performance.md, "Neighbour kernels at the hardware limit (issue #25): fifth pass").
 KOKKOS_FORCEINLINE_FUNCTION double fast_rsqrt( double x )
 {
 #if defined( __CUDA_ARCH__ ) || defined( __HIP_DEVICE_COMPILE__ )

@@ -18,8 +18,9 @@ namespace morula::core
   back-to-back launches of a large functor never overlap their launch latency with work. The models'
   functors capture many Views (a cell's or element's whole SoA storage, several hundred bytes with the
   mdspan-based View), and a step launches dozens of them: the angiogenesis exchange's 64 sweeps per step
-  measured a fixed 22 us per sweep on the H100 from this. Kernel arguments hold up to 4 KB; a functor
-  beyond that still works (Kokkos copies it to global memory). On the host backends the hint does nothing.
+  each paid a fixed cost from this (docs/performance.md, "Tumour growth and angiogenesis (issue #7)").
+  Kernel arguments hold up to 4 KB; a functor beyond that still works (Kokkos copies it to global
+  memory). On the host backends the hint does nothing.
   Every kernel of the time-stepped models launches through LaunchRange, LaunchTeam or LaunchMDRange; the
   constant-memory path's host wait would also forbid capturing their launches in a graph (core::StepGraph).
 */

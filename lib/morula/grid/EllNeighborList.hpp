@@ -61,8 +61,9 @@ struct EllNeighborListView
         const int c = counts( i );
         const index_type stride = index_type( 1 ) << slice_shift;
         index_type s = slot( i, 0 );
-        // A warp's k-th entries are one line, so one load per step keeps the memory busy (four loads
-        // in flight, as the CSR visit does, measured 4% slower here on an H200).
+        // A warp's k-th entries are one line, so one load per step keeps the memory busy; four loads in
+        // flight, as the CSR visit does, were slower here
+        // (docs/performance.md, "Neighbour kernels at the hardware limit (issue #25): second pass").
         for ( int k = 0; k < c; ++k, s += stride )
             f( indices( s ) );
     }
@@ -118,8 +119,8 @@ int fill_ell_list_as( const ExecutionSpace& exec, const Query& query, int n, Sca
   One sweep through the grid: writes the first `capacity` neighbours of every particle into `list`
   (ELL layout), every particle's full count into counts, and returns the largest count. A count above
   the capacity means that particle's entries were cut short. On GPUs one kernel per walk
-  (detail::with_stencil_walk): one kernel for all walks held every walk's registers (22% slower in the
-  staged form, issue #25's sixth pass).
+  (detail::with_stencil_walk): one kernel for all walks held every walk's registers, and was slower
+  (docs/performance.md, "Neighbour kernels at the hardware limit (issue #25): sixth pass").
 */
 template <class ExecutionSpace, class Query, class CountView, class IndexView, class Scalar>
 int fill_ell_list( const ExecutionSpace& exec, const Query& query, int n, Scalar radius,

@@ -115,8 +115,9 @@ struct GridGeometry
             // it to cell 0, where the walks' per-cell image shifts put it a box length from its
             // neighbours. (x - lo) * inv never exceeds (hi - lo) * inv in floating point (rounding is
             // monotone), so lowering inv by ulps until that product is below n is enough; the cells
-            // grow by about an ulp, far inside the margin above. (Done here, not in cell_coordinate():
-            // a test there moved GPU kernels' register allocation by up to 7%, issue #25's seventh pass.)
+            // grow by about an ulp, far inside the margin above. Done here, not in cell_coordinate(): a test
+            // there changed GPU kernels' register allocation, and their speed with it (docs/performance.md,
+            // "Neighbour kernels at the hardware limit (issue #25): seventh pass").
             const Scalar span = box.hi[d] - box.lo[d];
             while ( ncell[d] > 1 && span * inv_cell_size[d] >= static_cast<Scalar>( ncell[d] ) )
                 inv_cell_size[d] = std::nextafter( inv_cell_size[d], Scalar( 0 ) );

@@ -51,8 +51,8 @@ struct NeighborListView
         const offset_type e = offsets( i + 1 );
         offset_type k = offsets( i );
         // Four loads in flight before the calls (the calls keep their order): each lane's entries are
-        // its own line, and one outstanding load per thread left the sweep with an atomic per entry
-        // 1.19x slower on an H200 (16M points, 29.5 neighbours).
+        // its own line, and one outstanding load per thread left the memory system waiting
+        // (docs/performance.md, "Neighbour kernels at the hardware limit (issue #25): second pass").
         for ( ; k + 4 <= e; k += 4 )
         {
             const int j0 = indices( k ), j1 = indices( k + 1 ), j2 = indices( k + 2 ),

@@ -21,9 +21,9 @@ namespace detail
   How a stencil walk finds its runs of cells: read from the query at run time (`from_query`, what
   every public call does), or fixed at compile time to one cell ordering. A GPU kernel's register count
   is the largest over all the paths it contains, so NeighborReduction's kernels are compiled once per
-  ordering on GPUs and chosen at launch: no kernel carries another ordering's walk (counts with 4
-  particles per thread 1.13-1.16x faster on an H200, issue #25's fifth pass). for_each_particle keeps
-  `from_query`, since the user's function names the neighbours' type.
+  ordering on GPUs and chosen at launch: no kernel carries another ordering's walk, which makes the
+  kernels faster (docs/performance.md, "Neighbour kernels at the hardware limit (issue #25): fifth pass").
+  for_each_particle keeps `from_query`, since the user's function names the neighbours' type.
 */
 enum class StencilOrder
 {

@@ -75,9 +75,8 @@ void reduce_in_groups( const ExecutionSpace& exec, const Query& query, const Ker
   - K particles of one cell per thread (K = 2..4; data in cell order, no per-pair minimum image): the
     thread walks the stencil once for its K particles, pruned by their smallest face distances, and
     tests each candidate it loads against all K, so a candidate's loads and the loop's overhead are paid
-    once per K pair tests. On an H200 this counted the neighbours of 16M particles at 7.1 per cell in
-    3.89 ms (K = 2) against for_each_particle's 5.18 ms in double, 2.85 (K = 3) against 3.22 ms in
-    float; at about one particle per cell it gains nothing (docs/performance.md, issue #25). Threads map to
+    once per K pair tests. That pays where cells hold several particles, not at about one particle per
+    cell (docs/performance.md, "Neighbour kernels at the hardware limit (issue #25): third pass"). Threads map to
     (cell, group of K) through a scan over the cells, kept in the object between calls; no value is
     read back to the host, so the work can be captured in a device graph.
 
@@ -85,8 +84,8 @@ void reduce_in_groups( const ExecutionSpace& exec, const Query& query, const Ker
   on GPUs, from the mean number of particles per cell (see automatic_particles_per_thread()); 1..4 forces
   a path (the tests run every path on every backend). pair_batching() (PairBatching) says whether pair()
   runs inside the candidate loop or after each run of candidates has been tested: batched is for heavy
-  pair work such as forces (sphere forces 1.15x faster in float and 1.34x in double on an H200 with
-  row-major cells; docs/performance.md).
+  pair work such as forces, whose lanes then run their pair work together (docs/performance.md,
+  "Neighbour kernels at the hardware limit (issue #25): third pass").
 
   On GPUs each path is compiled once per cell ordering (and batched pairs once for sorted and once for
   unsorted data), and run() launches the one that fits the query: a GPU kernel's register count is the
@@ -139,7 +138,8 @@ class NeighborReduction
             return m_particles_per_thread;
         // Host backends, and heavy pair work (batched): one particle per thread. With batched pairs the
         // pair work, not the candidate loads, dominates, and K accumulators cost registers: K = 2 and 4
-        // were 8-25% and 35-65% slower than K = 1 for the sphere forces on an H200.
+        // were slower than K = 1 for the sphere forces (docs/performance.md,
+        // "Design choices measured (moved from source comments, issue #46)").
         if ( Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename ExecutionSpace::memory_space>::accessible ||
              m_batching == PairBatching::batched )
             return 1;

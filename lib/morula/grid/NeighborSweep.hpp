@@ -80,12 +80,13 @@ using ParticleNeighbors =
   \endcode
 
   With the data in cell order, consecutive threads take consecutive particles of the same or adjacent
-  cells, whose candidate runs overlap, so the candidates come mostly from the L1 cache. (Staging a
-  block's candidates in team scratch memory was measured on an H100 and was 1.5x slower: 101
-  registers and 21% occupancy against 64 and 50%; a warp per cell sharing its staged candidates was
-  1.6-10x slower on an H200, issue-bound on its per-cell set-up: benchmarks/grid/CellSweep.hpp and
-  docs/performance.md.) A sum over neighbours per particle is faster on GPUs through NeighborReduction,
-  which gives a thread several particles of a cell and loads each candidate once for all of them.
+  cells, whose candidate runs overlap, so the candidates come mostly from the L1 cache. Staging a
+  block's candidates in team scratch memory was slower (more registers, lower occupancy), and so was a
+  warp per cell sharing its staged candidates, issue-bound on its per-cell set-up
+  (benchmarks/grid/CellSweep.hpp; docs/performance.md, "Grid and neighbour lists against Cabana (issue #10)"
+  and "Neighbour kernels at the hardware limit (issue #25): second pass"). A sum over neighbours per
+  particle is faster on GPUs through NeighborReduction, which gives a thread several particles of a cell
+  and loads each candidate once for all of them.
 
   \param radius neighbour radius, at most the grid's cutoff (default: the cutoff)
   \tparam LaunchBounds optional Kokkos::LaunchBounds<MaxThreads, MinBlocks> for kernels whose register

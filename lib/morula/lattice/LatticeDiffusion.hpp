@@ -120,8 +120,8 @@ class LatticeDiffusion
     template <class Phases>
     void step_phases( const ExecutionSpace& exec, Phases& phase, LatticeDiffusionReport& )
     {
-        // A placement launch after every pass. (Placement by the last team of each pass was measured
-        // slower: docs/performance.md, issue #22.)
+        // A placement launch after every pass: placement by the last team of each pass was slower
+        // (docs/performance.md, "Lattice passes at the memory roof (issue #22)").
         if ( m_engine.options().scheme == PassScheme::split )
             for ( int axis = 0; axis < 3; ++axis )
             {

@@ -40,11 +40,12 @@ struct MechanicsParameters
     //! Cell order of the grid and therefore of the sorted agents. The default is a Z-order of whole rows of
     //! cells (grid::CellOrdering::morton_rows): the paper's space-filling-curve sort (Hesam et al. 2021) kept
     //! for the rows, whose cells stay contiguous so that the force kernel walks nine runs instead of 27
-    //! cells. It measured 1.3-1.7x faster than Z-order of single cells (morton) on an H200 and on 16 CPU
-    //! cores, and within 3% of row-major (docs/performance.md, issue #25).
+    //! cells. It is faster than Z-order of single cells (morton) on GPUs and CPU cores, and about as fast as
+    //! row-major (docs/performance.md, "Neighbour kernels at the hardware limit (issue #25): fourth pass").
     grid::CellOrdering ordering = grid::CellOrdering::morton_rows;
     //! Agents of one grid cell per thread of the force kernel: 0 picks it (one: the force kernel batches
-    //! its pairs, where more per thread was measured slower), 1 to 4 forces it (grid::NeighborReduction).
+    //! its pairs, where more per thread is slower), 1 to 4 forces it (grid::NeighborReduction)
+    //! (docs/performance.md, "Neighbour kernels at the hardware limit (issue #25): third pass").
     //! Every choice gives the same forces.
     int particles_per_thread = 0;
 

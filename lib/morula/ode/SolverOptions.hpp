@@ -86,8 +86,8 @@ struct SolverOptions
     int fixed_step_max_newton_iterations = 10000; //!< fixed-step mode (the paper's max_it)
     long max_steps = 10000000;           //!< accepted + rejected steps per system before giving up
     LinearSolver linear_solver = LinearSolver::automatic;
-    //! Automatic linear solver in the fine-grained mode: dense LU up to this many species. BiCGStab was
-    //! measured faster from 32 species up on the H100 (docs/performance.md, ODE crossover).
+    //! Automatic linear solver in the fine-grained mode: dense LU up to this many species; BiCGStab is
+    //! faster above (docs/performance.md, "Newton linear solver crossover (fine-grained, BDF only)").
     int dense_limit = 16;
     ExecutionMode mode = ExecutionMode::batched;
     int team_size = 0;                   //!< fine-grained mode: threads per team (0: Kokkos chooses)

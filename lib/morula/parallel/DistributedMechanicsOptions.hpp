@@ -58,13 +58,14 @@ struct DistributedMechanicsCount
   owned agents' forces. Results are the same either way.
 
   Building a halo holds the host: it reads back the export counts and exchanges them with the
-  neighbours, waiting for the slowest of them. Started first, the GPU idles meanwhile (0.67 ms of a
-  6.9 ms step on two H100s). With forces_first the halo's export lists are found on the main stream
-  (two scans over the positions, 0.1 ms), the forces are launched, and the count exchange, the pack
-  and the messages follow beside them on the high-priority stream: the wait hides under the forces.
-  Between rebuilds the host's part (the pack's and NCCL's launches) then also runs while the forces do.
-  With ranks sharing a GPU (MPS) that order was measured slower: the other rank's work fills the GPU
-  anyway.
+  neighbours, waiting for the slowest of them. Started first, the GPU idles meanwhile. With forces_first
+  the halo's export lists are found on the main stream (two short scans over the positions), the forces
+  are launched, and the count exchange, the pack and the messages follow beside them on the
+  high-priority stream: the wait hides under the forces. Between rebuilds the host's part (the pack's
+  and NCCL's launches) then also runs while the forces do. With ranks sharing a GPU (MPS) that order is
+  slower: the other rank's work fills the GPU anyway
+  (docs/performance.md, "Multi-GPU path without the host in the way (issue #23)" and
+  "Design choices measured (moved from source comments, issue #46)").
 */
 enum class OverlapOrder : int
 {

@@ -223,7 +223,8 @@ class DistributedSphereMechanics
         else
             // Between rebuilds: the owned agents in cell order ahead of the ghosts, the halo's lists
             // renumbered. Forces over agents in cell order read them directly, not through the grid's
-            // permutation (fenced forces 4.54 against 4.84 ms per step, 4M agents per H200, every 4 steps).
+            // permutation, which is faster (docs/performance.md,
+            // "Two GPUs over NVLink: weak and strong scaling (issue #24)").
             sort_owned_agents_keeping_ghosts( exec, agents, timed, sort_due() );
         const int halo_phase = rebuild_due ? Phase::halo_build : Phase::halo_update;
         const bool forces_first = overlap_order() == OverlapOrder::forces_first;
@@ -242,9 +243,10 @@ class DistributedSphereMechanics
             } );
         };
         if ( forces_first && rebuild_due )
-            // The halo's scans over every position run here, before the forces, not beside them
-            // (beside them they slowed the forces by 0.3 ms on two H200s); the count exchange, the
-            // pack and the messages follow the forces' launch.
+            // The halo's scans over every position run here, before the forces, not beside them, where
+            // they slowed the forces (docs/performance.md,
+            // "Design choices measured (moved from source comments, issue #46)"); the count exchange,
+            // the pack and the messages follow the forces' launch.
             run_phase( exec, comm, timed, halo_phase,
                    [&] { halo_for_build().find_exports( exec, agents, m_n_owned ); } );
         else if ( !forces_first )
@@ -269,10 +271,11 @@ class DistributedSphereMechanics
                 m_halo->finish_update( comm, agents );
         } );
         // 3. The ghosts' grid, then their forces on the agents near a face, on exec after the owned
-        //    forces: built beside them on the exchange's stream, the grid (0.1 ms of work) took 0.5 ms
-        //    and slowed the forces by 0.3 ms (two H200s), and Kokkos would hold its launches until the
-        //    forces end anyway (functors of 512 B and more share one constant-memory buffer per device,
-        //    and each launch through it waits for the last kernel that used it, on any stream).
+        //    forces: built beside them on the exchange's stream, the grid ran several times slower than
+        //    alone and slowed the forces, and Kokkos would hold its launches until the forces end anyway
+        //    (functors of 512 B and more share one constant-memory buffer per device, and each launch
+        //    through it waits for the last kernel that used it, on any stream; docs/performance.md,
+        //    "Two GPUs over NVLink: weak and strong scaling (issue #24)").
         const bool ghost_forces = m_halo->num_ghosts() > 0 && m_halo->num_boundary() > 0;
         comm.fence(); // the ghosts have arrived
         run_phase( exec, comm, timed, Phase::grid, [&] {

@@ -67,8 +67,9 @@ struct MigrationWorkspace
     typename Kokkos::View<std::uint64_t*, MemorySpace>::HostMirror leaver_key_host;
 };
 
-//! Up to this many leavers are sorted on the host (two small copies) rather than on the device (a
-//! device sort and the per-rank offsets read back: 0.15 ms for 160 leavers on an H200).
+//! Up to this many leavers are sorted on the host (two small copies) rather than on the device, where
+//! a device sort and the per-rank offsets read back cost more for few leavers (docs/performance.md,
+//! "Design choices measured (moved from source comments, issue #46)").
 constexpr std::size_t host_sorted_leavers = 1 << 16;
 
 namespace detail
@@ -82,7 +83,8 @@ namespace detail
   one value the host needs to go on).
 
   One pass with atomics for the few leavers, not a scan: an exclusive scan evaluates the owner twice
-  and writes every position (0.42 ms of a 4M-agent step on an H100, against a 5 ms step).
+  and writes every position, a noticeable share of a step
+  (docs/performance.md, "Multi-GPU path without the host in the way (issue #23)").
 */
 template <class ExecutionSpace, class Scalar, class PositionView, class KeyView, class CounterView>
 std::size_t migration_leavers( const ExecutionSpace& exec, std::size_t n, const CartesianOwner<Scalar>& owner,

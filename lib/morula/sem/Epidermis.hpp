@@ -268,8 +268,9 @@ class Epidermis
         detail::CellInputsFunctor<Scalar, MemorySpace> counts, inputs;
         typename SemMechanics<Scalar, MemorySpace>::Stages stages;
         // Optional: a default-constructed GeneStageFunctor builds an EpidermisGeneNetwork, whose constructor
-        // allocates and fills five device Views (~250 us of allocations and synchronous copies on a GPU,
-        // measured per plain step before this was optional).
+        // allocates and fills five device Views, allocations and synchronous copies that every plain step
+        // paid before this was optional (docs/performance.md, "The host out of the time loop (issue #26)"
+        // and "Design choices measured (moved from source comments, issue #46)").
         std::optional<detail::GeneStageFunctor<MemorySpace>> gene_first, gene_last;
         int cells = 0;
         bool genes = false;
@@ -403,9 +404,10 @@ class Epidermis
         else if ( m_chunk_cap < detail_max_chunk )
             m_chunk_cap *= 2;
         // A chunk that completed at most one step bought nothing over plain steps and cost a replay and a
-        // read (measured on the H100: the full model's list falls due every step once cells divide, and
-        // chunks that fail at once made those steps slower than plain ones). Back off to plain steps for
-        // 2, 4, ... 64 steps while that lasts; a chunk of two or more steps ends the back-off.
+        // read: the full model's list falls due every step once cells divide, and chunks that fail at once
+        // make those steps slower than plain ones
+        // (docs/performance.md, "Design choices measured (moved from source comments, issue #46)"). Back off to
+        // plain steps for 2, 4, ... 64 steps while that lasts; a chunk of two or more steps ends the back-off.
         if ( done <= 1 && done < k )
         {
             m_backoff = m_backoff == 0 ? 2 : ( 2 * m_backoff < detail_max_chunk ? 2 * m_backoff : detail_max_chunk );

@@ -299,11 +299,11 @@ constexpr int tube_cell_team = 64;
   concentration and a weighted direction to it) and the oxygen it delivers at the current concentrations.
 
   One team per tube: a small tumour has tens of tubes, and one thread per tube walked its few hundred
-  candidate cells alone, a chain of dependent loads that left the GPU idle (17% of a step at 23 311 cells
-  and 80 tubes). The team's threads take the slots of every stencil row in turn (thread r the slots
-  r, r + T, ...); each sums its own share in slot order, then the shares are added in thread order, so the
-  result depends on the team size T only (T = 1 on the host backends, where the sums are the one-thread
-  sums of the slots in order).
+  candidate cells alone, a chain of dependent loads that left the GPU idle
+  (docs/performance.md, "Tumour growth and angiogenesis (issue #7)"). The team's threads take the slots of
+  every stencil row in turn (thread r the slots r, r + T, ...); each sums its own share in slot order, then
+  the shares are added in thread order, so the result depends on the team size T only (T = 1 on the host
+  backends, where the sums are the one-thread sums of the slots in order).
 */
 template <class ExecutionSpace, class Scalar, class MemorySpace, class Query>
 void tube_cell( const ExecutionSpace& exec, const Query& query, const CellViews<Scalar, MemorySpace>& cells,

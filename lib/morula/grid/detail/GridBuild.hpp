@@ -4,8 +4,9 @@
 
   A one-level counting sort on a GPU scatters 4-byte indices to random places of an array much larger
   than the cache: every write then costs a read-modify-write of a DRAM sector, and the per-cell atomic
-  counters thrash as well. Measured on an H100 for 16M particles in 256^3 cells, the scatter alone moved
-  2 GB and took 1.6 ms. The build therefore sorts in two levels:
+  counters thrash as well: the scatter alone moves far more bytes than the data and is slow
+  (docs/performance.md, "Design choices measured (moved from source comments, issue #46)").
+  The build therefore sorts in two levels:
 
   1. count: each particle's cell key (and input checks) and a count per *bucket*, a run of
      cells_per_bucket consecutive cell keys sized so that a bucket holds about 1024 particles;
@@ -23,8 +24,9 @@
   pass 3 then returns at once, and in pass 4 each team writes the identity permutation of its bucket's
   particles (contiguous in sorted input) and its cells' starts, read off the keys where they change:
   no scatter, no sort, and no bucket too large. Both paths test the flag on the device, so that a
-  build still synchronises once. (A separate kernel for the sorted case was measured on an H200: its
-  launch alone, returning at once on random input, cost 83 us of a 1.4 ms build.)
+  build still synchronises once. A separate kernel for the sorted case would cost its launch also on
+  random input, where it returns at once (docs/performance.md,
+  "Neighbour kernels at the hardware limit (issue #25): first pass").
 
   The result is the unique stable counting sort of the particles by cell key: deterministic, the same
   on every backend. Free functions, not private members, because nvcc does not allow extended lambdas in
@@ -355,9 +357,9 @@ void count_buckets( const ExecutionSpace& exec, const GridGeometry<Scalar>& g,
                 // and after a barrier one pass checks the order (one flag per team, not an atomic per
                 // descent) and counts by runs of one bucket: the first particle of a run subtracts its
                 // rank, the last adds its rank + 1, so each run adds its length with at most two
-                // atomics. Measured on an H200 (16M points, 7 per cell, double): this pass takes about
-                // 250 us against 205 us for the one-pass count; recomputing the predecessor's key
-                // instead, or re-reading the keys from global memory, was slower (335 and 268 us).
+                // atomics. This costs a little over a one-pass count without the check; recomputing the
+                // predecessor's key instead, or re-reading the keys from global memory, was slower
+                // (docs/performance.md, "Neighbour kernels at the hardware limit (issue #25): first pass").
                 Kokkos::parallel_for( Kokkos::TeamThreadRange( team, len ), [&]( const int k ) {
                     const int key = tile_key( k );
                     const int b = key >> shift;
@@ -390,8 +392,8 @@ template <class ExecutionSpace, class IndexView>
 void scan_counters( const ExecutionSpace& exec, const BucketLayout& layout,
                     const IndexView& counters, const IndexView& bucket_base )
 {
-    // A device-wide scan (two launches, about 20 us for 16K counters on an H100). A single-team scan
-    // saves a launch but was measured 70-130 us slower: one SM walks the counters 256 at a time.
+    // A device-wide scan (two launches). A single-team scan saves a launch but is slower: one SM walks
+    // the counters 256 at a time (docs/performance.md, "Sorted uniform grid (issue #2)").
     const int stripes = layout.stripes;
     const int total = layout.num_counters();
     Kokkos::parallel_scan(

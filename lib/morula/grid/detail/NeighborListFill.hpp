@@ -40,7 +40,7 @@ Scalar checked_list_radius( const char* who, Scalar cutoff, Scalar skin, Scalar 
 //! Writes every particle's neighbours at indices(offsets(i)) onwards, in the order of
 //! NeighborQuery::for_each_neighbor. One kernel for every walk, unlike the ELL fills: this one is bound by
 //! its scattered stores (one L2 transaction per entry), and one kernel per walk (detail::with_stencil_walk)
-//! was measured 1.3% slower on an H200 (8.13 against 8.03 ms at 16.8M points).
+//! was slightly slower (docs/performance.md, "Neighbour kernels at the hardware limit (issue #25): sixth pass").
 template <class ExecutionSpace, class Query, class OffsetView, class IndexView, class Scalar>
 void fill_neighbor_list( const ExecutionSpace& exec, const Query& query, int n, Scalar radius,
                          const OffsetView& offsets, const IndexView& indices )

@@ -5,16 +5,18 @@
 
   A thread finds its neighbours at its own pace, so while the sweep runs the 32 lanes of a warp store
   to 32 unrelated places: every entry costs its own memory transaction (a 4-byte write to a 32-byte
-  sector), and the list build on an H200 took twice the time of the sweep that finds the entries.
+  sector), and the list build took far longer than the sweep that finds the entries.
   Staging the entries and writing them after the sweep turns those stores into whole lines:
   - ELL fill: lane t writes its q-th entry when the other lanes write theirs, to adjacent slots
-    (1.4-1.5x faster than direct stores at 16M points, double, H200);
+    (faster than direct stores);
   - copy to CSR: a team's particles own one contiguous range of the list, which the team writes
     together, each thread taking every T-th entry and finding whose entry it is by a binary search over
-    the team's T offsets (2.9 ms against 11.4 ms with one thread copying each particle's entries).
+    the team's T offsets (much faster than one thread copying each particle's entries).
   Entries past the staging depth go to memory directly. The CSR fill itself is not staged: it needs the
-  team to wait for its slowest sweep before writing, and measured 0.89x (double) to 1.15x (float) the
-  direct fill on an H200, and slower on the epidermis model's 100K elements (docs/performance.md).
+  team to wait for its slowest sweep before writing, which made it slower in double and on the epidermis
+  model's lists, faster only in float (docs/performance.md,
+  "Neighbour kernels at the hardware limit (issue #25): second pass" and
+  "Design choices measured (moved from source comments, issue #46)").
 
   `LaunchBounds` (a Kokkos::LaunchBounds<threads, blocks>) lets a caller cap the registers; the team size
   must then not exceed its thread count.
@@ -37,8 +39,9 @@ namespace morula::grid::detail
 constexpr int staged_fill_team_size = 128;
 //! Entries per particle staged in scratch: with 128 threads a team holds 128 x 33 ints (16.5 KB). The
 //! ELL fill takes 72 registers, so seven teams fit an SM, and their 116 KB leave the rest of the L1 to
-//! the sweep's candidate positions. Lists longer than this write their tail directly. (Depths 16-48 and
-//! teams of 32-256 were measured: `grid_benchmark --list-variants`, docs/performance.md.)
+//! the sweep's candidate positions. Lists longer than this write their tail directly. This depth and
+//! staged_fill_team_size were the fastest tried with `grid_benchmark --list-variants`
+//! (docs/performance.md, "Neighbour kernels at the hardware limit (issue #25): second pass").
 constexpr int staged_fill_depth = 32;
 
 template <class T, class ExecutionSpace>

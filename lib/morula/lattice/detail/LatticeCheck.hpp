@@ -61,9 +61,10 @@ struct LatticeCheck
   \brief Particles per code (counts(c), c in [1, max_code]; codes above are left to LatticeCheck). A
   team takes `sites_per_team` sites and counts the codes below `bins` in team scratch, then adds each
   non-zero bin to `counts` once: one global atomic per team and species instead of one per particle.
-  (One atomic per particle on a single address took 10-17 us per particle on the H100, 30 s for 1.7M
-  particles: the "setup" of issue #3's 8-slot benchmark that never finished.) Codes from `bins` on
-  (tracer ids, one particle each) go to `counts` directly.
+  Those serialise on a single address: the "setup" of issue #3's 8-slot benchmark that never finished
+  (docs/performance.md, "Lattice passes at the memory roof (issue #22)" and
+  "Design choices measured (moved from source comments, issue #46)"). Codes from `bins` on (tracer ids,
+  one particle each) go to `counts` directly.
 */
 template <int Slots, class ExecutionSpace>
 struct CodeHistogram

@@ -34,8 +34,8 @@ template <int Slots, class MemorySpace, class View>
 PassKernels resolve_split_kernels( PassKernels k, const LatticeShape& shape, const SlabWindow& window,
                                    const View& current, const View& next )
 {
-    // Measured (docs/performance.md, issue #22): compacted fastest on the H100 at every capacity and on
-    // CPU cores with 2 and 4 slots; tiled fastest on CPU cores with 8 slots (1.45x the gather there).
+    // Compacted is the fastest on the GPU and on CPU cores with 2 and 4 slots, tiled on CPU cores with
+    // 8 slots (docs/performance.md, "Lattice passes at the memory roof (issue #22)").
     constexpr bool host = Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemorySpace>::accessible;
     if ( k == PassKernels::automatic && host && Slots == 8 && window.whole )
         return PassKernels::tiled;
@@ -180,9 +180,9 @@ struct PassLaunch
     }
 
     // One flat index per owned site (x fastest: consecutive threads read consecutive words) when they
-    // fit an int; a 3D range beyond. On the H100 the flat launch measured 20% faster (split) and 32%
-    // faster (fused) than a 3D range with 64x4x1 tiles at 4.2M sites, 16% slower for the split
-    // passes at 0.5M sites (docs/performance.md).
+    // fit an int; a 3D range beyond. The flat launch is faster than a 3D range with 64x4x1 tiles on
+    // large lattices, slower for the split passes on small ones
+    // (docs/performance.md, "Multiparticle lattice diffusion (issue #3)").
     template <class Pass>
     void launch( const ExecutionSpace& exec, const char* label, const Pass& pass ) const
     {

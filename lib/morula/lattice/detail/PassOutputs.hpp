@@ -16,9 +16,10 @@ namespace morula::lattice::detail
 
 //! Overflow list in device memory: (site << 8 | arrival rank) keys, particle codes and the move that
 //! brought each particle to the site. Its capacity is the number of particles on the lattice, so even
-//! a pass in which every particle overflowed fits. The counter is 32 bits: on the H100 a contended
-//! 64-bit atomic add on one address took 5.8 us, a 32-bit one 2 ns (benchmarks/results/
-//! lattice_h100_log_2026-11-25.txt); LatticeDiffusion refuses more than 2^32 - 1 particles.
+//! a pass in which every particle overflowed fits. The counter is 32 bits: on a GPU a contended 64-bit
+//! atomic add on one address is far slower than a 32-bit one
+//! (docs/performance.md, "Lattice passes at the memory roof (issue #22)"); LatticeDiffusion refuses more
+//! than 2^32 - 1 particles.
 template <class MemorySpace>
 struct OverflowList
 {

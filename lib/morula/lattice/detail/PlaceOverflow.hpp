@@ -62,8 +62,9 @@ KOKKOS_INLINE_FUNCTION bool placement_descending( const core::HashedRng& rng, st
   sort brings the list (filled by atomics) into key order, ascending or, when `descending` (a coin per
   pass, placement_descending()), descending, and the index-order scan runs the same way: entries placed
   earlier take the free slots near them, so a fixed order would push later relocations towards higher
-  indices (+x, +y, +z; measured before the coin: a drift of 0.009 sites per step along z at 1.6
-  particles per site with 2 slots). Alternating at random makes the order a point reflection of itself.
+  indices (+x, +y, +z), a drift that was measurable on crowded lattices before the coin
+  (docs/performance.md, "Design choices measured (moved from source comments, issue #46)"). Alternating
+  at random makes the order a point reflection of itself.
 
   On a slab (window.whole false) the table's reach (one plane to the origin, two more around it) stays
   inside the slab's three ghost planes; the index-order scan needs every slab, so the kernel stops at an

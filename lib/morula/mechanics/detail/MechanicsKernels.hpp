@@ -297,10 +297,11 @@ long long compute_displacements_impl( const ExecutionSpace& exec, const Query& q
         agents.diameters(), agents.adherence(), agents.densities(), agents.ids(), force, displacement,
         overlap_count,      params.force,       params.time_step,   params.max_displacement };
     // Per-agent counts (overlap_count, at least num_particles() entries when CountPairs), summed
-    // afterwards: one 64-bit atomic per agent on a single counter was measured at seconds for 500K
-    // agents on an H100 (a compare-and-swap loop under contention).
-    // 256 x 4 threads per SM caps the kernel at 64 registers: 50% occupancy instead of 34% with
-    // the 80 registers it takes unbounded (Nsight Compute, H100).
+    // afterwards: one 64-bit atomic per agent on a single counter is a compare-and-swap loop that
+    // stalls under contention.
+    // 256 x 4 threads per SM caps the kernel at 64 registers, for a higher occupancy than with the
+    // registers it takes unbounded (docs/performance.md, "Sphere mechanics (issue #6)" and
+    // "Design choices measured (moved from source comments, issue #46)").
     reduction.template run<Kokkos::LaunchBounds<256, 4>>( exec, query, kernel, query.cutoff(), num_targets,
                                                           "morula::mechanics::sphere_forces" );
     long long total = 0;

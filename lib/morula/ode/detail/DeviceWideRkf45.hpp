@@ -66,7 +66,8 @@ struct VectorLanes
 
 //! The mass-action right-hand side f_i(y) through raw device pointers: the kernels that hold it stay far
 //! below the size (512 bytes on CUDA) above which Kokkos launches through constant memory with a host
-//! synchronisation per launch - measured at ~20 us per stage with the Views of a whole MassActionSystem.
+//! synchronisation per launch, as the Views of a whole MassActionSystem would
+//! (docs/performance.md, "Design choices measured (moved from source comments, issue #46)").
 struct MassActionRates
 {
     const int* term_offsets = nullptr;
