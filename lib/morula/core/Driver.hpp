@@ -119,6 +119,17 @@ struct has_report_merge<Report, std::void_t<decltype( std::declval<Report&>().me
     : std::true_type
 {
 };
+
+// The synchronisation ModelDriver::step() gives a timed phase: the model's timing_sync( exec ). A named
+// type, not a lambda: nvcc forbids a local lambda type in the template arguments of a function that
+// holds an extended device lambda, which a model's step_phases() does.
+template <class Model, class ExecutionSpace>
+struct ModelTimingSync
+{
+    Model* model;
+    const ExecutionSpace* exec;
+    void operator()() const { model->timing_sync( *exec ); }
+};
 } // namespace detail
 
 /*!
@@ -182,8 +193,8 @@ class ModelDriver
     {
         Report report;
         report.step = m_step;
-        auto sync = [this, &exec] { derived().timing_sync( exec ); };
-        StepPhases<decltype( sync )> phases( m_times, timed, sync );
+        const detail::ModelTimingSync<Derived, ExecutionSpace> sync{ &derived(), &exec };
+        StepPhases<detail::ModelTimingSync<Derived, ExecutionSpace>> phases( m_times, timed, sync );
         derived().step_phases( exec, phases, report );
         ++m_step;
         if ( timed )
