@@ -58,7 +58,8 @@ struct Settings
     std::uint64_t seed = 1;
 };
 
-//! Reads the step counters (capacity overflows, negative concentrations throw), zeroes them again.
+//! Reads the step counters (capacity overflows, negative concentrations throw), zeroes them again. Phases
+//! run one by one are not steps: the model's step count (which keys its random numbers) stays.
 template <class Scalar>
 void check_counters( const exec_space& exec, Model<Scalar>& m )
 {

@@ -66,6 +66,9 @@ struct TumourAngiogenesisPhase
         life_cycle,
         counters
     };
+    static constexpr const char* scope = "morula::angio::TumourAngiogenesis";
+    static constexpr const char* names[] = { "removal",  "grid",   "cell_cell",   "blood_flow", "tube_tube", "tube_cell",
+                                             "exchange", "motion", "tube_growth", "life_cycle", "counters" };
 };
 
 //! What one step did.
@@ -77,6 +80,17 @@ struct TumourAngiogenesisReport : core::StepReport
     int sprouts = 0;
     int anastomoses = 0;
     bool sorted = false; //!< whether the cells were rearranged in grid order
+
+    //! Sums an advance()'s steps; `sorted` if any of them sorted.
+    void merge( const TumourAngiogenesisReport& other )
+    {
+        divisions += other.divisions;
+        removed += other.removed;
+        new_tubes += other.new_tubes;
+        sprouts += other.sprouts;
+        anastomoses += other.anastomoses;
+        sorted = sorted || other.sorted;
+    }
 };
 
 /*!
@@ -102,7 +116,8 @@ struct TumourAngiogenesisReport : core::StepReport
   \tparam MemorySpace where the cells, tubes and scratch arrays live
 */
 template <class Scalar, class MemorySpace>
-class TumourAngiogenesis
+class TumourAngiogenesis : public core::ModelDriver<TumourAngiogenesis<Scalar, MemorySpace>, TumourAngiogenesisPhase,
+                                                    TumourAngiogenesisReport>
 {
   public:
     using cells_type = TumourCells<Scalar, MemorySpace>;
@@ -157,11 +172,6 @@ class TumourAngiogenesis
     int num_cells() const { return static_cast<int>( m_cells.size() ); }
     int num_tubes() const { return static_cast<int>( m_tubes.size() ); }
     double time() const { return m_time; }
-    //! Steps taken since construction.
-    long long steps_done() const { return m_step; }
-    //! Seconds per phase (TumourAngiogenesisPhase) over the timed steps, and their number.
-    const core::PhaseTimer& times() const { return m_times; }
-    void reset_times() { m_times.reset(); }
     const grid_type& grid() const { return *m_grid; }
     //! Largest centre distance of two interacting cells (the grid's cutoff).
     Scalar cell_reach() const { return m_constants.cell_reach; }
@@ -170,54 +180,27 @@ class TumourAngiogenesis
     //! Exchange contacts of the last cell-cell phase (neighbour, conductance sqrt(2) rho w, count).
     const detail::Workspace<Scalar, MemorySpace>& workspace() const { return m_work; }
 
-    //! One step (see the class description); with `timed`, every phase is fenced and timed.
-    template <class ExecutionSpace>
-    TumourAngiogenesisReport step( const ExecutionSpace& exec, bool timed = false )
+    /*!
+      \brief One step's phases (see the class description; core::ModelDriver::step() runs them, and
+      advance( exec, n ) sums n untimed steps' reports).
+    */
+    template <class ExecutionSpace, class Phases>
+    void step_phases( const ExecutionSpace& exec, Phases& phase, TumourAngiogenesisReport& report )
     {
         using Phase = TumourAngiogenesisPhase;
         compat::ScopedRegion region( "morula::angio::TumourAngiogenesis::step" );
-        TumourAngiogenesisReport report;
         prepare_step( exec );
-        report.sorted = m_times.run( timed, Phase::grid, exec, [&] { return build_grid( exec ); } );
-        m_times.run( timed, Phase::cell_cell, exec, [&] { interact_cells( exec ); } );
-        m_times.run( timed, Phase::blood_flow, exec, [&] { update_blood_flow( exec ); } );
-        m_times.run( timed, Phase::tube_tube, exec, [&] { interact_tubes( exec ); } );
-        m_times.run( timed, Phase::tube_cell, exec, [&] { interact_tubes_and_cells( exec ); } );
-        m_times.run( timed, Phase::exchange, exec, [&] { exchange_replayed( exec ); } );
-        m_times.run( timed, Phase::motion, exec, [&] { move( exec ); } );
-        m_times.run( timed, Phase::tube_growth, exec, [&] { grow_vessels( exec ); } );
-        m_times.run( timed, Phase::life_cycle, exec, [&] { advance_life_cycle( exec ); } );
-        m_times.run( timed, Phase::counters, exec, [&] { finish_step( exec, report ); } );
-        report.removed = m_times.run( timed, Phase::removal, exec, [&] { return remove_lysed( exec ); } );
-        if ( timed )
-            m_times.count_step();
-        return report;
-    }
-
-    /*!
-      \brief `n` untimed steps: what n calls of step(exec) do, bit for bit. The report sums the steps'
-      divisions, removals, new tubes, sprouts and anastomoses; `step` is the last step's index and `sorted`
-      whether any of them sorted the cells.
-    */
-    template <class ExecutionSpace>
-    TumourAngiogenesisReport advance( const ExecutionSpace& exec, long long n )
-    {
-        if ( n < 0 )
-            throw core::InputError( core::detail::concat( "TumourAngiogenesis::advance: n = ", n, " steps (expected >= 0)" ) );
-        TumourAngiogenesisReport total;
-        total.step = m_step - 1;
-        for ( long long k = 0; k < n; ++k )
-        {
-            const TumourAngiogenesisReport r = step( exec );
-            total.step = r.step;
-            total.divisions += r.divisions;
-            total.removed += r.removed;
-            total.new_tubes += r.new_tubes;
-            total.sprouts += r.sprouts;
-            total.anastomoses += r.anastomoses;
-            total.sorted = total.sorted || r.sorted;
-        }
-        return total;
+        report.sorted = phase( Phase::grid, [&] { return build_grid( exec ); } );
+        phase( Phase::cell_cell, [&] { interact_cells( exec ); } );
+        phase( Phase::blood_flow, [&] { update_blood_flow( exec ); } );
+        phase( Phase::tube_tube, [&] { interact_tubes( exec ); } );
+        phase( Phase::tube_cell, [&] { interact_tubes_and_cells( exec ); } );
+        phase( Phase::exchange, [&] { exchange_replayed( exec ); } );
+        phase( Phase::motion, [&] { move( exec ); } );
+        phase( Phase::tube_growth, [&] { grow_vessels( exec ); } );
+        phase( Phase::life_cycle, [&] { advance_life_cycle( exec ); } );
+        phase( Phase::counters, [&] { finish_step( exec, report ); } );
+        report.removed = phase( Phase::removal, [&] { return remove_lysed( exec ); } );
     }
 
     //! Whether the exchange is replayed from a captured graph (the default) or launched kernel by kernel.
@@ -400,7 +383,7 @@ class TumourAngiogenesis
     {
         if ( num_tubes() > 0 )
             detail::grow_tubes( exec, tubes_view(), num_tubes(), m_constants, static_cast<Scalar>( m_time ),
-                                static_cast<std::uint32_t>( m_step ), m_tubes.next_id(), m_work );
+                                static_cast<std::uint32_t>( this->steps_done() ), m_tubes.next_id(), m_work );
     }
 
     //! States, growth, division and lysis (daughters appended on the device).
@@ -408,7 +391,7 @@ class TumourAngiogenesis
     void advance_life_cycle( const ExecutionSpace& exec )
     {
         if ( num_cells() > 0 )
-            detail::life_cycle( exec, cells_view(), num_cells(), m_constants, static_cast<std::uint32_t>( m_step ),
+            detail::life_cycle( exec, cells_view(), num_cells(), m_constants, static_cast<std::uint32_t>( this->steps_done() ),
                                 m_cells.next_id(), m_work );
     }
 
@@ -427,16 +410,16 @@ class TumourAngiogenesis
         exec.fence();
         if ( host[detail::counter_max_contacts] > 0 )
             throw core::CapacityError( core::detail::concat(
-                "TumourAngiogenesis: at step ", m_step, " a cell had ", host[detail::counter_max_contacts],
+                "TumourAngiogenesis: at step ", this->steps_done(), " a cell had ", host[detail::counter_max_contacts],
                 " exchange contacts, more than exchange.max_contacts = ", m_params.exchange.max_contacts,
                 "; raise it" ) );
         if ( host[detail::counter_max_tubes] > 0 )
             throw core::CapacityError( core::detail::concat(
-                "TumourAngiogenesis: at step ", m_step, " a cell touched ", host[detail::counter_max_tubes],
+                "TumourAngiogenesis: at step ", this->steps_done(), " a cell touched ", host[detail::counter_max_tubes],
                 " tubes, more than max_tubes_per_cell = ", m_params.max_tubes_per_cell, "; raise it" ) );
         if ( host[detail::counter_negative] > 0 )
             throw core::InputError( core::detail::concat(
-                "TumourAngiogenesis: at step ", m_step, " the oxygen or TAF of ", host[detail::counter_negative],
+                "TumourAngiogenesis: at step ", this->steps_done(), " the oxygen or TAF of ", host[detail::counter_negative],
                 " cells became negative or non-finite; lower exchange.sweep_fraction" ) );
         report.divisions = static_cast<int>( host[detail::counter_divisions] );
         const int lysed = static_cast<int>( host[detail::counter_lysed] );
@@ -451,9 +434,7 @@ class TumourAngiogenesis
         m_divisions += report.divisions;
         m_sprouts += report.sprouts;
         m_anastomoses += report.anastomoses;
-        m_time += m_params.time_step;
-        report.step = m_step;
-        ++m_step;
+        m_time += m_params.time_step; // the step count is the framework's (core::ModelDriver)
     }
 
     /*!
@@ -530,14 +511,14 @@ class TumourAngiogenesis
                 hit = &g;
         if ( hit )
         {
-            hit->last_use = m_step;
+            hit->last_use = this->steps_done();
             hit->graph.replay( exec );
             return;
         }
         ExchangeGraph& slot = m_exchange_graphs[0].last_use <= m_exchange_graphs[1].last_use ? m_exchange_graphs[0]
                                                                                               : m_exchange_graphs[1];
         slot.key = key;
-        slot.last_use = m_step;
+        slot.last_use = this->steps_done();
         // The operation holds its own handles (not `this`: the model may move), the ones the key names.
         slot.graph.record( [cells = cells_view(), cap = static_cast<int>( m_cells.capacity() ),
                             sweeps = m_params.exchange.sweeps, c = m_constants, w = m_work]( const graph_space& e ) {
@@ -598,11 +579,7 @@ class TumourAngiogenesis
     // root, the contact force and the exchange weight).
     grid::NeighborReduction<MemorySpace> m_cell_reduction{ 1, grid::PairBatching::batched };
     Scalar m_tube_reach = 0;
-    core::PhaseTimer m_times{ "morula::angio::TumourAngiogenesis",
-                              { "removal", "grid", "cell_cell", "blood_flow", "tube_tube", "tube_cell", "exchange",
-                                "motion", "tube_growth", "life_cycle", "counters" } };
     double m_time = 0;
-    long long m_step = 0;
     long long m_builds = 0;
     int m_pending_lysed = 0;
     long long m_divisions = 0, m_sprouts = 0, m_anastomoses = 0;

@@ -150,7 +150,7 @@ template <class Scalar, class MemorySpace>
 void TumourAngiogenesis<Scalar, MemorySpace>::checkpoint( io::CheckpointWriter& out ) const
 {
     out.put_text( "precision", sizeof( Scalar ) == 4 ? "float" : "double" );
-    out.put_scalar( "step", static_cast<std::int64_t>( m_step ) );
+    out.put_scalar( "step", static_cast<std::int64_t>( this->steps_done() ) );
     out.put_scalar( "time", m_time );
     out.put_scalar( "grid_builds", static_cast<std::int64_t>( m_builds ) );
     out.put_scalar( "pending_lysed", static_cast<std::int32_t>( m_pending_lysed ) );
@@ -234,7 +234,7 @@ void TumourAngiogenesis<Scalar, MemorySpace>::restart( const io::CheckpointReade
     // Everything read and checked: only now does the model change.
     m_cells = std::move( cells );
     m_tubes = std::move( tubes );
-    m_step = step;
+    this->set_steps_done( step );
     m_time = time;
     m_builds = builds;
     m_pending_lysed = pending;

@@ -69,11 +69,13 @@ struct EpidermisPhase
 {
     enum : int
     {
-        geometry,  //!< cell centres and adhesion
-        mechanics, //!< list upkeep and the Runge-Kutta stages of the elements
-        genes,     //!< neighbour inputs and the gene network stages
+        geometry,  //!< cell centres and adhesion, and the element list's upkeep
+        mechanics, //!< the Runge-Kutta stages of the elements
+        genes,     //!< the centre list's upkeep, neighbour inputs and the gene network stages
         growth     //!< growth and division events
     };
+    static constexpr const char* scope = "morula::sem::Epidermis";
+    static constexpr const char* names[] = { "geometry", "mechanics", "genes", "growth" };
 };
 
 //! What one step did: the growth event's counts (zero on steps without one).
@@ -81,6 +83,13 @@ struct EpidermisReport : core::StepReport
 {
     int grown = 0;     //!< cells that gained an element
     int divisions = 0; //!< cells that divided (= cells added)
+
+    //! Sums an advance()'s steps.
+    void merge( const EpidermisReport& other )
+    {
+        grown += other.grown;
+        divisions += other.divisions;
+    }
 };
 
 //! What Epidermis::advance did so far (summed over its calls).
@@ -100,7 +109,7 @@ struct EpidermisChunkStats
   the step); and, every `growth.interval` steps of the full model, growth and division.
 */
 template <class Scalar, class MemorySpace>
-class Epidermis
+class Epidermis : public core::ModelDriver<Epidermis<Scalar, MemorySpace>, EpidermisPhase, EpidermisReport>
 {
   public:
     using tissue_type = Tissue<Scalar, MemorySpace>;
@@ -121,11 +130,7 @@ class Epidermis
     const SemMechanics<Scalar, MemorySpace>& mechanics() const { return m_mechanics; }
     SemMechanics<Scalar, MemorySpace>& mechanics() { return m_mechanics; }
     const GeneCoupling<Scalar, MemorySpace>& genes() const { return m_genes; }
-    long long steps_done() const { return m_step; }
-    double time() const { return m_step * m_params.mechanics.time_step; }
-    //! Seconds per EpidermisPhase, summed over the timed steps.
-    const core::PhaseTimer& times() const { return m_times; }
-    void reset_times() { m_times.reset(); }
+    double time() const { return this->steps_done() * m_params.mechanics.time_step; }
     long long divisions() const { return m_divisions; }
     bool gene_network() const { return m_params.model != EpidermisModel::movement; }
 
@@ -147,36 +152,40 @@ class Epidermis
     void restart( const io::CheckpointReader& in );
 
     /*!
-      \brief One step; with `timed`, each phase is fenced and timed (a few microseconds each). The host
-      reads the element list's displacement bound and the centre list's check once each.
+      \brief One step's phases (core::ModelDriver::step() runs them, timed or not: the same kernels in the
+      same order as a chunk's step). The host reads the element list's displacement bound and the centre
+      list's check once each.
     */
-    template <class ExecutionSpace>
-    EpidermisReport step( const ExecutionSpace& exec, bool timed = false )
+    template <class ExecutionSpace, class Phases>
+    void step_phases( const ExecutionSpace& exec, Phases& phase, EpidermisReport& report )
     {
         using Phase = EpidermisPhase;
-        EpidermisReport report;
-        report.step = m_step;
         const bool genes = gene_network();
-        if ( timed )
-        {
-            m_times.run( timed, Phase::geometry, exec, [&] {
-                m_mechanics.compute_cell_geometry( exec, m_tissue );
-                m_mechanics.prepare( exec, m_tissue );
+        phase( Phase::geometry, [&] {
+            m_mechanics.ensure_spares( m_tissue );
+            m_mechanics.compute_cell_geometry( exec, m_tissue );
+            m_mechanics.prepare( exec, m_tissue );
+        } );
+        // The kernels are made after both lists' upkeep, which may rebuild or resize what they read.
+        StepKernels k;
+        const auto make_kernels = [&] { k = step_kernels( m_tissue.positions(), m_mechanics.spare_positions(), -1 ); };
+        if ( genes )
+            phase( Phase::genes, [&] {
+                m_genes.prepare( exec, m_tissue );
+                make_kernels();
+                launch_inputs( exec, k );
             } );
-            if ( genes )
-                m_times.run( timed, Phase::genes, exec,
-                             [&] { m_genes.compute_inputs( exec, m_tissue, m_mechanics.grid_box() ); } );
-            m_times.run( timed, Phase::mechanics, exec, [&] { m_mechanics.step( exec, m_tissue ); } );
-            if ( genes )
-                m_times.run( timed, Phase::genes, exec, [&] {
-                    m_genes.step( exec, m_tissue, m_params.mechanics.time_step, m_params.mechanics.integrator );
-                } );
-        }
         else
-            plain_step( exec );
-        ++m_step;
-        if ( m_params.model == EpidermisModel::full && m_growth.due( m_step ) )
-            m_times.run( timed, Phase::growth, exec, [&] {
+            make_kernels();
+        phase( Phase::mechanics, [&] {
+            launch_mechanics( exec, k, m_mechanics.metric_slot( 0 ) );
+            m_mechanics.finish_step( m_tissue );
+        } );
+        if ( genes )
+            phase( Phase::genes, [&] { launch_genes( exec, k ); } );
+        // The step whose count (after it) is a multiple of the interval ends with a growth event.
+        if ( m_params.model == EpidermisModel::full && m_growth.due( report.step + 1 ) )
+            phase( Phase::growth, [&] {
                 m_mechanics.compute_cell_geometry( exec, m_tissue );
                 const GrowthReport grew = m_growth.apply( exec, m_tissue, genes );
                 if ( grew.grown > 0 || grew.divisions > 0 )
@@ -188,13 +197,11 @@ class Epidermis
                 report.divisions = grew.divisions;
                 m_divisions += grew.divisions;
             } );
-        if ( timed )
-            m_times.count_step();
-        return report;
     }
 
     /*!
-      \brief `n` steps, equal bit for bit to n calls of step(exec), with the host out of the loop: runs of
+      \brief advance( exec, n )'s steps (core::ModelDriver::advance checks n and merges the reports),
+      equal bit for bit to n calls of step(exec), with the host out of the loop: runs of
       k steps ("chunks", k a power of two up to SemMechanics::max_chunk_steps) are recorded once and
       replayed (one CUDA graph per k and position buffer on CUDA with Kokkos >= 4.6.99, relaunched
       elsewhere). The checks a plain step makes on the host (the element list's displacement bound, a
@@ -205,34 +212,39 @@ class Epidermis
       their first or second step, plain steps run instead for a growing number of steps.
     */
     template <class ExecutionSpace>
-    void advance( const ExecutionSpace& exec, long long n )
+    void advance_steps( const ExecutionSpace& exec, long long n, EpidermisReport& total )
     {
         compat::ScopedRegion region( "morula::sem::Epidermis::advance" );
+        const auto plain = [&] {
+            this->merge_report( total, this->step( exec ) );
+            ++m_stats.plain_steps;
+        };
         long long left = n;
         while ( left > 0 )
         {
+            const long long at = this->steps_done();
             long long room = left;
             if ( m_params.model == EpidermisModel::full )
             {
                 // The step whose count is a multiple of the interval ends with a growth event: plain.
                 const long long interval = m_params.growth.interval;
-                const long long growth_step = ( m_step / interval + 1 ) * interval - 1;
-                room = room < growth_step - m_step ? room : growth_step - m_step;
+                const long long growth_step = ( at / interval + 1 ) * interval - 1;
+                room = room < growth_step - at ? room : growth_step - at;
             }
-            if ( room < 1 || !ready_for_chunk() || m_step < m_plain_until )
+            if ( room < 1 || !ready_for_chunk() || at < m_plain_until )
             {
-                step( exec );
-                ++m_stats.plain_steps;
+                plain();
                 --left;
                 continue;
             }
             const int k = chunk_length( room );
             const int done = run_chunk( exec, k );
             left -= done;
+            if ( done > 0 )
+                total.step = this->steps_done() - 1;
             if ( done < k )
             {
-                step( exec );
-                ++m_stats.plain_steps;
+                plain();
                 --left;
             }
         }
@@ -240,26 +252,6 @@ class Epidermis
 
     //! What advance() did so far.
     const EpidermisChunkStats& chunk_stats() const { return m_stats; }
-
-    /*!
-      \brief The untimed step's kernels (public only because CUDA lambdas and graphs' operations cannot
-      live in private member functions): geometry, the two host checks, then launch_step's kernels.
-    */
-    template <class ExecutionSpace>
-    void plain_step( const ExecutionSpace& exec )
-    {
-        const bool genes = gene_network();
-        m_mechanics.ensure_spares( m_tissue );
-        Kokkos::parallel_for( "morula::sem::cell_geometry",
-                              core::LaunchRange<ExecutionSpace>( exec, 0, m_tissue.num_cells() ),
-                              m_mechanics.geometry_functor( m_tissue, m_tissue.positions() ) );
-        m_mechanics.prepare( exec, m_tissue );
-        if ( genes )
-            m_genes.prepare( exec, m_tissue );
-        const auto k = step_kernels( m_tissue.positions(), m_mechanics.spare_positions(), -1 );
-        launch_step( exec, k, m_mechanics.metric_slot( 0 ), false );
-        m_mechanics.finish_step( m_tissue );
-    }
 
     //! The kernels of one step from positions x into out; guard step j >= 0 inside a chunk.
     struct StepKernels
@@ -306,34 +298,50 @@ class Epidermis
         return k;
     }
 
-    /*!
-      \brief Enqueues one step's kernels after the geometry (with_geometry: the geometry too), in the
-      order of a timed step: neighbour inputs, element stages, gene stages. Every kernel is the one a
-      plain step launches, so a chunk's step equals a plain step bit for bit.
-    */
+    //! @{ One step's kernels after the geometry, in step order: neighbour inputs, element stages, gene
+    //! stages (public only because CUDA lambdas and graphs' operations cannot live in private member
+    //! functions). A step (step_phases) and a chunk's step (launch_step) launch the same kernels.
     template <class ExecutionSpace>
-    static void launch_step( const ExecutionSpace& exec, const StepKernels& k,
-                             const Kokkos::View<Scalar, MemorySpace>& metric_out, bool with_geometry )
+    static void launch_inputs( const ExecutionSpace& exec, const StepKernels& k )
     {
         using policy = core::LaunchRange<ExecutionSpace>;
-        if ( with_geometry )
-            Kokkos::parallel_for( "morula::sem::cell_geometry", policy( exec, 0, k.cells ), k.geometry );
-        if ( k.genes )
-        {
-            if ( k.distribute )
-                Kokkos::parallel_for( "morula::sem::count_cell_neighbors", policy( exec, 0, k.cells ), k.counts );
-            Kokkos::parallel_for( "morula::sem::neighbor_inputs", policy( exec, 0, k.cells ), k.inputs );
-        }
+        if ( !k.genes )
+            return;
+        if ( k.distribute )
+            Kokkos::parallel_for( "morula::sem::count_cell_neighbors", policy( exec, 0, k.cells ), k.counts );
+        Kokkos::parallel_for( "morula::sem::neighbor_inputs", policy( exec, 0, k.cells ), k.inputs );
+    }
+    template <class ExecutionSpace>
+    static void launch_mechanics( const ExecutionSpace& exec, const StepKernels& k,
+                                  const Kokkos::View<Scalar, MemorySpace>& metric_out )
+    {
         using Mechanics = SemMechanics<Scalar, MemorySpace>;
         if ( k.rk2 )
             Mechanics::launch_stage( exec, k.stages, false, metric_out );
         Mechanics::launch_stage( exec, k.stages, true, metric_out );
-        if ( k.genes )
-        {
-            if ( k.rk2 )
-                Kokkos::parallel_for( "morula::sem::gene_half_step", policy( exec, 0, k.cells ), *k.gene_first );
-            Kokkos::parallel_for( "morula::sem::gene_step", policy( exec, 0, k.cells ), *k.gene_last );
-        }
+    }
+    template <class ExecutionSpace>
+    static void launch_genes( const ExecutionSpace& exec, const StepKernels& k )
+    {
+        using policy = core::LaunchRange<ExecutionSpace>;
+        if ( !k.genes )
+            return;
+        if ( k.rk2 )
+            Kokkos::parallel_for( "morula::sem::gene_half_step", policy( exec, 0, k.cells ), *k.gene_first );
+        Kokkos::parallel_for( "morula::sem::gene_step", policy( exec, 0, k.cells ), *k.gene_last );
+    }
+    //! @}
+
+    //! A chunk's step: its guarded geometry, then the kernels above.
+    template <class ExecutionSpace>
+    static void launch_step( const ExecutionSpace& exec, const StepKernels& k,
+                             const Kokkos::View<Scalar, MemorySpace>& metric_out )
+    {
+        Kokkos::parallel_for( "morula::sem::cell_geometry", core::LaunchRange<ExecutionSpace>( exec, 0, k.cells ),
+                              k.geometry );
+        launch_inputs( exec, k );
+        launch_mechanics( exec, k, metric_out );
+        launch_genes( exec, k );
     }
 
     //! Runs one chunk of k steps; returns the steps it completed (k unless a check failed).
@@ -392,7 +400,7 @@ class Epidermis
         const int failed = m_failed_host();
         const int done = failed < k ? failed : k;
         m_mechanics.finish_chunk( exec, m_tissue, done );
-        m_step += done;
+        this->set_steps_done( this->steps_done() + done );
         ++m_stats.chunks;
         m_stats.chunk_steps += done;
         if ( done < k )
@@ -411,7 +419,7 @@ class Epidermis
         if ( done <= 1 && done < k )
         {
             m_backoff = m_backoff == 0 ? 2 : ( 2 * m_backoff < detail_max_chunk ? 2 * m_backoff : detail_max_chunk );
-            m_plain_until = m_step + 1 + m_backoff; // the failing step runs plain anyway
+            m_plain_until = this->steps_done() + 1 + m_backoff; // the failing step runs plain anyway
         }
         else if ( done >= 2 )
             m_backoff = 0;
@@ -431,7 +439,7 @@ class Epidermis
             Kokkos::parallel_for( "morula::sem::chunk_reset", core::LaunchRange<ExecutionSpace>( e, 0, 1 ),
                                   detail::ResetGuardFunctor<MemorySpace>{ failed } );
             for ( std::size_t j = 0; j < steps.size(); ++j )
-                launch_step( e, steps[j], metrics[j], true );
+                launch_step( e, steps[j], metrics[j] );
         }
     };
 
@@ -497,8 +505,6 @@ class Epidermis
     SemMechanics<Scalar, MemorySpace> m_mechanics;
     GeneCoupling<Scalar, MemorySpace> m_genes;
     TissueGrowth<Scalar, MemorySpace> m_growth;
-    core::PhaseTimer m_times{ "morula::sem::Epidermis", { "geometry", "mechanics", "genes", "growth" } };
-    long long m_step = 0;
     long long m_divisions = 0;
     // advance(): the chunk failure flag, its host copy, one recorded chunk per length and parity, the
     // pointers the recordings froze.

@@ -138,7 +138,7 @@ void Epidermis<Scalar, MemorySpace>::checkpoint( io::CheckpointWriter& out ) con
         else
             out.put_text( "parameters/" + e.name, e.text );
     }
-    out.put_scalar( "step", m_step );
+    out.put_scalar( "step", this->steps_done() );
     out.put_scalar( "divisions", m_divisions );
     m_tissue.checkpoint( out, "tissue/" );
     m_mechanics.checkpoint( out, "mechanics/" );
@@ -173,7 +173,7 @@ void Epidermis<Scalar, MemorySpace>::restart( const io::CheckpointReader& in )
     m_tissue.restart( in, "tissue/" );
     m_mechanics.restart( exec, in, m_tissue, "mechanics/" );
     m_genes.restart( exec, in, m_tissue, "genes/" );
-    m_step = step;
+    this->set_steps_done( step );
     m_divisions = divisions;
     // Chunks recorded before froze the old arrays; the schedule starts afresh (it never changes results).
     m_graphs.clear();
