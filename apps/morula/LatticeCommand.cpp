@@ -216,7 +216,10 @@ class LatticeRun
     {
 #if MORULA_HAVE_MPI
         if ( m_distributed )
-            return m_distributed->advance( space, steps );
+        {
+            m_distributed->advance( space, steps );
+            return;
+        }
 #endif
         m_single->advance( space, steps );
     }

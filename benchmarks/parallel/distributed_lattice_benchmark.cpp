@@ -111,10 +111,12 @@ RankSample one_run( const ExecutionSpace& exec, const Settings& set, const lat::
     opt.seed = set.seed + std::uint64_t( run );
     parallel::DistributedLatticeDiffusion<Slots, ExecutionSpace> model( exec, MPI_COMM_WORLD, whole, slab, rules, opt );
     particles = model.particles();
-    model.advance( exec, set.warmup_steps, true );
+    for ( int k = 0; k < set.warmup_steps; ++k )
+        model.step( exec, true );
     model.reset_times();
     const auto t0 = std::chrono::steady_clock::now();
-    model.advance( exec, set.steps, true );
+    for ( int k = 0; k < set.steps; ++k )
+        model.step( exec, true );
     exec.fence();
     const double wall = std::chrono::duration<double>( std::chrono::steady_clock::now() - t0 ).count();
     if ( run == 0 && !set.timeline.empty() )

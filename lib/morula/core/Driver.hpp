@@ -154,6 +154,17 @@ class StepPhases
         return m_timer.run_synced( m_timed, phase, m_sync, std::forward<Op>( op ) );
     }
 
+    /*!
+      \brief Like operator(), with `sync` instead of the model's timing_sync() around this phase: for a
+      phase that starts where the last one ended, or overlaps work on another stream (a distributed
+      driver's interior pass beside its ghost exchange).
+    */
+    template <class PhaseSync, class Op>
+    auto synced( int phase, PhaseSync&& sync, Op&& op )
+    {
+        return m_timer.run_synced( m_timed, phase, std::forward<PhaseSync>( sync ), std::forward<Op>( op ) );
+    }
+
     //! Whether this step is timed.
     bool timed() const { return m_timed; }
     //! Adds `n` to the count `index` of the model's phase declaration, on timed steps only.

@@ -42,17 +42,24 @@
 namespace morula::parallel
 {
 
-//! The phases of DistributedLatticeDiffusion::step(), in the order of the names of its times().
+/*!
+  \brief The phases of DistributedLatticeDiffusion::step(), in the order of the names of its times():
+  passes and overflow first, as lattice::LatticeDiffusionPhase numbers them, then what only a
+  distributed step does.
+*/
 struct DistributedLatticeDiffusionPhase
 {
     enum : int
     {
-        passes,  //!< the split or fused passes (kernels only)
-        halo,    //!< one-plane ghost exchanges before each z or fused pass
-        sync,    //!< the MPI_Allgather of the overflow counts after every pass: where a rank waits for
-                 //!< slower ones (their passes), so mostly imbalance
-        overflow //!< placing overflowed particles: ghost bands, turns, broadcasts, replays
+        passes,   //!< the split or fused passes (kernels only)
+        overflow, //!< placing overflowed particles: ghost bands, turns, broadcasts, replays
+        halo,     //!< one-plane ghost exchanges before each z or fused pass
+        sync      //!< the MPI_Allgather of the overflow counts after every pass: where a rank waits for
+                  //!< slower ones (their passes), so mostly imbalance
     };
+    static constexpr const char* scope = "morula::parallel::DistributedLatticeDiffusion";
+    static constexpr const char* names[] = { "passes", "overflow", "halo", "sync" };
+    static constexpr const char* counts[] = { "halo_bytes", "overflow_events", "overflow_entries", "overflow_scans" };
 };
 
 //! The counts of DistributedLatticeDiffusion's times(), in the order of their names.
@@ -78,6 +85,15 @@ struct DistributedLatticeDiffusionReport : lattice::LatticeDiffusionReport
     long long overflow_events = 0;
     long long overflow_entries = 0;
     long long overflow_scans = 0;
+
+    //! Sums an advance()'s steps.
+    void merge( const DistributedLatticeDiffusionReport& other )
+    {
+        halo_bytes += other.halo_bytes;
+        overflow_events += other.overflow_events;
+        overflow_entries += other.overflow_entries;
+        overflow_scans += other.overflow_scans;
+    }
 };
 
 /*!
@@ -105,7 +121,7 @@ struct DistributedLatticeDiffusionReport : lattice::LatticeDiffusionReport
     result is the single-rank placement bit for bit; a pass without overflows costs one MPI_Allgather.
   Tracer displacements are kept per rank and summed over the ranks when asked for.
 
-  A driver (core/Driver.hpp): step() takes one step; a timed step adds each phase
+  A driver on core::ModelDriver (core/Driver.hpp): step() takes one step; a timed step adds each phase
   (DistributedLatticeDiffusionPhase) and what it communicated (DistributedLatticeDiffusionCount) to
   times(). Each phase ends with a fence of `exec`; a phase that waits for messages includes the wait for
   slower ranks. The ghost planes travel through detail::PlaneExchange, the placement runs in
@@ -117,6 +133,8 @@ struct DistributedLatticeDiffusionReport : lattice::LatticeDiffusionReport
 */
 template <int Slots, class ExecutionSpace = Kokkos::DefaultExecutionSpace>
 class DistributedLatticeDiffusion
+    : public core::ModelDriver<DistributedLatticeDiffusion<Slots, ExecutionSpace>, DistributedLatticeDiffusionPhase,
+                               DistributedLatticeDiffusionReport>
 {
   public:
     using execution_space = ExecutionSpace;
@@ -221,48 +239,35 @@ class DistributedLatticeDiffusion
     }
 
     /*!
-      \brief Takes one time step (collective): the passes, each followed by the placement of the
-      overflowed particles of all ranks. With `timed`, the phases and counts go to times().
+      \brief One time step's phases (collective; core::ModelDriver::step() runs them): the passes, each
+      followed by the placement of the overflowed particles of all ranks. A timed step adds the phases
+      and counts to times().
     */
-    DistributedLatticeDiffusionReport step( const ExecutionSpace& exec, bool timed = false )
+    template <class Phases>
+    void step_phases( const ExecutionSpace& exec, Phases& phase, DistributedLatticeDiffusionReport& report )
     {
         compat::ScopedRegion region( "morula::parallel::DistributedLatticeDiffusion::step" );
-        DistributedLatticeDiffusionReport report;
         const long long bytes_before = m_planes.bytes_sent();
         if ( m_engine->options().scheme == lattice::PassScheme::split )
             for ( int axis = 0; axis < 3; ++axis )
             {
                 if ( axis == 2 )
-                    pass_with_ghosts( exec, 2, timed );
+                    pass_with_ghosts( exec, 2, phase );
                 else
-                    m_times.run_synced( timed, Phase::passes, FenceAtEnd{ exec },
-                                        [&] { m_engine->split_pass( exec, axis ); } );
-                place_overflow( exec, timed, report );
+                    phase.synced( Phase::passes, FenceAtEnd{ exec }, [&] { m_engine->split_pass( exec, axis ); } );
+                place_overflow( exec, phase, report );
             }
         else
         {
-            pass_with_ghosts( exec, 3, timed );
-            place_overflow( exec, timed, report );
+            pass_with_ghosts( exec, 3, phase );
+            place_overflow( exec, phase, report );
         }
         m_engine->complete_step();
-        report.step = steps_done() - 1;
         report.halo_bytes = m_planes.bytes_sent() - bytes_before;
-        if ( timed )
-        {
-            m_times.add( Count::halo_bytes, report.halo_bytes );
-            m_times.add( Count::overflow_events, report.overflow_events );
-            m_times.add( Count::overflow_entries, report.overflow_entries );
-            m_times.add( Count::overflow_scans, report.overflow_scans );
-            m_times.count_step();
-        }
-        return report;
-    }
-
-    //! Takes `steps` steps (collective).
-    void advance( const ExecutionSpace& exec, int steps, bool timed = false )
-    {
-        for ( int s = 0; s < steps; ++s )
-            step( exec, timed );
+        phase.add( Count::halo_bytes, report.halo_bytes );
+        phase.add( Count::overflow_events, report.overflow_events );
+        phase.add( Count::overflow_entries, report.overflow_entries );
+        phase.add( Count::overflow_scans, report.overflow_scans );
     }
 
     MPI_Comm comm() const { return m_comm; }
@@ -272,14 +277,8 @@ class DistributedLatticeDiffusion
     PlaneRange slab() const { return m_slab; }
     const lattice::LatticeShape& shape() const { return m_whole; }
     Transport transport() const { return m_transport; }
-    //! Steps taken since construction.
-    long long steps_done() const { return (long long)m_engine->steps_done(); }
-    //! Particles on the whole lattice (constant).
-    unsigned long long particles() const { return m_particles; }
-    //! This rank's seconds per phase (DistributedLatticeDiffusionPhase) and what it communicated
-    //! (DistributedLatticeDiffusionCount), summed over the timed steps, and their number.
-    const core::PhaseTimer& times() const { return m_times; }
-    void reset_times() { m_times.reset(); }
+    //! Particles on the whole lattice (constant), as lattice::LatticeDiffusion::particles() counts them.
+    std::size_t particles() const { return static_cast<std::size_t>( m_particles ); }
     //! The engine of this slab (detail; its lattice() holds the ghost planes too).
     const engine_type& engine() const { return *m_engine; }
 
@@ -438,14 +437,15 @@ class DistributedLatticeDiffusion
       two planes next to the faces. Timed: `halo` is the host's time in starting and ending the exchange
       (the interior pass runs meanwhile), `passes` the rest.
     */
-    void pass_with_ghosts( const ExecutionSpace& exec, int axis, bool timed )
+    template <class Phases>
+    void pass_with_ghosts( const ExecutionSpace& exec, int axis, Phases& phase )
     {
         const int ob = m_window.owned_begin, oe = m_window.owned_end;
         auto pass = [&]( int first, int last ) { m_engine->pass_planes( exec, axis, first, last ); };
         const auto no_sync = [] {};
         if ( m_size == 1 )
         {
-            m_times.run_synced( timed, Phase::passes, FenceAtEnd{ exec }, [&] { pass( ob, oe ); } );
+            phase.synced( Phase::passes, FenceAtEnd{ exec }, [&] { pass( ob, oe ); } );
             m_engine->end_pass( axis );
             return;
         }
@@ -454,13 +454,13 @@ class DistributedLatticeDiffusion
         // The interior first (slabs have at least 3 planes): it reads the owned planes of the current
         // lattice and writes the next one, while the exchange reads the planes next to the faces and
         // writes the ghost planes of the current lattice.
-        m_times.run_synced( timed, Phase::passes, no_sync, [&] { pass( ob + 1, oe - 1 ); } );
-        m_times.run_synced( timed, Phase::halo, no_sync, [&] {
+        phase.synced( Phase::passes, no_sync, [&] { pass( ob + 1, oe - 1 ); } );
+        phase.synced( Phase::halo, no_sync, [&] {
             m_planes.begin( comm, sites(), 1, true, true, true, true );
             m_planes.end( comm, sites() );
             comm.fence(); // the planes next to the faces read the ghost planes
         } );
-        m_times.run_synced( timed, Phase::passes, FenceAtEnd{ exec }, [&] {
+        phase.synced( Phase::passes, FenceAtEnd{ exec }, [&] {
             pass( ob, ob + 1 );
             pass( oe - 1, oe );
         } );
@@ -469,18 +469,18 @@ class DistributedLatticeDiffusion
 
     //! Places this pass's overflowed particles on all ranks in the single-rank order (see the class):
     //! this rank's report, everybody's (sync), the turns.
-    void place_overflow( const ExecutionSpace& exec, bool timed, DistributedLatticeDiffusionReport& report )
+    template <class Phases>
+    void place_overflow( const ExecutionSpace& exec, Phases& phase, DistributedLatticeDiffusionReport& report )
     {
         if ( m_size == 1 ) // the single-rank model (code_counts() reports an unplaced particle)
         {
-            m_times.run_synced( timed, Phase::overflow, FenceAtEnd{ exec }, [&] { m_engine->place_overflow( exec ); } );
+            phase.synced( Phase::overflow, FenceAtEnd{ exec }, [&] { m_engine->place_overflow( exec ); } );
             return;
         }
         const auto no_sync = [] {};
-        const auto mine =
-            m_times.run_synced( timed, Phase::overflow, no_sync, [&] { return m_turns.local_report( exec, *m_engine ); } );
-        const auto reports = m_times.run_synced( timed, Phase::sync, no_sync, [&] { return m_turns.gather_reports( mine ); } );
-        const auto done = m_times.run_synced( timed, Phase::overflow, FenceAtEnd{ exec }, [&] {
+        const auto mine = phase.synced( Phase::overflow, no_sync, [&] { return m_turns.local_report( exec, *m_engine ); } );
+        const auto reports = phase.synced( Phase::sync, no_sync, [&] { return m_turns.gather_reports( mine ); } );
+        const auto done = phase.synced( Phase::overflow, FenceAtEnd{ exec }, [&] {
             return m_turns.take_turns( exec, *m_engine, m_planes, mine, reports );
         } );
         report.overflow_events += done.entries > 0 ? 1 : 0;
@@ -512,9 +512,6 @@ class DistributedLatticeDiffusion
     detail::PlaneExchange<ExecutionSpace> m_planes;
     detail::OverflowTurns<Slots, ExecutionSpace> m_turns;
     ExecutionSpace m_exchange_exec; // where the ghost planes of a pass travel while its interior runs
-    core::PhaseTimer m_times{ "morula::parallel::DistributedLatticeDiffusion",
-                              { "passes", "halo", "sync", "overflow" },
-                              { "halo_bytes", "overflow_events", "overflow_entries", "overflow_scans" } };
 };
 
 } // namespace morula::parallel

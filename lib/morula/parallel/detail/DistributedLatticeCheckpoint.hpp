@@ -94,6 +94,7 @@ void DistributedLatticeDiffusion<Slots, ExecutionSpace>::restart( const io::Chec
         state.displacement.clear();
     }
     m_engine->restore_state( exec, state.step, state.overflows, state.displacement );
+    this->set_steps_done( static_cast<long long>( state.step ) ); // the step that keys the random moves
 }
 
 } // namespace morula::parallel
