@@ -31,6 +31,11 @@ struct DistributedMechanicsPhase
         move,        //!< moving the owned agents
         division     //!< growth and division, when DistributedProliferation drives these mechanics
     };
+    static constexpr const char* scope = "morula::parallel::DistributedSphereMechanics";
+    static constexpr const char* names[] = { "migration", "sort", "halo_build", "halo_update",
+                                             "grid",      "forces", "move",     "division" };
+    static constexpr const char* counts[] = { "rebuilds",        "updates",          "migrated_sent", "migrated_received",
+                                              "halo_build_rows", "halo_update_rows", "ghosts" };
     //! Seconds of halo exchange and migration in `times`.
     static double communication( const core::PhaseTimer& times )
     {

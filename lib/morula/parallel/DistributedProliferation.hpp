@@ -6,6 +6,7 @@
 #ifndef MORULA_PARALLEL_DISTRIBUTEDPROLIFERATION_HPP
 #define MORULA_PARALLEL_DISTRIBUTEDPROLIFERATION_HPP
 
+#include <morula/core/Driver.hpp>
 #include <morula/core/Error.hpp>
 #include <morula/core/KokkosCompat.hpp>
 #include <morula/io/Checkpoint.hpp>
@@ -30,6 +31,13 @@
 
 namespace morula::parallel
 {
+
+//! The phases of DistributedProliferation::step(): DistributedMechanicsPhase's (division included), in
+//! profiling regions and a timer of the driver's own.
+struct DistributedProliferationPhase : DistributedMechanicsPhase
+{
+    static constexpr const char* scope = "morula::parallel::DistributedProliferation";
+};
 
 /*!
   \brief One step of growth, division and mechanics per call, on the agents of this rank's subdomain.
@@ -56,11 +64,13 @@ namespace morula::parallel
 */
 template <class Scalar, class MemorySpace>
 class DistributedProliferation
+    : public core::ModelDriver<DistributedProliferation<Scalar, MemorySpace>, DistributedProliferationPhase,
+                               mechanics::ProliferationReport>
 {
   public:
     using agents_type = mechanics::SphereAgents<Scalar, MemorySpace>;
     //! Its phases: those of the mechanics, and DistributedMechanicsPhase::division.
-    using Phase = DistributedMechanicsPhase;
+    using Phase = DistributedProliferationPhase;
     //! The model name of its checkpoints: that of mechanics::Proliferation, whose layout they share.
     static constexpr const char* checkpoint_model = mechanics::proliferation_checkpoint_model;
 
@@ -75,35 +85,31 @@ class DistributedProliferation
     }
 
     /*!
-      \brief One step (collective). The report's divisions are this rank's; all_divisions() and
-      all_agents() give the totals over the ranks. With `timed` each phase is fenced and timed, between
-      barriers over the ranks, into times().
+      \brief One step's phases (collective; core::ModelDriver::step() runs them). The report's divisions
+      and interactions are this rank's; all_divisions() and all_agents() give the totals over the ranks. On
+      a timed step each phase is fenced and timed, between barriers over the ranks, into times().
     */
-    template <class ExecutionSpace>
-    mechanics::ProliferationReport step( const ExecutionSpace& exec, bool timed = false )
+    template <class ExecutionSpace, class Phases>
+    void step_phases( const ExecutionSpace& exec, Phases& phase, mechanics::ProliferationReport& report )
     {
         compat::ScopedRegion region( "morula::parallel::DistributedProliferation::step" );
-        mechanics::ProliferationReport report;
-        report.step = m_step;
-        if ( m_step == 0 )
+        if ( report.step == 0 )
             agree_on_next_id();
         if ( m_growth )
         {
-            if ( m_step > 0 )
+            if ( report.step > 0 )
                 m_agents.resize( m_mechanics.num_owned() ); // the ghosts must neither grow nor divide
-            report.divisions = m_mechanics.times().run_synced(
-                timed, Phase::division,
+            report.divisions = phase.synced(
+                Phase::division,
                 [&] {
                     exec.fence();
                     MPI_Barrier( m_mechanics.decomposition().comm() );
                 },
-                [&] { return divide( exec ); } );
+                [&] { return divide( exec, report.step ); } );
             m_mechanics.owned_agents_changed();
         }
         report.sorted = m_mechanics.sort_due();
-        report.interactions = m_mechanics.step( exec, m_agents, timed );
-        ++m_step;
-        return report;
+        report.interactions = m_mechanics.run_step( exec, m_agents, phase );
     }
 
     //! Whether steps count the interacting pairs: the report's `interactions` are then this rank's owned
@@ -124,10 +130,6 @@ class DistributedProliferation
     //! Divisions over all ranks in the last step.
     long long all_divisions() const { return m_last_all_divisions; }
     std::size_t num_owned() const { return m_mechanics.num_owned(); }
-    long long steps_done() const { return m_step; }
-    //! Seconds per DistributedMechanicsPhase (division included) and the counts of the timed steps.
-    const core::PhaseTimer& times() const { return m_mechanics.times(); }
-    void reset_times() { m_mechanics.reset_times(); }
     const DistributedSphereMechanics<Scalar, MemorySpace>& mechanics() const { return m_mechanics; }
 
     //! The growth parameters, if agents grow and divide.
@@ -149,7 +151,7 @@ class DistributedProliferation
         const MPI_Comm comm = m_mechanics.decomposition().comm();
         const int size = m_mechanics.decomposition().size();
         // Before the first step every agent given is this rank's; afterwards the owned ones lead.
-        const std::size_t mine = m_step == 0 ? m_agents.size() : m_mechanics.num_owned();
+        const std::size_t mine = this->steps_done() == 0 ? m_agents.size() : m_mechanics.num_owned();
         const auto host = mechanics::detail::agents_to_host( m_agents, mine );
         mechanics::HostAgents<Scalar> all;
         all.position = detail::gather_to_root( comm, host.position );
@@ -175,7 +177,7 @@ class DistributedProliferation
             return;
         mechanics::detail::put_proliferation_parameters( out, m_mechanics.decomposition().box(),
                                                          m_mechanics.parameters(), growth_parameters() );
-        out.put_scalar( "step", m_step );
+        out.put_scalar( "step", this->steps_done() );
         std::int64_t total_capacity = 0;
         for ( const auto c : capacity )
             total_capacity += c;
@@ -311,16 +313,16 @@ class DistributedProliferation
             in.fail( e.what() );
         }
         m_agents = std::move( agents );
-        m_step = step;
+        this->set_steps_done( step );
         m_last_all_divisions = 0;
     }
 
     //! Growth and division of the owned agents; returns this rank's divisions. Public for nvcc, which
     //! rejects extended lambdas in private member functions (and their callees).
     template <class ExecutionSpace>
-    int divide( const ExecutionSpace& exec )
+    int divide( const ExecutionSpace& exec, long long step )
     {
-        return m_growth->step( exec, m_agents, static_cast<std::uint32_t>( m_step ),
+        return m_growth->step( exec, m_agents, static_cast<std::uint32_t>( step ),
                                [&]( const auto& mine ) { return all_mothers( exec, mine ); } );
     }
 
@@ -372,7 +374,6 @@ class DistributedProliferation
     agents_type m_agents;
     DistributedSphereMechanics<Scalar, MemorySpace> m_mechanics;
     std::optional<mechanics::GrowthDivision<Scalar, MemorySpace>> m_growth;
-    long long m_step = 0;
     long long m_last_all_divisions = 0;
     Kokkos::View<std::int64_t*, MemorySpace> m_all_mothers; // the sorted mothers of all ranks
 };

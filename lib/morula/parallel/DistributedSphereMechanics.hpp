@@ -8,6 +8,7 @@
 #define MORULA_PARALLEL_DISTRIBUTEDSPHEREMECHANICS_HPP
 
 #include <morula/core/Box.hpp>
+#include <morula/core/Driver.hpp>
 #include <morula/core/Error.hpp>
 #include <morula/core/KokkosCompat.hpp>
 #include <morula/grid/UniformGrid.hpp>
@@ -170,7 +171,9 @@ class DistributedSphereMechanics
     template <class ExecutionSpace>
     void rebuild( const ExecutionSpace& exec, agents_type& agents )
     {
-        prepare_owned_agents( exec, agents, false );
+        const auto unused = [] {};
+        core::StepPhases<decltype( unused )> untimed( m_times, false, unused );
+        prepare_owned_agents( exec, agents, untimed );
         start_halo_build( exec, agents, [] {} );
         m_halo->finish_build( exec, agents );
     }
@@ -210,22 +213,39 @@ class DistributedSphereMechanics
     template <class ExecutionSpace>
     long long step( const ExecutionSpace& exec, agents_type& agents, bool timed = false )
     {
+        // Every phase brings its own synchronisation (run_phase), so the default one is never called.
+        const auto unused = [] {};
+        core::StepPhases<decltype( unused )> phases( m_times, timed, unused );
+        const long long interactions = run_step( exec, agents, phases );
+        if ( timed )
+            m_times.count_step();
+        return interactions;
+    }
+
+    /*!
+      \brief step() with the phases (and counts) going to a driver's timer: `phase` is the core::StepPhases
+      of the step of a driver on core::ModelDriver whose phase declaration numbers these mechanics'
+      phases as DistributedMechanicsPhase does (DistributedProliferation's).
+    */
+    template <class ExecutionSpace, class Phases>
+    long long run_step( const ExecutionSpace& exec, agents_type& agents, Phases& phase )
+    {
         compat::ScopedRegion region( "morula::parallel::DistributedSphereMechanics::step" );
         const ExecutionSpace& comm = exchange_instance( exec );
         const bool rebuild_due = !m_halo_current || m_since_rebuild >= m_rebuild_every;
-        // (With timed every rank makes the same run_phase() calls: they hold barriers.)
+        // (On a timed step every rank makes the same run_phase() calls: they hold barriers.)
         if ( rebuild_due )
-            prepare_owned_agents( exec, agents, timed );
+            prepare_owned_agents( exec, agents, phase );
         else if ( m_halo->num_ghosts() == 0 && m_halo->num_exports() == 0 )
             // No halo refers to the owned agents' order (one rank with its images by the minimum
             // image): all the agents are owned ones.
-            sort_owned_agents( exec, agents, timed, sort_due() );
+            sort_owned_agents( exec, agents, phase, sort_due() );
         else
             // Between rebuilds: the owned agents in cell order ahead of the ghosts, the halo's lists
             // renumbered. Forces over agents in cell order read them directly, not through the grid's
             // permutation, which is faster (docs/performance.md,
             // "Two GPUs over NVLink: weak and strong scaling (issue #24)").
-            sort_owned_agents_keeping_ghosts( exec, agents, timed, sort_due() );
+            sort_owned_agents_keeping_ghosts( exec, agents, phase, sort_due() );
         const int halo_phase = rebuild_due ? Phase::halo_build : Phase::halo_update;
         const bool forces_first = overlap_order() == OverlapOrder::forces_first;
         // 1. The ghost exchange starts on its own instance (a high-priority stream on a GPU), after
@@ -233,7 +253,7 @@ class DistributedSphereMechanics
         //    counts, every field), in between the ghost positions only. Its messages travel while ...
         exec.fence();
         const auto start_exchange = [&] {
-            run_phase( exec, comm, timed, halo_phase, [&] {
+            run_phase( exec, comm, phase, halo_phase, [&] {
                 if ( rebuild_due )
                     // The forces may be running on exec and read the owned rows: wait for them only if
                     // the ghosts need a larger SoA.
@@ -247,24 +267,24 @@ class DistributedSphereMechanics
             // they slowed the forces (docs/performance.md,
             // "Design choices measured (moved from source comments, issue #46)"); the count exchange,
             // the pack and the messages follow the forces' launch.
-            run_phase( exec, comm, timed, halo_phase,
+            run_phase( exec, comm, phase, halo_phase,
                    [&] { halo_for_build().find_exports( exec, agents, m_n_owned ); } );
         else if ( !forces_first )
             start_exchange();
         // 2. ... the owned agents' grid (unless the sort left it current) and the forces among them run on
         //    exec: final for every agent farther than the halo width from a ghost.
-        run_phase( exec, comm, timed, Phase::grid, [&] {
+        run_phase( exec, comm, phase, Phase::grid, [&] {
             if ( !m_grid_current )
                 m_local.build_grid( exec, agents, m_n_owned );
         } );
         m_grid_current = false;
         long long interactions = 0;
-        run_phase( exec, comm, timed, Phase::forces, [&] {
+        run_phase( exec, comm, phase, Phase::forces, [&] {
             interactions = m_local.compute_owned_displacements( exec, agents, m_n_owned, m_count_interactions );
         } );
         if ( forces_first )
             start_exchange();
-        run_phase( exec, comm, timed, halo_phase, [&] {
+        run_phase( exec, comm, phase, halo_phase, [&] {
             if ( rebuild_due )
                 m_halo->finish_build( comm, agents );
             else
@@ -278,11 +298,11 @@ class DistributedSphereMechanics
         //    "Two GPUs over NVLink: weak and strong scaling (issue #24)").
         const bool ghost_forces = m_halo->num_ghosts() > 0 && m_halo->num_boundary() > 0;
         comm.fence(); // the ghosts have arrived
-        run_phase( exec, comm, timed, Phase::grid, [&] {
+        run_phase( exec, comm, phase, Phase::grid, [&] {
             if ( ghost_forces )
                 build_ghost_grid( exec, agents );
         } );
-        run_phase( exec, comm, timed, Phase::forces, [&] {
+        run_phase( exec, comm, phase, Phase::forces, [&] {
             if ( !ghost_forces )
                 return;
             const auto ghost_x = Kokkos::subview(
@@ -293,19 +313,15 @@ class DistributedSphereMechanics
         } );
         ++m_since_rebuild;
         ++m_since_sort;
-        run_phase( exec, comm, timed, Phase::move, [&] {
+        run_phase( exec, comm, phase, Phase::move, [&] {
             mechanics::detail::apply_displacements( exec, agents.positions(), m_local.displacements(),
                                                     static_cast<int>( m_n_owned ), m_move_box );
         } );
-        if ( timed )
-        {
-            using Count = DistributedMechanicsCount;
-            m_times.count_step();
-            m_times.add( Count::ghosts, static_cast<long long>( m_halo->num_ghosts() ) );
-            m_times.add( rebuild_due ? Count::rebuilds : Count::updates, 1 );
-            m_times.add( rebuild_due ? Count::halo_build_rows : Count::halo_update_rows,
-                         static_cast<long long>( m_halo->num_exports() ) );
-        }
+        using Count = DistributedMechanicsCount; // added on timed steps only
+        phase.add( Count::ghosts, static_cast<long long>( m_halo->num_ghosts() ) );
+        phase.add( rebuild_due ? Count::rebuilds : Count::updates, 1 );
+        phase.add( rebuild_due ? Count::halo_build_rows : Count::halo_update_rows,
+                   static_cast<long long>( m_halo->num_exports() ) );
         return interactions;
     }
 
@@ -347,9 +363,6 @@ class DistributedSphereMechanics
     //! construction or reset_times().
     const core::PhaseTimer& times() const { return m_times; }
     void reset_times() { m_times.reset(); }
-    //! The timer, for a driver that runs a phase of its own in the same step (DistributedProliferation's
-    //! division).
-    core::PhaseTimer& times() { return m_times; }
 
     // Public because nvcc rejects extended lambdas in private member functions (and their callees).
     //! Bins the ghosts of the last halo in a grid of their own, over the owned agents' grid's box.
@@ -391,15 +404,15 @@ class DistributedSphereMechanics
 
     // The rebuild's work on the owned agents: migration (all fields, periodic axes wrapped), the
     // collective halo-width check, and the cell-order sort when due (which leaves the grid current).
-    template <class ExecutionSpace>
-    void prepare_owned_agents( const ExecutionSpace& exec, agents_type& agents, bool timed )
+    template <class ExecutionSpace, class Phases>
+    void prepare_owned_agents( const ExecutionSpace& exec, agents_type& agents, Phases& phase )
     {
         compat::ScopedRegion region( "morula::parallel::DistributedSphereMechanics::rebuild" );
         const std::size_t n = m_halo_current ? m_n_owned : agents.size();
         // One rank whose periodic axes all wrap in its own grid (and in move()) owns every agent where
         // it is: after the first migration, which wraps the initial positions, there is nothing to move.
         const bool alone = m_decomposition.size() == 1 && m_images == PeriodicImages::minimum_image;
-        run_phase( exec, exec, timed, Phase::migration, [&] {
+        run_phase( exec, exec, phase, Phase::migration, [&] {
             if ( alone && m_migrated_once )
             {
                 agents.resize( n ); // drops the ghosts (there are none with one rank and minimum images)
@@ -408,18 +421,14 @@ class DistributedSphereMechanics
             }
             const MigrationResult moved = migrate( exec, m_decomposition, agents, n, m_migration_workspace );
             m_n_owned = moved.num_owned;
-            if ( timed )
-            {
-                m_times.add( DistributedMechanicsCount::migrated_sent, static_cast<long long>( moved.num_sent ) );
-                m_times.add( DistributedMechanicsCount::migrated_received,
-                             static_cast<long long>( moved.num_received ) );
-            }
+            phase.add( DistributedMechanicsCount::migrated_sent, static_cast<long long>( moved.num_sent ) );
+            phase.add( DistributedMechanicsCount::migrated_received, static_cast<long long>( moved.num_received ) );
         } );
         m_migrated_once = true;
         // Before the sort: a bad diameter or density must throw on every rank alike.
-        run_phase( exec, exec, timed, Phase::halo_build, [&] { check_halo_width( exec, agents ); } );
+        run_phase( exec, exec, phase, Phase::halo_build, [&] { check_halo_width( exec, agents ); } );
         m_grid_current = false;
-        sort_owned_agents( exec, agents, timed, sort_due() );
+        sort_owned_agents( exec, agents, phase, sort_due() );
         m_rebuild_extent.reset();
         m_since_rebuild = 0;
     }
@@ -427,10 +436,10 @@ class DistributedSphereMechanics
 
     // The agents hold exactly the owned ones here: a grid over them gives their order, and stays the
     // grid of this step (ghosts are binned in a grid of their own).
-    template <class ExecutionSpace>
-    void sort_owned_agents( const ExecutionSpace& exec, agents_type& agents, bool timed, bool sort )
+    template <class ExecutionSpace, class Phases>
+    void sort_owned_agents( const ExecutionSpace& exec, agents_type& agents, Phases& phase, bool sort )
     {
-        run_phase( exec, exec, timed, Phase::sort, [&] {
+        run_phase( exec, exec, phase, Phase::sort, [&] {
             if ( !sort )
                 return;
             // The halo-width check of this rebuild reduced over the same agents already.
@@ -449,13 +458,13 @@ class DistributedSphereMechanics
 
     // The owned agents into cell order between rebuilds: entries behind them (the ghosts) keep their
     // rows, and the halo's export and boundary lists follow the owned agents to their new places.
-    template <class ExecutionSpace>
-    void sort_owned_agents_keeping_ghosts( const ExecutionSpace& exec, agents_type& agents, bool timed,
+    template <class ExecutionSpace, class Phases>
+    void sort_owned_agents_keeping_ghosts( const ExecutionSpace& exec, agents_type& agents, Phases& phase,
                                            bool sort )
     {
-        // run_phase() whether due or not, as sort_owned_agents(): with timed every rank must reach
+        // run_phase() whether due or not, as sort_owned_agents(): on a timed step every rank must reach
         // the same barriers, and a rank without ghosts takes the other function.
-        run_phase( exec, exec, timed, Phase::sort, [&] {
+        run_phase( exec, exec, phase, Phase::sort, [&] {
             if ( !sort )
                 return;
             m_local.build_grid( exec, agents, m_n_owned );
@@ -490,20 +499,20 @@ class DistributedSphereMechanics
         return *m_halo;
     }
 
-    // Runs op as `phase` of times(), timed when `on`: fenced on both instances and between barriers over the
-    // ranks, so that a phase neither overlaps another nor includes a wait for a rank still in an
-    // earlier phase (with ranks sharing a GPU, the phase's time is that of all ranks' work on it).
-    // Else just op (host-side lambdas only: no kernels here).
-    template <class ExecutionSpace, class Op>
-    void run_phase( const ExecutionSpace& exec, const ExecutionSpace& comm, bool on, int phase, Op&& op )
+    // Runs op as phase `index` of the step's phases, timed when the step is: fenced on both instances and
+    // between barriers over the ranks, so that a phase neither overlaps another nor includes a wait for a
+    // rank still in an earlier phase (with ranks sharing a GPU, the phase's time is that of all ranks' work
+    // on it). Else just op (host-side lambdas only: no kernels here).
+    template <class ExecutionSpace, class Phases, class Op>
+    void run_phase( const ExecutionSpace& exec, const ExecutionSpace& comm, Phases& phase, int index, Op&& op )
     {
-        m_times.run_synced( on, phase,
-                            [&] {
-                                exec.fence();
-                                comm.fence();
-                                MPI_Barrier( m_decomposition.comm() );
-                            },
-                            std::forward<Op>( op ) );
+        phase.synced( index,
+                      [&] {
+                          exec.fence();
+                          comm.fence();
+                          MPI_Barrier( m_decomposition.comm() );
+                      },
+                      std::forward<Op>( op ) );
     }
 
     // Before the local SphereMechanics validates them, so that errors name this class.
@@ -582,10 +591,8 @@ class DistributedSphereMechanics
     Scalar m_interaction_distance = 0;
     // The owned agents' extent found by the halo-width check of the rebuild under way (for its sort).
     std::optional<mechanics::detail::AgentExtent<Scalar>> m_rebuild_extent;
-    core::PhaseTimer m_times{ "morula::parallel::DistributedSphereMechanics",
-                              { "migration", "sort", "halo_build", "halo_update", "grid", "forces", "move", "division" },
-                              { "rebuilds", "updates", "migrated_sent", "migrated_received", "halo_build_rows",
-                                "halo_update_rows", "ghosts" } };
+    core::PhaseTimer m_times{ DistributedMechanicsPhase::scope, DistributedMechanicsPhase::names,
+                              DistributedMechanicsPhase::counts };
 };
 
 } // namespace morula::parallel
