@@ -132,7 +132,7 @@ RunOutput integrate( const RunArgs& a, const CLI::App& cmd, const ode::ReactionN
             stop = std::min<long>( stop, ( run.samples_done() / every + 1 ) * every );
         if ( a.stop_after > run.samples_done() )
             stop = std::min( stop, a.stop_after );
-        run.advance( exec, static_cast<int>( stop ) );
+        run.advance_to( exec, static_cast<int>( stop ) );
         const long done = run.samples_done();
         const bool stop_here = ( done == a.stop_after || CheckpointSchedule::stop_requested() ) && done < total;
         if ( schedule.due( done, total ) || stop_here )

@@ -101,7 +101,7 @@ test::HostResult<Mem> check_restarts( const ode::ReactionNetwork& net, const ode
     const Matrix k = own_constants ? b.k : Matrix();
     const auto reference = solver.solve( exec, b.x0, k, times );
     Integration full( solver, exec, b.x0, k, times );
-    full.advance( exec, static_cast<int>( times.size() ) );
+    full.advance_to( exec, static_cast<int>( times.size() ) );
     EXPECT_TRUE( full.finished() );
     expect_same( full.result( exec ), reference, name + ": OdeIntegration vs OdeSolver::solve" );
     const auto full_entries = entries_of( full );
@@ -111,17 +111,17 @@ test::HostResult<Mem> check_restarts( const ode::ReactionNetwork& net, const ode
         const std::string what = name + ", paused after sample " + std::to_string( k_pause );
         {
             Integration first( solver, exec, b.x0, k, times );
-            first.advance( exec, k_pause );
+            first.advance_to( exec, k_pause );
             EXPECT_EQ( first.samples_done(), k_pause );
             io::write_checkpoint( first, path );
         }
         // The fresh integration has run elsewhere first (another pause, or to the end): the restart must
         // replace all of its state, not only what the pause at k_pause left different.
         Integration resumed( solver, exec, b.x0, k, times );
-        resumed.advance( exec, ( k_pause + 3 ) % static_cast<int>( times.size() + 1 ) );
+        resumed.advance_to( exec, ( k_pause + 3 ) % static_cast<int>( times.size() + 1 ) );
         io::restart_from_checkpoint( resumed, path );
         EXPECT_EQ( resumed.samples_done(), k_pause );
-        resumed.advance( exec, static_cast<int>( times.size() ) );
+        resumed.advance_to( exec, static_cast<int>( times.size() ) );
         EXPECT_EQ( io::first_difference( full_entries, entries_of( resumed ) ), "" ) << what;
         expect_same( resumed.result( exec ), reference, what );
     }
@@ -151,7 +151,7 @@ PausedState paused_state( const Solver& solver, const Batch& b, const std::vecto
 {
     Exec exec;
     Integration run( solver, exec, b.x0, b.k, times );
-    run.advance( exec, k );
+    run.advance_to( exec, k );
     io::CheckpointWriter out( Integration::checkpoint_model );
     run.checkpoint( out );
     PausedState p;
@@ -299,7 +299,7 @@ TEST( TEST_CATEGORY, ode_checkpoint_refuses_other_runs )
     const std::string path = scratch( "refusals" );
     {
         Integration run( solver, exec, b.x0, b.k, times );
-        run.advance( exec, 4 );
+        run.advance_to( exec, 4 );
         io::write_checkpoint( run, path );
     }
     auto message = [&]( Integration& run ) -> std::string {
@@ -389,12 +389,12 @@ TEST( TEST_CATEGORY, ode_checkpoint_general_model_gene_network )
         {
             {
                 GeneIntegration first( solver, exec, x0, in, times );
-                first.advance( exec, k );
+                first.advance_to( exec, k );
                 io::write_checkpoint( first, path );
             }
             GeneIntegration resumed( solver, exec, x0, in, times );
             io::restart_from_checkpoint( resumed, path );
-            resumed.advance( exec, static_cast<int>( times.size() ) );
+            resumed.advance_to( exec, static_cast<int>( times.size() ) );
             expect_same( resumed.result( exec ), reference, "gene network, paused after sample " + std::to_string( k ) );
         }
     }
@@ -412,10 +412,53 @@ TEST( TEST_CATEGORY, ode_checkpoint_files_are_byte_deterministic )
     ode::SolverOptions o;
     Solver solver( system, o );
     Integration a( solver, exec, b.x0, b.k, times ), c( solver, exec, b.x0, b.k, times );
-    a.advance( exec, 5 );
-    c.advance( exec, 2 );
-    c.advance( exec, 5 );
+    a.advance_to( exec, 5 );
+    c.advance_to( exec, 2 );
+    c.advance_to( exec, 5 );
     EXPECT_EQ( io::first_difference( entries_of( a ), entries_of( c ) ), "" );
+}
+
+// advance( exec, n ) counts samples, as every driver's advance() counts steps; advance_to() takes a
+// sample index. checkpoint( exec, out ) fences the caller's instance and writes what checkpoint( out ) does.
+TEST( TEST_CATEGORY, ode_integration_advance_counts_samples )
+{
+    const auto net = test::robertson_network();
+    const auto times = robertson_times( 8 ); // 9 samples
+    const Batch b = batch_of( net, 5 );
+    Exec exec;
+    ode::MassActionSystem<Mem> system( net );
+    ode::SolverOptions o;
+    Solver solver( system, o );
+    Integration counted( solver, exec, b.x0, b.k, times ), indexed( solver, exec, b.x0, b.k, times );
+    counted.advance( exec, 3 );
+    counted.advance( exec, 0 );
+    counted.advance( exec, 2 );
+    EXPECT_EQ( counted.samples_done(), 5 );
+    indexed.advance_to( exec, 5 );
+    indexed.advance_to( exec, 2 ); // an index already passed: nothing
+    EXPECT_EQ( indexed.samples_done(), 5 );
+    io::CheckpointWriter mine( Integration::checkpoint_model );
+    counted.checkpoint( exec, mine );
+    EXPECT_EQ( io::first_difference( mine.entries(), entries_of( indexed ) ), "" );
+    for ( const long long bad : { -1LL, 5LL } ) // 4 samples left
+    {
+        try
+        {
+            counted.advance( exec, bad );
+            ADD_FAILURE() << "advance( exec, " << bad << " ) did not throw";
+        }
+        catch ( const core::InputError& e )
+        {
+            const std::string what = e.what();
+            EXPECT_NE( what.find( "n = " + std::to_string( bad ) ), std::string::npos ) << what;
+            EXPECT_NE( what.find( "expected 0 to 4" ), std::string::npos ) << what;
+        }
+    }
+    EXPECT_EQ( counted.samples_done(), 5 );
+    counted.advance( exec, 4 );
+    EXPECT_TRUE( counted.finished() );
+    indexed.advance_to( exec, 100 ); // past the end: all of them
+    expect_same( counted.result( exec ), indexed.result( exec ), "advance and advance_to" );
 }
 
 #else
@@ -431,7 +474,7 @@ TEST( TEST_CATEGORY, ode_checkpoint_needs_hdf5 )
     ode::MassActionSystem<Mem> system( net );
     Solver solver( system, ode::SolverOptions() );
     Integration run( solver, exec, x0, Matrix(), times );
-    run.advance( exec, 1 );
+    run.advance_to( exec, 1 );
     try
     {
         io::write_checkpoint( run, "morula_ode_checkpoint_without_hdf5.h5" );

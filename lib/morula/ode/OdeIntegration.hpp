@@ -6,12 +6,12 @@
   \code
   morula::ode::OdeSolver<Exec> solver( system, options );
   morula::ode::OdeIntegration<Exec> run( solver, exec, x0, k, times );  // times: the whole run's samples
-  run.advance( exec, 100 );                      // samples [0, 100) filled, every system paused after them
+  run.advance( exec, 100 );                      // 100 samples on: [0, 100) filled, every system paused after them
   morula::io::write_checkpoint( run, "run.ckpt.h5" );
   // ... later, in another process:
   morula::ode::OdeIntegration<Exec> again( solver, exec, x0, k, times );   // the same inputs
   morula::io::restart_from_checkpoint( again, "run.ckpt.h5" );
-  again.advance( exec, again.sample_count() );   // == one OdeSolver::solve over `times`, bit for bit
+  again.advance_to( exec, again.sample_count() ); // == one OdeSolver::solve over `times`, bit for bit
   auto result = again.result( exec );
   \endcode
 
@@ -105,8 +105,22 @@ class OdeIntegration
     int samples_done() const { return m_samples_done; }
     bool finished() const { return m_samples_done >= sample_count(); }
 
-    //! Integrates every system until the samples before `stop` are filled (stop > sample_count(): all).
-    void advance( const ExecutionSpace& exec, int stop )
+    /*!
+      \brief Integrates every system over the next `n` samples (a count, as every driver's advance()).
+      \throws core::InputError if n < 0 or more than the samples left (naming both)
+    */
+    void advance( const ExecutionSpace& exec, long long n )
+    {
+        const long long left = sample_count() - m_samples_done;
+        if ( n < 0 || n > left )
+            throw core::InputError( core::detail::concat( "OdeIntegration::advance: n = ", n, " samples; expected 0 to ",
+                                                          left, " (the samples left of ", sample_count(), ")" ) );
+        advance_to( exec, m_samples_done + static_cast<int>( n ) );
+    }
+
+    //! Integrates every system until the samples before `stop` are filled (an absolute sample index;
+    //! stop > sample_count(): all; stop <= samples_done(): nothing).
+    void advance_to( const ExecutionSpace& exec, int stop )
     {
         stop = stop < sample_count() ? stop : sample_count();
         if ( stop <= m_samples_done && m_started )
@@ -129,12 +143,15 @@ class OdeIntegration
         return m_device_wide->result( exec );
     }
 
+    //! checkpoint( exec, out ) on a default instance of the execution space (io::write_checkpoint's call).
+    void checkpoint( io::CheckpointWriter& out ) const { checkpoint( ExecutionSpace(), out ); }
+
     /*!
-      Writes the run's parameters (under "run/") and its whole state. Fences and copies from the device.
+      Writes the run's parameters (under "run/") and its whole state. Fences `exec` (the instance the run
+      advanced on) and copies from the device.
     */
-    void checkpoint( io::CheckpointWriter& out ) const
+    void checkpoint( const ExecutionSpace& exec, io::CheckpointWriter& out ) const
     {
-        const ExecutionSpace exec;
         exec.fence();
         put_parameters( out );
         out.put_scalar( "samples_done", static_cast<std::int32_t>( m_samples_done ) );
