@@ -130,6 +130,12 @@ struct ModelTimingSync
     const ExecutionSpace* exec;
     void operator()() const { model->timing_sync( *exec ); }
 };
+
+//! A synchronisation that does nothing (an operator whose every phase brings its own, StepPhases::synced).
+struct NoSync
+{
+    void operator()() const {}
+};
 } // namespace detail
 
 /*!

@@ -171,8 +171,7 @@ class DistributedSphereMechanics
     template <class ExecutionSpace>
     void rebuild( const ExecutionSpace& exec, agents_type& agents )
     {
-        const auto unused = [] {};
-        core::StepPhases<decltype( unused )> untimed( m_times, false, unused );
+        core::StepPhases<core::detail::NoSync> untimed( m_times, false, core::detail::NoSync{} );
         prepare_owned_agents( exec, agents, untimed );
         start_halo_build( exec, agents, [] {} );
         m_halo->finish_build( exec, agents );
@@ -214,8 +213,7 @@ class DistributedSphereMechanics
     long long step( const ExecutionSpace& exec, agents_type& agents, bool timed = false )
     {
         // Every phase brings its own synchronisation (run_phase), so the default one is never called.
-        const auto unused = [] {};
-        core::StepPhases<decltype( unused )> phases( m_times, timed, unused );
+        core::StepPhases<core::detail::NoSync> phases( m_times, timed, core::detail::NoSync{} );
         const long long interactions = run_step( exec, agents, phases );
         if ( timed )
             m_times.count_step();
