@@ -304,7 +304,7 @@ class LatticeRun
 #if MORULA_HAVE_MPI
         if ( m_distributed )
             return concat( MpiSession::size(), " MPI ranks, z slabs of ", m_distributed->slab().size(), "+ planes, ",
-                           parallel::to_string( m_distributed->transport() ), ", ", kernels( m_distributed->engine() ),
+                           parallel::to_string( m_distributed->transport() ), ", ", kernels( *m_distributed ),
                            " kernels" );
 #endif
         return concat( "one rank, ", kernels( *m_single ), " kernels" );

@@ -55,17 +55,17 @@ void cellcell( const exec_space& exec, const Settings& s, const char* precision,
         // Model A: both sides, one sweep, sorted at every build. Its data are in grid order after the
         // first build, as they are (nearly) in a running simulation.
         build( false, 1, 1 );
-        const Stats grid_sort = morula::bench::time_phase( exec, s.warmup, s.runs, [&] { m->build_grid( exec ); } );
-        m->interact_cells( exec );
-        const Stats both = morula::bench::time_phase( exec, s.warmup, s.runs, [&] { m->interact_cells( exec ); } );
+        const Stats grid_sort = morula::bench::time_phase( exec, s.warmup, s.runs, [&] { PhaseAccess::build_grid( *m, exec ); } );
+        PhaseAccess::interact_cells( *m, exec );
+        const Stats both = morula::bench::time_phase( exec, s.warmup, s.runs, [&] { PhaseAccess::interact_cells( *m, exec ); } );
         const auto counts = first_n_to_host( m->workspace().contact_count, n );
         const long long pairs = sum_of( counts ) / 2; // every contact is listed by both of its cells
         const long long max_contacts = max_of( counts );
         // Roofline counts of this state (cells in grid order, contacts listed), outside the timed runs.
         // The atomic and the many-sweep models below start from the same cells: the same pairs and contacts.
         const CellCensus census = census_cells( *m );
-        m->interact_tubes_and_cells( exec ); // vessel supply 0 without tubes
-        const Stats ex1 = morula::bench::time_phase( exec, s.warmup, s.runs, [&] { m->exchange( exec ); } );
+        PhaseAccess::interact_tubes_and_cells( *m, exec ); // vessel supply 0 without tubes
+        const Stats ex1 = morula::bench::time_phase( exec, s.warmup, s.runs, [&] { PhaseAccess::exchange( *m, exec ); } );
         check_counters( exec, *m );
         // Motion from the same positions and forces every run (it moves the cells and adds wall forces).
         using vector_view = typename Cells<Scalar>::vector_view;
@@ -75,22 +75,22 @@ void cellcell( const exec_space& exec, const Settings& s, const char* precision,
             exec, s.warmup, s.runs,
             [&] {
                 Kokkos::deep_copy( exec, m->cells().positions(), saved );
-                m->interact_cells( exec );
+                PhaseAccess::interact_cells( *m, exec );
             },
-            [&] { m->move( exec ); } );
+            [&] { PhaseAccess::move( *m, exec ); } );
         saved = vector_view();
 
         // Model B: atomics (pairs once, j > i).
         build( true, 1, 1 );
-        const Stats atomic = morula::bench::time_phase( exec, s.warmup, s.runs, [&] { m->interact_cells( exec ); } );
+        const Stats atomic = morula::bench::time_phase( exec, s.warmup, s.runs, [&] { PhaseAccess::interact_cells( *m, exec ); } );
         const long long pairs_atomic = sum_of( first_n_to_host( m->workspace().contact_count, n ) ) / 2;
 
         // Model C: `sweeps` sweeps, sorted only at its first build (so its later builds only bin).
         build( false, s.sweeps, 1 << 30 );
-        const Stats grid_only = morula::bench::time_phase( exec, s.warmup, s.runs, [&] { m->build_grid( exec ); } );
-        m->interact_cells( exec );
-        m->interact_tubes_and_cells( exec );
-        const Stats exS = morula::bench::time_phase( exec, s.warmup, s.runs, [&] { m->exchange( exec ); } );
+        const Stats grid_only = morula::bench::time_phase( exec, s.warmup, s.runs, [&] { PhaseAccess::build_grid( *m, exec ); } );
+        PhaseAccess::interact_cells( *m, exec );
+        PhaseAccess::interact_tubes_and_cells( *m, exec );
+        const Stats exS = morula::bench::time_phase( exec, s.warmup, s.runs, [&] { PhaseAccess::exchange( *m, exec ); } );
         check_counters( exec, *m );
         m.reset();
 

@@ -24,6 +24,8 @@
 
 namespace angio_bench
 {
+// The neighbour query's stencil walk, internal to the library (experiments and checks look inside it).
+using QueryAccess = morula::grid::detail::QueryAccess;
 
 //! A census reduction value: N counters.
 template <int N>
@@ -78,15 +80,15 @@ KOKKOS_INLINE_FUNCTION void census_stencil( const Query& q, int i, Scalar r2max,
     long long slots = 0;
     if ( q.data_sorted() )
     {
-        const CountingSource<Scalar, typename Query::template GlobalSource<true, false>> src{ { q }, &rows_scanned,
-                                                                                              &slots };
-        q.template visit_stencil<false>( i, xi, yi, zi, r2max, src, f );
+        auto inner = QueryAccess::global_source<true, false>( q );
+        const CountingSource<Scalar, decltype( inner )> src{ inner, &rows_scanned, &slots };
+        QueryAccess::visit_stencil<false>( q, i, xi, yi, zi, r2max, src, f );
     }
     else
     {
-        const CountingSource<Scalar, typename Query::template GlobalSource<false, false>> src{ { q }, &rows_scanned,
-                                                                                               &slots };
-        q.template visit_stencil<false>( i, xi, yi, zi, r2max, src, f );
+        auto inner = QueryAccess::global_source<false, false>( q );
+        const CountingSource<Scalar, decltype( inner )> src{ inner, &rows_scanned, &slots };
+        QueryAccess::visit_stencil<false>( q, i, xi, yi, zi, r2max, src, f );
     }
     candidates += slots - 1; // the query's own slot lies in the central row, always scanned
 }

@@ -26,6 +26,7 @@ namespace angio_bench
 namespace angio = morula::angio;
 namespace core = morula::core;
 using morula::bench::Stats;
+using morula::angio::detail::PhaseAccess;
 using exec_space = Kokkos::DefaultExecutionSpace;
 using mem_space = exec_space::memory_space;
 
@@ -64,20 +65,20 @@ template <class Scalar>
 void check_counters( const exec_space& exec, Model<Scalar>& m )
 {
     angio::TumourAngiogenesisReport report;
-    m.finish_step( exec, report );
-    m.prepare_step( exec );
+    PhaseAccess::finish_step( m, exec, report );
+    PhaseAccess::prepare_step( m, exec );
 }
 
 //! Every interaction phase once, untimed, so that grids, contact and tube lists are those of a step.
 template <class Scalar>
 void make_ready( const exec_space& exec, Model<Scalar>& m )
 {
-    m.prepare_step( exec );
-    m.build_grid( exec );
-    m.interact_cells( exec );
-    m.update_blood_flow( exec );
-    m.interact_tubes( exec );
-    m.interact_tubes_and_cells( exec );
+    PhaseAccess::prepare_step( m, exec );
+    PhaseAccess::build_grid( m, exec );
+    PhaseAccess::interact_cells( m, exec );
+    PhaseAccess::update_blood_flow( m, exec );
+    PhaseAccess::interact_tubes( m, exec );
+    PhaseAccess::interact_tubes_and_cells( m, exec );
     check_counters( exec, m );
 }
 

@@ -55,11 +55,11 @@ void tubecell( const exec_space& exec, const Settings& s, const char* precision,
                 }
             }
             const Stats flow =
-                morula::bench::time_phase( exec, s.warmup, s.runs, [&] { m->update_blood_flow( exec ); } );
+                morula::bench::time_phase( exec, s.warmup, s.runs, [&] { PhaseAccess::update_blood_flow( *m, exec ); } );
             const Stats tube_tube =
-                morula::bench::time_phase( exec, s.warmup, s.runs, [&] { m->interact_tubes( exec ); } );
+                morula::bench::time_phase( exec, s.warmup, s.runs, [&] { PhaseAccess::interact_tubes( *m, exec ); } );
             const Stats tube_cell =
-                morula::bench::time_phase( exec, s.warmup, s.runs, [&] { m->interact_tubes_and_cells( exec ); } );
+                morula::bench::time_phase( exec, s.warmup, s.runs, [&] { PhaseAccess::interact_tubes_and_cells( *m, exec ); } );
             check_counters( exec, *m );
             const auto per_cell = first_n_to_host( m->workspace().tube_count, n );
             const long long cell_tube_contacts = sum_of( per_cell );

@@ -33,6 +33,8 @@
 
 namespace morula::bench
 {
+// The neighbour query's stencil walk, internal to the library (experiments and checks look inside it).
+using QueryAccess = morula::grid::detail::QueryAccess;
 
 //! Tunables of the per-cell traversal (settings measured on an H200: docs/performance.md).
 struct CellSweepSettings
@@ -93,13 +95,13 @@ KOKKOS_INLINE_FUNCTION void for_each_stencil_run( const Query& q, int ix, int iy
     {
         int cz;
         Scalar sz;
-        if ( !q.neighbor_cell( 2, iz, oz, cz, sz ) )
+        if ( !QueryAccess::neighbor_cell( q, 2, iz, oz, cz, sz ) )
             continue;
         for ( int oy = -1; oy <= 1; ++oy )
         {
             int cy;
             Scalar sy;
-            if ( !q.neighbor_cell( 1, iy, oy, cy, sy ) )
+            if ( !QueryAccess::neighbor_cell( q, 1, iy, oy, cy, sy ) )
                 continue;
             const int code = 9 * digit( sz ) + 3 * digit( sy );
             if ( q.row_major() )
@@ -118,7 +120,7 @@ KOKKOS_INLINE_FUNCTION void for_each_stencil_run( const Query& q, int ix, int iy
                 {
                     int cx;
                     Scalar sx;
-                    if ( !q.neighbor_cell( 0, ix, ox, cx, sx ) )
+                    if ( !QueryAccess::neighbor_cell( q, 0, ix, ox, cx, sx ) )
                         continue;
                     const int rank = q.cell_rank( geom.linear_index( cx, cy, cz ) );
                     g( offsets( rank ), offsets( rank + 1 ), code + digit( sx ) );

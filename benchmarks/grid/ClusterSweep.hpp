@@ -17,6 +17,8 @@
 
 namespace morula::bench
 {
+// The neighbour query's stencil walk, internal to the library (experiments and checks look inside it).
+using QueryAccess = morula::grid::detail::QueryAccess;
 
 //! Per-sweep work arrays of the cluster sweep (grown, never shrunk).
 template <class MemorySpace>
@@ -59,7 +61,7 @@ struct CellGroup
             for ( int d = 0; d < 3; ++d )
             {
                 x[k][d] = q.position( s, d );
-                q.face_distances( d, d == 0 ? ix : ( d == 1 ? iy : iz ), x[k][d], lo, hi );
+                QueryAccess::face_distances( q, d, d == 0 ? ix : ( d == 1 ? iy : iz ), x[k][d], lo, hi );
                 below[d] = lo < below[d] ? lo : below[d];
                 above[d] = hi < above[d] ? hi : above[d];
             }
@@ -77,9 +79,9 @@ struct CellGroup
         ix = geom.cell_coordinate( 0, x[0][0] );
         iy = geom.cell_coordinate( 1, x[0][1] );
         iz = geom.cell_coordinate( 2, x[0][2] );
-        q.face_distances( 0, ix, x[0][0], below[0], above[0] );
-        q.face_distances( 1, iy, x[0][1], below[1], above[1] );
-        q.face_distances( 2, iz, x[0][2], below[2], above[2] );
+        QueryAccess::face_distances( q, 0, ix, x[0][0], below[0], above[0] );
+        QueryAccess::face_distances( q, 1, iy, x[0][1], below[1], above[1] );
+        QueryAccess::face_distances( q, 2, iz, x[0][2], below[2], above[2] );
     }
 };
 
@@ -144,14 +146,14 @@ struct ClusterCount
         {
             int cz;
             Scalar sz;
-            if ( !q.neighbor_cell( 2, iz, oz, cz, sz ) )
+            if ( !QueryAccess::neighbor_cell( q, 2, iz, oz, cz, sz ) )
                 continue;
             const Scalar dz = oz < 0 ? below[2] : ( oz > 0 ? above[2] : zero );
             for ( int oy = -1; oy <= 1; ++oy )
             {
                 int cy;
                 Scalar sy;
-                if ( !q.neighbor_cell( 1, iy, oy, cy, sy ) )
+                if ( !QueryAccess::neighbor_cell( q, 1, iy, oy, cy, sy ) )
                     continue;
                 const Scalar dy = oy < 0 ? below[1] : ( oy > 0 ? above[1] : zero );
                 const Scalar row_d2 = dy * dy + dz * dz;

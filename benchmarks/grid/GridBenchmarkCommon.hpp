@@ -14,6 +14,8 @@
 
 namespace morula::bench
 {
+// The neighbour query's stencil walk, internal to the library (experiments and checks look inside it).
+using QueryAccess = morula::grid::detail::QueryAccess;
 
 //! Uniform random positions in box (lo, lo + edge)^3, from the counter-based generator.
 template <class ExecutionSpace, class PositionView, class Scalar>
@@ -203,9 +205,9 @@ StencilTally stencil_tally( const ExecutionSpace& exec, const Query& query,
             const TallySource<Scalar> source{ &mine, &rows, min_image };
             int unused = 0;
             if ( min_image )
-                query.template visit_stencil<true>( i, xi, yi, zi, r2max, source, unused );
+                QueryAccess::visit_stencil<true>( query, i, xi, yi, zi, r2max, source, unused );
             else
-                query.template visit_stencil<false>( i, xi, yi, zi, r2max, source, unused );
+                QueryAccess::visit_stencil<false>( query, i, xi, yi, zi, r2max, source, unused );
             // Rows and x cells that exist around the particle's cell (neighbor_cell true).
             const auto& g = query.geometry();
             const Scalar p[3] = { xi, yi, zi };
@@ -217,7 +219,7 @@ StencilTally stencil_tally( const ExecutionSpace& exec, const Query& query,
                 {
                     int nc;
                     Scalar shift;
-                    valid[d] += query.neighbor_cell( d, c, o, nc, shift ) ? 1 : 0;
+                    valid[d] += QueryAccess::neighbor_cell( query, d, c, o, nc, shift ) ? 1 : 0;
                 }
             }
             int passed = 0;

@@ -16,6 +16,8 @@
 
 namespace morula::bench
 {
+// The neighbour query's stencil walk, internal to the library (experiments and checks look inside it).
+using QueryAccess = morula::grid::detail::QueryAccess;
 
 //! Candidate runs taken by one of `lanes` lanes: slots begin + lane, begin + lane + lanes, ... (data in
 //! cell order, so a slot is a particle).
@@ -89,7 +91,7 @@ nlohmann::json time_lane_sweeps( const ExecutionSpace& exec, int warmup, int run
                                     auto f = [&]( int, scalar_type, scalar_type, scalar_type, scalar_type ) {
                                         ++count;
                                     };
-                                    query.template visit_stencil<false>( i, xi, yi, zi, r2max, source, f );
+                                    QueryAccess::visit_stencil<false>( query, i, xi, yi, zi, r2max, source, f );
                                 },
                                 c );
                             Kokkos::single( Kokkos::PerThread( t ), [&] { got( i ) = c; } );

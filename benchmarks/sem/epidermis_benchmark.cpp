@@ -47,6 +47,8 @@
 
 namespace
 {
+// The neighbour query's stencil walk, internal to the library (experiments and checks look inside it).
+using QueryAccess = morula::grid::detail::QueryAccess;
 namespace sem = morula::sem;
 namespace grid = morula::grid;
 namespace compat = morula::compat;
@@ -344,9 +346,9 @@ struct StencilTally
         const Scalar xi = query.position( i, 0 ), yi = query.position( i, 1 ), zi = query.position( i, 2 );
         const Scalar r2max = radius * radius;
         if ( query.per_pair_minimum_image() )
-            query.template visit_stencil<true>( i, xi, yi, zi, r2max, source, c );
+            QueryAccess::visit_stencil<true>( query, i, xi, yi, zi, r2max, source, c );
         else
-            query.template visit_stencil<false>( i, xi, yi, zi, r2max, source, c );
+            QueryAccess::visit_stencil<false>( query, i, xi, yi, zi, r2max, source, c );
         acc += which == 0 ? c.candidates : which == 1 ? c.shifted : 0;
     }
 };

@@ -12,6 +12,7 @@
 
 namespace morula_test_angio_capture
 {
+using morula::angio::detail::PhaseAccess;
 using morula::angio::AngioParameters;
 using morula::angio::HostCells;
 using morula::angio::HostTubes;
@@ -205,8 +206,8 @@ TEST( TEST_CATEGORY, angio_tube_tube_all_pairs_matches_the_grid_query )
     auto a = make<double>( s.cells, s.tubes, s.edge, s.params );
     auto b = make<double>( s.cells, s.tubes, s.edge, s.params );
     TEST_EXECSPACE exec;
-    a.prepare_step( exec ); // sizes the scratch arrays
-    b.prepare_step( exec );
+    PhaseAccess::prepare_step( a, exec ); // sizes the scratch arrays
+    PhaseAccess::prepare_step( b, exec );
     ASSERT_EQ( a.num_tubes(), 27 );
     const int m = a.num_tubes();
     using morula::angio::detail::tube_midpoints;

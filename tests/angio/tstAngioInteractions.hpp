@@ -11,6 +11,7 @@
 
 namespace morula_test_angio
 {
+using morula::angio::detail::PhaseAccess;
 using morula::angio::closest_parameter;
 using morula::angio::contact_force;
 using morula::angio::segment_distance2;
@@ -106,9 +107,9 @@ TEST( TEST_CATEGORY, angio_cell_cell_forces_match_brute_force_and_balance )
     TEST_EXECSPACE exec;
     for ( Model* m : { &both, &unsorted, &atomic } )
     {
-        m->prepare_step( exec );
-        m->build_grid( exec );
-        m->interact_cells( exec );
+        PhaseAccess::prepare_step( *m, exec );
+        PhaseAccess::build_grid( *m, exec );
+        PhaseAccess::interact_cells( *m, exec );
     }
     ASSERT_FALSE( unsorted.grid().permutation_is_identity() ); // the unsorted path is taken
     const auto hb = both.cells().to_host();
@@ -196,12 +197,12 @@ TEST( TEST_CATEGORY, angio_tube_cell_force_at_known_geometry )
         c.add( at, 5, 0, morula::angio::cell_new, 1, 0, 0 );
         Model m = make_model( c, t, edge, p );
         TEST_EXECSPACE exec;
-        m.prepare_step( exec );
-        m.build_grid( exec );
-        m.interact_cells( exec );
-        m.update_blood_flow( exec );
-        m.interact_tubes( exec );
-        m.interact_tubes_and_cells( exec );
+        PhaseAccess::prepare_step( m, exec );
+        PhaseAccess::build_grid( m, exec );
+        PhaseAccess::interact_cells( m, exec );
+        PhaseAccess::update_blood_flow( m, exec );
+        PhaseAccess::interact_tubes( m, exec );
+        PhaseAccess::interact_tubes_and_cells( m, exec );
         const auto hc = m.cells().to_host();
         const auto ht = m.tubes().to_host();
         const double dx = std::max( 0.0, x - 70 );
@@ -238,8 +239,8 @@ TEST( TEST_CATEGORY, angio_blood_flow_splits_by_murray_law )
     AngioParameters p;
     Model m = make_model( HostCells{}, t, 100, p );
     TEST_EXECSPACE exec;
-    m.prepare_step( exec );
-    m.update_blood_flow( exec );
+    PhaseAccess::prepare_step( m, exec );
+    PhaseAccess::update_blood_flow( m, exec );
     const auto h = m.tubes().to_host();
     const double q = p.vessels.inflow, L = p.vessels.blood_oxygen_length;
     EXPECT_NEAR( h.flow[0], q, 1e-12 );

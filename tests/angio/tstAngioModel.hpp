@@ -13,6 +13,7 @@
 
 namespace morula_test_angio
 {
+using morula::angio::detail::PhaseAccess;
 using morula::angio::cell_dead;
 using morula::angio::cell_hypoxic;
 using morula::angio::cell_mature;
@@ -51,12 +52,12 @@ TEST( TEST_CATEGORY, angio_exchange_conserves_oxygen_and_taf )
     p.exchange.sweeps = 40;
     Model m = make_model( h, HostTubes{}, edge, p );
     TEST_EXECSPACE exec;
-    m.prepare_step( exec );
-    m.build_grid( exec );
-    m.interact_cells( exec );
-    m.interact_tubes_and_cells( exec );
+    PhaseAccess::prepare_step( m, exec );
+    PhaseAccess::build_grid( m, exec );
+    PhaseAccess::interact_cells( m, exec );
+    PhaseAccess::interact_tubes_and_cells( m, exec );
     const auto before = m.cells().to_host();
-    m.exchange( exec );
+    PhaseAccess::exchange( m, exec );
     const auto after = m.cells().to_host();
     const double o0 = total_amount( before, before.oxygen ), o1 = total_amount( after, after.oxygen );
     const double t0 = total_amount( before, before.taf ), t1 = total_amount( after, after.taf );

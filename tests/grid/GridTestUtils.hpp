@@ -21,6 +21,8 @@
 
 namespace morula_test_grid
 {
+// The neighbour query's stencil walk, internal to the library (experiments and checks look inside it).
+using QueryAccess = morula::grid::detail::QueryAccess;
 using morula::core::Boundary;
 using morula::core::Box;
 
@@ -216,7 +218,7 @@ template <class Scalar, class Query>
 NeighborSets<Scalar> fixed_order_query_sets( const Query& query, int n, Scalar radius, int stride )
 {
     using morula::grid::detail::StencilOrder;
-    switch ( query.stencil_order() )
+    switch ( QueryAccess::stencil_order( query ) )
     {
     case StencilOrder::row_major:
         return query_sets<StencilOrder::row_major>( query, n, radius, stride );

@@ -7,6 +7,7 @@
 #include <morula/lattice/DiffusionRules.hpp>
 #include <morula/lattice/Lattice.hpp>
 #include <morula/lattice/SiteWord.hpp>
+#include <morula/lattice/detail/EngineAccess.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -21,6 +22,8 @@
 namespace morula_test_lattice
 {
 using namespace morula::lattice;
+//! A driver's engine, for tests that look inside a step.
+using EngineAccess = morula::lattice::detail::EngineAccess;
 
 template <int Slots, class MemorySpace>
 std::vector<site_word> to_host( const Lattice<Slots, MemorySpace>& l )

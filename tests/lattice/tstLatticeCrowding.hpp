@@ -28,6 +28,7 @@
 namespace morula_test_lattice_crowding
 {
 using namespace morula::lattice;
+using morula_test_lattice::EngineAccess;
 using morula_test_lattice::expect_unwrapped;
 using morula_test_lattice::to_host;
 using morula_test_lattice::tracer_positions;
@@ -157,16 +158,16 @@ void check_placements_are_symmetric( PassScheme scheme )
     opt.scheme = scheme;
     opt.seed = 11;
     LatticeDiffusion<Slots, TEST_EXECSPACE> model( TEST_EXECSPACE(), lattice, rules, opt );
-    model.engine().record_placements();
+    EngineAccess::engine( model ).record_placements();
     const int n[3] = { shape.nx, shape.ny, shape.nz };
     // per axis: rejected moves +1 / -1; relocations with offset > 0 / < 0; net displacement sums
     std::array<std::array<double, 2>, 3> rejected{}, relocated{};
     std::array<double, 3> net{}, net2{};
     double entries = 0, returned = 0;
     auto record = [&]( std::size_t count ) {
-        auto keys = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), model.engine().overflow_keys() );
-        auto moves = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), model.engine().overflow_moves() );
-        auto placed = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), model.engine().placed_sites() );
+        auto keys = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), EngineAccess::engine( model ).overflow_keys() );
+        auto moves = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), EngineAccess::engine( model ).overflow_moves() );
+        auto placed = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), EngineAccess::engine( model ).placed_sites() );
         for ( std::size_t i = 0; i < count; ++i )
         {
             const std::uint64_t origin = detail::move_origin( keys( i ) >> 8, moves( i ), n[0], n[1], n[2] );
@@ -199,14 +200,14 @@ void check_placements_are_symmetric( PassScheme scheme )
             for ( int axis = 0; axis < 3; ++axis )
             {
                 model.split_pass( TEST_EXECSPACE(), axis );
-                const std::size_t count = model.engine().pending_overflows( TEST_EXECSPACE() );
+                const std::size_t count = EngineAccess::engine( model ).pending_overflows( TEST_EXECSPACE() );
                 model.place_overflow( TEST_EXECSPACE() );
                 record( count );
             }
         else
         {
             model.fused_pass( TEST_EXECSPACE() );
-            const std::size_t count = model.engine().pending_overflows( TEST_EXECSPACE() );
+            const std::size_t count = EngineAccess::engine( model ).pending_overflows( TEST_EXECSPACE() );
             model.place_overflow( TEST_EXECSPACE() );
             record( count );
         }

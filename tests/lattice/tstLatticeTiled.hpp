@@ -27,10 +27,10 @@ using TiledModel = LatticeDiffusion<Slots, TEST_EXECSPACE>;
 template <int Slots>
 std::vector<std::tuple<std::uint64_t, std::uint32_t, int>> pending_entries( const TiledModel<Slots>& model )
 {
-    const std::size_t n = model.engine().pending_overflows( TEST_EXECSPACE() );
-    auto keys = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), model.engine().overflow_keys() );
-    auto codes = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), model.engine().placed_codes() );
-    auto moves = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), model.engine().overflow_moves() );
+    const std::size_t n = EngineAccess::engine( model ).pending_overflows( TEST_EXECSPACE() );
+    auto keys = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), EngineAccess::engine( model ).overflow_keys() );
+    auto codes = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), EngineAccess::engine( model ).placed_codes() );
+    auto moves = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), EngineAccess::engine( model ).overflow_moves() );
     std::vector<std::tuple<std::uint64_t, std::uint32_t, int>> e;
     for ( std::size_t i = 0; i < n; ++i )
         e.emplace_back( keys( i ), codes( i ), int( moves( i ) ) );
@@ -60,10 +60,10 @@ template <int Slots>
 void pass_in_pieces( TiledModel<Slots>& model, int axis, int nz )
 {
     const int cuts[4] = { 0, std::min( 1, nz ), std::max( std::min( 1, nz ), nz - 1 ), nz };
-    model.engine().pass_planes( TEST_EXECSPACE(), axis, cuts[1], cuts[2] );
-    model.engine().pass_planes( TEST_EXECSPACE(), axis, cuts[0], cuts[1] );
-    model.engine().pass_planes( TEST_EXECSPACE(), axis, cuts[2], cuts[3] );
-    model.engine().end_pass( axis );
+    EngineAccess::engine( model ).pass_planes( TEST_EXECSPACE(), axis, cuts[1], cuts[2] );
+    EngineAccess::engine( model ).pass_planes( TEST_EXECSPACE(), axis, cuts[0], cuts[1] );
+    EngineAccess::engine( model ).pass_planes( TEST_EXECSPACE(), axis, cuts[2], cuts[3] );
+    EngineAccess::engine( model ).end_pass( axis );
 }
 
 template <int Slots>
@@ -179,7 +179,7 @@ void check_tiled_against_gather( const LatticeShape& shape, double per_site, int
             << to_string( scheme ) << ", Slots " << Slots << ", step() " << s;
         ASSERT_EQ( gather.overflows(), tiled.overflows() ) << to_string( scheme ) << ", Slots " << Slots << ", step() " << s;
     }
-    EXPECT_EQ( tiled.engine().unplaced(), 0u );
+    EXPECT_EQ( EngineAccess::engine( tiled ).unplaced(), 0u );
 }
 
 template <int Slots>
@@ -253,9 +253,9 @@ TEST( TEST_CATEGORY, lattice_passes_over_plane_ranges_equal_one_launch )
     DiffusionOptions tiled_opt;
     tiled_opt.kernels = PassKernels::tiled;
     TiledModel<2> tiled( TEST_EXECSPACE(), lattice, rules, tiled_opt );
-    EXPECT_THROW( tiled.engine().pass_planes( TEST_EXECSPACE(), 0, 0, 4 ), morula::core::InputError );
-    EXPECT_THROW( tiled.engine().pass_planes( TEST_EXECSPACE(), 0, 0, 9 ), morula::core::InputError );
-    EXPECT_THROW( tiled.engine().pass_planes( TEST_EXECSPACE(), 4, 0, 8 ), morula::core::InputError );
+    EXPECT_THROW( EngineAccess::engine( tiled ).pass_planes( TEST_EXECSPACE(), 0, 0, 4 ), morula::core::InputError );
+    EXPECT_THROW( EngineAccess::engine( tiled ).pass_planes( TEST_EXECSPACE(), 0, 0, 9 ), morula::core::InputError );
+    EXPECT_THROW( EngineAccess::engine( tiled ).pass_planes( TEST_EXECSPACE(), 4, 0, 8 ), morula::core::InputError );
 }
 
 // The code histogram (team-scratch bins, then one atomic per bin and team) against a count on the host,

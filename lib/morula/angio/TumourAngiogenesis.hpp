@@ -12,6 +12,7 @@
 #include <morula/angio/detail/CellCellKernels.hpp>
 #include <morula/angio/detail/ExchangeKernels.hpp>
 #include <morula/angio/detail/KernelData.hpp>
+#include <morula/angio/detail/PhaseAccess.hpp>
 #include <morula/angio/detail/TubeKernels.hpp>
 #include <morula/angio/detail/UpdateKernels.hpp>
 #include <morula/core/Box.hpp>
@@ -215,8 +216,37 @@ class TumourAngiogenesis : public core::ModelDriver<TumourAngiogenesis<Scalar, M
         return k;
     }
 
-    // The phases, in step order. Public so that benchmarks can time them one by one (and because nvcc
-    // does not allow device lambdas in private member functions).
+    /*!
+      \brief Turns sprouting on or off from the next step: the angiogenic switch, the moment a dormant
+      avascular tumour starts recruiting vessels.
+    */
+    void set_sprouting( bool on )
+    {
+        m_params.vessels.sprouting = on;
+        m_constants.sprouting = on;
+        for ( auto& g : m_exchange_graphs ) // a graph keeps the constants it was captured with
+            g.graph.invalidate();
+    }
+
+    long long divisions() const { return m_divisions; }
+    long long sprouts() const { return m_sprouts; }
+    long long anastomoses() const { return m_anastomoses; }
+
+    //! The model's name in checkpoints (io::write_checkpoint, io::restart_from_checkpoint).
+    static constexpr const char* checkpoint_model = "angiogenesis";
+    //! Writes the whole state between two steps (TumourAngiogenesisCheckpoint.hpp says what it holds).
+    void checkpoint( io::CheckpointWriter& out ) const;
+    //! Resumes from a checkpoint of a run of the same parameters and box (TumourAngiogenesisCheckpoint.hpp).
+    void restart( const io::CheckpointReader& in );
+
+    //! Kernel handles of the current cell and tube arrays (fetch again after a step: arrays may move).
+    detail::CellViews<Scalar, MemorySpace> cells_view() const { return detail::CellViews<Scalar, MemorySpace>( m_cells ); }
+    detail::TubeViews<Scalar, MemorySpace> tubes_view() const { return detail::TubeViews<Scalar, MemorySpace>( m_tubes ); }
+
+  private:
+    // The phases, in step order (step_phases runs them; detail::PhaseAccess runs one alone for tests and
+    // benchmarks). No device lambdas here: nvcc does not allow them in private member functions.
+    friend struct detail::PhaseAccess;
 
     //! Removes the cells that lysed in this step's life cycle (stable: the others keep their order); call
     //! after finish_step(), which counts them.
@@ -437,34 +467,6 @@ class TumourAngiogenesis : public core::ModelDriver<TumourAngiogenesis<Scalar, M
         m_time += m_params.time_step; // the step count is the framework's (core::ModelDriver)
     }
 
-    /*!
-      \brief Turns sprouting on or off from the next step: the angiogenic switch, the moment a dormant
-      avascular tumour starts recruiting vessels.
-    */
-    void set_sprouting( bool on )
-    {
-        m_params.vessels.sprouting = on;
-        m_constants.sprouting = on;
-        for ( auto& g : m_exchange_graphs ) // a graph keeps the constants it was captured with
-            g.graph.invalidate();
-    }
-
-    long long divisions() const { return m_divisions; }
-    long long sprouts() const { return m_sprouts; }
-    long long anastomoses() const { return m_anastomoses; }
-
-    //! The model's name in checkpoints (io::write_checkpoint, io::restart_from_checkpoint).
-    static constexpr const char* checkpoint_model = "angiogenesis";
-    //! Writes the whole state between two steps (TumourAngiogenesisCheckpoint.hpp says what it holds).
-    void checkpoint( io::CheckpointWriter& out ) const;
-    //! Resumes from a checkpoint of a run of the same parameters and box (TumourAngiogenesisCheckpoint.hpp).
-    void restart( const io::CheckpointReader& in );
-
-    //! Kernel handles of the current cell and tube arrays (fetch again after a step: arrays may move).
-    detail::CellViews<Scalar, MemorySpace> cells_view() const { return detail::CellViews<Scalar, MemorySpace>( m_cells ); }
-    detail::TubeViews<Scalar, MemorySpace> tubes_view() const { return detail::TubeViews<Scalar, MemorySpace>( m_tubes ); }
-
-  private:
     using graph_space = typename MemorySpace::execution_space;
 
     //! What a captured exchange graph froze: every array its kernels touch, the launch size and the stream.

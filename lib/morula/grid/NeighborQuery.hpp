@@ -79,6 +79,11 @@ KOKKOS_FORCEINLINE_FUNCTION Scalar pair_offset( Scalar xi, Scalar yi, Scalar zi,
 }
 } // namespace detail
 
+namespace detail
+{
+struct QueryAccess;
+} // namespace detail
+
 /*!
   \brief Visits the neighbours of a particle or a point through the sorted uniform grid.
 
@@ -142,66 +147,9 @@ class NeighborQuery
     //! Whether each row of cells along x has consecutive cell keys (row_major and morton_rows), so that
     //! a stencil row is one run of sorted slots.
     KOKKOS_INLINE_FUNCTION bool whole_rows() const { return m_whole_rows; }
-    //! The query's cell ordering as a stencil walk names it (for kernels compiled per ordering).
-    KOKKOS_INLINE_FUNCTION detail::StencilOrder stencil_order() const
-    {
-        return m_row_major ? detail::StencilOrder::row_major
-                           : ( m_whole_rows ? detail::StencilOrder::morton_rows : detail::StencilOrder::morton );
-    }
     //! Whether distances take the per-pair minimum image (periodic axes with fewer than 3 cells, or
     //! periodic positions outside the box) instead of a per-cell image shift.
     KOKKOS_INLINE_FUNCTION bool per_pair_minimum_image() const { return m_min_image; }
-
-    /*!
-      Neighbour cell along axis d of cell coordinate c at offset o in {-1, 0, 1}. On periodic axes with
-      at least 3 cells the coordinate wraps and `shift` is the image offset of particles found there
-      (their image is x_j + shift). With 1 or 2 cells each distinct cell is visited once and distances
-      use the per-pair minimum image instead. Returns false when there is no such cell.
-    */
-    KOKKOS_INLINE_FUNCTION bool neighbor_cell( int d, int c, int o, int& nc,
-                                               Scalar& shift ) const
-    {
-        const int n = m_geom.ncell[d];
-        shift = Scalar( 0 );
-        nc = c + o;
-        if ( !m_geom.is_periodic( d ) )
-            return nc >= 0 && nc < n;
-        if ( n >= 3 )
-        {
-            if ( nc < 0 )
-            {
-                nc += n;
-                shift = -m_geom.box.length( d );
-            }
-            else if ( nc >= n )
-            {
-                nc -= n;
-                shift = m_geom.box.length( d );
-            }
-            return true;
-        }
-        if ( o < 0 || ( n == 1 && o > 0 ) )
-            return false;
-        nc = ( c + o ) % n;
-        return true;
-    }
-
-    /*!
-      Lower bounds on the distance from coordinate x (in cell c along axis d) to the cells below and
-      above, shrunk by a rounding margin so that they never exceed the true distances. Zero where the
-      stencil cannot be pruned (per-pair minimum image: the cell coordinate may be of a wrapped
-      position).
-    */
-    KOKKOS_INLINE_FUNCTION void face_distances( int d, int c, Scalar x, Scalar& below,
-                                                Scalar& above ) const
-    {
-        const Scalar face = m_geom.box.lo[d] + static_cast<Scalar>( c ) * m_geom.cell_size[d];
-        const Scalar lo = x - face - m_face_margin[d];
-        const Scalar hi = face + m_geom.cell_size[d] - x - m_face_margin[d];
-        below = lo > Scalar( 0 ) ? lo : Scalar( 0 );
-        above = hi > Scalar( 0 ) ? hi : Scalar( 0 );
-    }
-
 
     //! Coordinate d of particle i, as stored in the queried positions.
     KOKKOS_INLINE_FUNCTION Scalar position( int i, int d ) const { return m_x( i, d ); }
@@ -281,6 +229,69 @@ class NeighborQuery
     {
         return count_neighbors( i, m_geom.cutoff );
     }
+
+  private:
+    // The stencil walk's parts: internal (they name detail types and may change with the walk). The
+    // library's other walks (NeighborReduction) and the benchmarks' experiments reach them through
+    // detail::QueryAccess.
+    friend struct detail::QueryAccess;
+
+    //! The query's cell ordering as a stencil walk names it (for kernels compiled per ordering).
+    KOKKOS_INLINE_FUNCTION detail::StencilOrder stencil_order() const
+    {
+        return m_row_major ? detail::StencilOrder::row_major
+                           : ( m_whole_rows ? detail::StencilOrder::morton_rows : detail::StencilOrder::morton );
+    }
+    /*!
+      Neighbour cell along axis d of cell coordinate c at offset o in {-1, 0, 1}. On periodic axes with
+      at least 3 cells the coordinate wraps and `shift` is the image offset of particles found there
+      (their image is x_j + shift). With 1 or 2 cells each distinct cell is visited once and distances
+      use the per-pair minimum image instead. Returns false when there is no such cell.
+    */
+    KOKKOS_INLINE_FUNCTION bool neighbor_cell( int d, int c, int o, int& nc,
+                                               Scalar& shift ) const
+    {
+        const int n = m_geom.ncell[d];
+        shift = Scalar( 0 );
+        nc = c + o;
+        if ( !m_geom.is_periodic( d ) )
+            return nc >= 0 && nc < n;
+        if ( n >= 3 )
+        {
+            if ( nc < 0 )
+            {
+                nc += n;
+                shift = -m_geom.box.length( d );
+            }
+            else if ( nc >= n )
+            {
+                nc -= n;
+                shift = m_geom.box.length( d );
+            }
+            return true;
+        }
+        if ( o < 0 || ( n == 1 && o > 0 ) )
+            return false;
+        nc = ( c + o ) % n;
+        return true;
+    }
+
+    /*!
+      Lower bounds on the distance from coordinate x (in cell c along axis d) to the cells below and
+      above, shrunk by a rounding margin so that they never exceed the true distances. Zero where the
+      stencil cannot be pruned (per-pair minimum image: the cell coordinate may be of a wrapped
+      position).
+    */
+    KOKKOS_INLINE_FUNCTION void face_distances( int d, int c, Scalar x, Scalar& below,
+                                                Scalar& above ) const
+    {
+        const Scalar face = m_geom.box.lo[d] + static_cast<Scalar>( c ) * m_geom.cell_size[d];
+        const Scalar lo = x - face - m_face_margin[d];
+        const Scalar hi = face + m_geom.cell_size[d] - x - m_face_margin[d];
+        below = lo > Scalar( 0 ) ? lo : Scalar( 0 );
+        above = hi > Scalar( 0 ) ? hi : Scalar( 0 );
+    }
+
 
     /*!
       \brief The stencil walk behind every query, reading candidates through `source`.
@@ -452,7 +463,6 @@ class NeighborQuery
         }
     };
 
-  private:
     template <detail::StencilOrder Order = detail::StencilOrder::from_query, class F>
     KOKKOS_INLINE_FUNCTION void dispatch( bool min_image, int self, Scalar xi, Scalar yi,
                                           Scalar zi, Scalar r2max, F& f ) const
@@ -489,6 +499,53 @@ class NeighborQuery
 namespace detail
 {
 /*!
+  \brief The parts of NeighborQuery's stencil walk, for the library's other walks (NeighborReduction) and
+  the benchmarks' experiments. Internal, no stable interface.
+*/
+struct QueryAccess
+{
+    //! The query's own candidate source (as visit_stencil's `source`), to wrap.
+    template <bool Sorted, bool MinImage, class Query>
+    KOKKOS_INLINE_FUNCTION static auto global_source( const Query& q )
+    {
+        return typename Query::template GlobalSource<Sorted, MinImage>{ q };
+    }
+
+    template <class Query>
+    KOKKOS_INLINE_FUNCTION static StencilOrder stencil_order( const Query& q )
+    {
+        return q.stencil_order();
+    }
+    template <class Query>
+    KOKKOS_INLINE_FUNCTION static bool neighbor_cell( const Query& q, int d, int c, int o, int& nc,
+                                                      typename Query::scalar_type& shift )
+    {
+        return q.neighbor_cell( d, c, o, nc, shift );
+    }
+    template <class Query>
+    KOKKOS_INLINE_FUNCTION static void face_distances( const Query& q, int d, int c, typename Query::scalar_type x,
+                                                       typename Query::scalar_type& below,
+                                                       typename Query::scalar_type& above )
+    {
+        q.face_distances( d, c, x, below, above );
+    }
+    template <bool MinImage, StencilOrder Order = StencilOrder::from_query, class Query, class Source, class F>
+    KOKKOS_INLINE_FUNCTION static void visit_stencil( const Query& q, int self, typename Query::scalar_type xi,
+                                                      typename Query::scalar_type yi, typename Query::scalar_type zi,
+                                                      typename Query::scalar_type r2max, const Source& source, F& f )
+    {
+        q.template visit_stencil<MinImage, Order>( self, xi, yi, zi, r2max, source, f );
+    }
+    template <StencilOrder Order = StencilOrder::from_query, class Query, class Run>
+    KOKKOS_INLINE_FUNCTION static void
+    visit_cell_stencil( const Query& q, int ix, int iy, int iz, const typename Query::scalar_type ( &below )[3],
+                        const typename Query::scalar_type ( &above )[3], typename Query::scalar_type r2max, const Run& run )
+    {
+        q.template visit_cell_stencil<Order>( ix, iy, iz, below, above, r2max, run );
+    }
+};
+
+/*!
   Calls launch(std::integral_constant<StencilOrder, O>{}) with the query's ordering O on GPUs (one kernel
   per ordering, so that no kernel carries the registers of another ordering's walk), and with
   StencilOrder::from_query on host backends (one kernel: less to compile, and a CPU's registers are not
@@ -500,7 +557,7 @@ void with_stencil_order( const ExecutionSpace&, const Query& query, const Launch
     if constexpr ( Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename ExecutionSpace::memory_space>::accessible )
         launch( std::integral_constant<StencilOrder, StencilOrder::from_query>{} );
     else
-        switch ( query.stencil_order() )
+        switch ( QueryAccess::stencil_order( query ) )
         {
         case StencilOrder::row_major:
             launch( std::integral_constant<StencilOrder, StencilOrder::row_major>{} );

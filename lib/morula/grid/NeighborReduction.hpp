@@ -378,14 +378,14 @@ struct GroupReduction
             {
                 x[k][d] = q.position( s, d );
                 Scalar lo, hi;
-                q.face_distances( d, cell[d], x[k][d], lo, hi );
+                QueryAccess::face_distances( q, d, cell[d], x[k][d], lo, hi );
                 below[d] = lo < below[d] ? lo : below[d];
                 above[d] = hi < above[d] ? hi : above[d];
             }
         }
         const Scalar r2max = radius * radius;
         const Scalar zero = 0;
-        q.template visit_cell_stencil<Order>( ix, iy, iz, below, above, r2max,
+        QueryAccess::visit_cell_stencil<Order>( q, ix, iy, iz, below, above, r2max,
                               [&]( int, int begin, int run_end, Scalar sx, Scalar sy, Scalar sz ) {
                                   const bool shifted = sx != zero || sy != zero || sz != zero;
                                   if ( batched )
@@ -449,8 +449,8 @@ struct BatchedReduction
             kernel.pair( i, j, dx, dy, dz, r2, acc );
         };
         const Scalar xi = query.position( i, 0 ), yi = query.position( i, 1 ), zi = query.position( i, 2 );
-        query.template visit_stencil<false, Order>( i, xi, yi, zi, radius * radius, BatchedSource<Query, Sorted>{ query },
-                                                    pair );
+        QueryAccess::visit_stencil<false, Order>( query, i, xi, yi, zi, radius * radius,
+                                                  BatchedSource<Query, Sorted>{ query }, pair );
         kernel.finish( i, acc, BasicParticleNeighbors<Query, ExecutionSpace>( query, i, radius ) );
     }
 };

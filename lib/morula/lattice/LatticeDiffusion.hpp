@@ -31,6 +31,7 @@
 #include <morula/lattice/Lattice.hpp>
 #include <morula/lattice/LatticeCheckpoint.hpp>
 #include <morula/lattice/MsdSample.hpp>
+#include <morula/lattice/detail/EngineAccess.hpp>
 #include <morula/lattice/detail/SlabDiffusion.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -79,7 +80,6 @@ class LatticeDiffusion
     using layout = SiteLayout<Slots>;
     using lattice_type = Lattice<Slots, memory_space>;
     using displacement_view = detail::DisplacementView<memory_space>;
-    using engine_type = detail::SlabDiffusion<Slots, ExecutionSpace>;
     using Phase = LatticeDiffusionPhase;
 
     /*!
@@ -227,13 +227,12 @@ class LatticeDiffusion
         this->set_steps_done( static_cast<long long>( state.step ) ); // the step that keys the random moves
     }
 
-    //! @{ The engine underneath (detail, no stable interface): the overflow list and the pass over a
-    //! range of planes that DistributedLatticeDiffusion uses, for tests that look inside a step.
+  private:
+    using engine_type = detail::SlabDiffusion<Slots, ExecutionSpace>;
+    friend struct detail::EngineAccess; // tests that look inside a step
     const engine_type& engine() const { return m_engine; }
     engine_type& engine() { return m_engine; }
-    //! @}
 
-  private:
     engine_type m_engine;
 };
 

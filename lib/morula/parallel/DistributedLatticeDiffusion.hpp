@@ -21,6 +21,7 @@
 #include <morula/lattice/LatticeCheckpoint.hpp>
 #include <morula/lattice/LatticeDiffusion.hpp>
 #include <morula/lattice/MsdSample.hpp>
+#include <morula/lattice/detail/EngineAccess.hpp>
 #include <morula/lattice/detail/SlabDiffusion.hpp>
 #include <morula/parallel/LatticeSlabs.hpp>
 #include <morula/parallel/Transport.hpp>
@@ -140,7 +141,6 @@ class DistributedLatticeDiffusion
     using execution_space = ExecutionSpace;
     using memory_space = typename ExecutionSpace::memory_space;
     using lattice_type = lattice::Lattice<Slots, memory_space>;
-    using engine_type = lattice::detail::SlabDiffusion<Slots, ExecutionSpace>;
     using host_sites = Kokkos::View<lattice::site_word*, Kokkos::HostSpace>;
     using Phase = DistributedLatticeDiffusionPhase;
     using Count = DistributedLatticeDiffusionCount;
@@ -279,8 +279,12 @@ class DistributedLatticeDiffusion
     Transport transport() const { return m_transport; }
     //! Particles on the whole lattice (constant), as lattice::LatticeDiffusion::particles() counts them.
     std::size_t particles() const { return static_cast<std::size_t>( m_particles ); }
-    //! The engine of this slab (detail; its lattice() holds the ghost planes too).
-    const engine_type& engine() const { return *m_engine; }
+    //! The options as run (as lattice::LatticeDiffusion::options()).
+    const lattice::DiffusionOptions& options() const { return m_engine->options(); }
+    //! @{ The kernels a split or fused pass runs (lattice::DiffusionOptions::kernels resolved for the slab).
+    lattice::PassKernels split_kernels() const { return m_engine->split_kernels(); }
+    lattice::PassKernels fused_kernels() const { return m_engine->fused_kernels(); }
+    //! @}
 
     //! This rank's owned sites (a View of the slab's current lattice; changes with every pass).
     auto owned_sites() const { return plane_range( sites(), m_window.owned_begin, m_window.owned_end ); }
@@ -508,6 +512,10 @@ class DistributedLatticeDiffusion
     Transport m_transport = Transport::host_memory;
     unsigned long long m_particles = 0;
     bool m_tracking = false;
+    using engine_type = lattice::detail::SlabDiffusion<Slots, ExecutionSpace>;
+    friend struct lattice::detail::EngineAccess; // tests that look inside a step
+    //! The engine of this slab (its lattice() holds the ghost planes too).
+    const engine_type& engine() const { return *m_engine; }
     std::optional<engine_type> m_engine;
     detail::PlaneExchange<ExecutionSpace> m_planes;
     detail::OverflowTurns<Slots, ExecutionSpace> m_turns;

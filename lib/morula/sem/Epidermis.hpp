@@ -18,6 +18,7 @@
 #include <morula/sem/SemParameters.hpp>
 #include <morula/sem/Tissue.hpp>
 #include <morula/sem/TissueGrowth.hpp>
+#include <morula/sem/detail/EpidermisStep.hpp>
 #include <morula/sem/detail/SemKernels.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -173,16 +174,16 @@ class Epidermis : public core::ModelDriver<Epidermis<Scalar, MemorySpace>, Epide
             phase( Phase::genes, [&] {
                 m_genes.prepare( exec, m_tissue );
                 make_kernels();
-                launch_inputs( exec, k );
+                detail::launch_inputs( exec, k );
             } );
         else
             make_kernels();
         phase( Phase::mechanics, [&] {
-            launch_mechanics( exec, k, m_mechanics.metric_slot( 0 ) );
+            detail::launch_mechanics( exec, k, m_mechanics.metric_slot( 0 ) );
             m_mechanics.finish_step( m_tissue );
         } );
         if ( genes )
-            phase( Phase::genes, [&] { launch_genes( exec, k ); } );
+            phase( Phase::genes, [&] { detail::launch_genes( exec, k ); } );
         // The step whose count (after it) is a multiple of the interval ends with a growth event.
         if ( m_params.model == EpidermisModel::full && m_growth.due( report.step + 1 ) )
             phase( Phase::growth, [&] {
@@ -253,23 +254,31 @@ class Epidermis : public core::ModelDriver<Epidermis<Scalar, MemorySpace>, Epide
     //! What advance() did so far.
     const EpidermisChunkStats& chunk_stats() const { return m_stats; }
 
-    //! The kernels of one step from positions x into out; guard step j >= 0 inside a chunk.
-    struct StepKernels
+    //! Centres and adhesion of the current positions (for output between steps).
+    template <class ExecutionSpace>
+    void update_geometry( const ExecutionSpace& exec )
     {
-        detail::CellGeometryFunctor<Scalar, MemorySpace> geometry;
-        detail::CellInputsFunctor<Scalar, MemorySpace> counts, inputs;
-        typename SemMechanics<Scalar, MemorySpace>::Stages stages;
-        // Optional: a default-constructed GeneStageFunctor builds an EpidermisGeneNetwork, whose constructor
-        // allocates and fills five device Views, allocations and synchronous copies that every plain step
-        // paid before this was optional (docs/performance.md, "The host out of the time loop (issue #26)"
-        // and "Design choices measured (moved from source comments, issue #46)").
-        std::optional<detail::GeneStageFunctor<MemorySpace>> gene_first, gene_last;
-        int cells = 0;
-        bool genes = false;
-        bool distribute = false;
-        bool rk2 = true;
-    };
+        m_mechanics.compute_cell_geometry( exec, m_tissue );
+    }
 
+    //! Per cell: 0 basal, 1 suprabasal (see is_basal); call update_geometry() first.
+    template <class ExecutionSpace>
+    Kokkos::View<int*, MemorySpace> cell_states( const ExecutionSpace& exec ) const
+    {
+        Kokkos::View<int*, MemorySpace> state( "morula::sem::cell_state", m_tissue.num_cells() );
+        auto species = m_tissue.species();
+        auto adhesion = m_tissue.adhesion();
+        const bool genes = gene_network();
+        Kokkos::parallel_for(
+            "morula::sem::cell_states", core::LaunchRange<ExecutionSpace>( exec, 0, m_tissue.num_cells() ),
+            KOKKOS_LAMBDA( const int c ) { state( c ) = is_basal( species, adhesion, c, genes ) ? 0 : 1; } );
+        return state;
+    }
+
+  private:
+    using StepKernels = detail::EpidermisStepKernels<Scalar, MemorySpace>;
+
+    //! The kernels of one step from positions x into out; guard step j >= 0 inside a chunk.
     StepKernels step_kernels( const typename tissue_type::position_view& x,
                               const typename tissue_type::position_view& out, int j ) const
     {
@@ -296,52 +305,6 @@ class Epidermis : public core::ModelDriver<Epidermis<Scalar, MemorySpace>, Epide
             k.distribute = m_genes.distribute();
         }
         return k;
-    }
-
-    //! @{ One step's kernels after the geometry, in step order: neighbour inputs, element stages, gene
-    //! stages (public only because CUDA lambdas and graphs' operations cannot live in private member
-    //! functions). A step (step_phases) and a chunk's step (launch_step) launch the same kernels.
-    template <class ExecutionSpace>
-    static void launch_inputs( const ExecutionSpace& exec, const StepKernels& k )
-    {
-        using policy = core::LaunchRange<ExecutionSpace>;
-        if ( !k.genes )
-            return;
-        if ( k.distribute )
-            Kokkos::parallel_for( "morula::sem::count_cell_neighbors", policy( exec, 0, k.cells ), k.counts );
-        Kokkos::parallel_for( "morula::sem::neighbor_inputs", policy( exec, 0, k.cells ), k.inputs );
-    }
-    template <class ExecutionSpace>
-    static void launch_mechanics( const ExecutionSpace& exec, const StepKernels& k,
-                                  const Kokkos::View<Scalar, MemorySpace>& metric_out )
-    {
-        using Mechanics = SemMechanics<Scalar, MemorySpace>;
-        if ( k.rk2 )
-            Mechanics::launch_stage( exec, k.stages, false, metric_out );
-        Mechanics::launch_stage( exec, k.stages, true, metric_out );
-    }
-    template <class ExecutionSpace>
-    static void launch_genes( const ExecutionSpace& exec, const StepKernels& k )
-    {
-        using policy = core::LaunchRange<ExecutionSpace>;
-        if ( !k.genes )
-            return;
-        if ( k.rk2 )
-            Kokkos::parallel_for( "morula::sem::gene_half_step", policy( exec, 0, k.cells ), *k.gene_first );
-        Kokkos::parallel_for( "morula::sem::gene_step", policy( exec, 0, k.cells ), *k.gene_last );
-    }
-    //! @}
-
-    //! A chunk's step: its guarded geometry, then the kernels above.
-    template <class ExecutionSpace>
-    static void launch_step( const ExecutionSpace& exec, const StepKernels& k,
-                             const Kokkos::View<Scalar, MemorySpace>& metric_out )
-    {
-        Kokkos::parallel_for( "morula::sem::cell_geometry", core::LaunchRange<ExecutionSpace>( exec, 0, k.cells ),
-                              k.geometry );
-        launch_inputs( exec, k );
-        launch_mechanics( exec, k, metric_out );
-        launch_genes( exec, k );
     }
 
     //! Runs one chunk of k steps; returns the steps it completed (k unless a check failed).
@@ -372,7 +335,8 @@ class Epidermis : public core::ModelDriver<Epidermis<Scalar, MemorySpace>, Epide
                 steps.push_back( j % 2 == 0 ? step_kernels( x, y, j ) : step_kernels( y, x, j ) );
                 metrics.push_back( m_mechanics.metric_slot( j + 1 ) );
             }
-            return ChunkOperation<ExecutionSpace>{ std::move( steps ), std::move( metrics ), m_failed };
+            using Chunk = detail::EpidermisChunkOperation<ExecutionSpace, Scalar, MemorySpace>;
+            return Chunk{ std::move( steps ), std::move( metrics ), m_failed };
         };
         if constexpr ( std::is_same_v<ExecutionSpace, graph_space> )
         {
@@ -426,45 +390,6 @@ class Epidermis : public core::ModelDriver<Epidermis<Scalar, MemorySpace>, Epide
         return done;
     }
 
-    //! The recorded work of a chunk: the guard reset, then every step's kernels.
-    template <class ExecutionSpace>
-    struct ChunkOperation
-    {
-        std::vector<StepKernels> steps;
-        std::vector<Kokkos::View<Scalar, MemorySpace>> metrics;
-        Kokkos::View<int, MemorySpace> failed;
-
-        void operator()( const ExecutionSpace& e ) const
-        {
-            Kokkos::parallel_for( "morula::sem::chunk_reset", core::LaunchRange<ExecutionSpace>( e, 0, 1 ),
-                                  detail::ResetGuardFunctor<MemorySpace>{ failed } );
-            for ( std::size_t j = 0; j < steps.size(); ++j )
-                launch_step( e, steps[j], metrics[j] );
-        }
-    };
-
-    //! Centres and adhesion of the current positions (for output between steps).
-    template <class ExecutionSpace>
-    void update_geometry( const ExecutionSpace& exec )
-    {
-        m_mechanics.compute_cell_geometry( exec, m_tissue );
-    }
-
-    //! Per cell: 0 basal, 1 suprabasal (see is_basal); call update_geometry() first.
-    template <class ExecutionSpace>
-    Kokkos::View<int*, MemorySpace> cell_states( const ExecutionSpace& exec ) const
-    {
-        Kokkos::View<int*, MemorySpace> state( "morula::sem::cell_state", m_tissue.num_cells() );
-        auto species = m_tissue.species();
-        auto adhesion = m_tissue.adhesion();
-        const bool genes = gene_network();
-        Kokkos::parallel_for(
-            "morula::sem::cell_states", core::LaunchRange<ExecutionSpace>( exec, 0, m_tissue.num_cells() ),
-            KOKKOS_LAMBDA( const int c ) { state( c ) = is_basal( species, adhesion, c, genes ) ? 0 : 1; } );
-        return state;
-    }
-
-  private:
     static constexpr int detail_max_chunk = SemMechanics<Scalar, MemorySpace>::max_chunk_steps;
 
     // The parameters as run (and checkpointed): backend-dependent defaults filled in.
