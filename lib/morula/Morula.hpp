@@ -32,6 +32,7 @@
 #include <morula/io/Checkpoint.hpp>
 #include <morula/io/LatticeSnapshots.hpp>
 #include <morula/io/SnapshotFrame.hpp>
+#include <morula/io/SnapshotReader.hpp>
 #include <morula/io/SnapshotSeries.hpp>
 #include <morula/io/TissueSnapshots.hpp>
 

@@ -22,7 +22,7 @@ void require_hdf5( const std::string& request )
                                           "-DMorula_ENABLE_HDF5=ON or leave snapshots off" );
 }
 
-namespace
+namespace detail
 {
 std::string folder_of( const std::string& path )
 {
@@ -35,6 +35,23 @@ std::string name_of( const std::string& path )
     const auto slash = path.find_last_of( '/' );
     return slash == std::string::npos ? path : path.substr( slash + 1 );
 }
+
+long long frame_file_step( const std::string& name, const std::string& before, const std::string& after )
+{
+    if ( name.size() <= before.size() + after.size() || name.compare( 0, before.size(), before ) != 0 ||
+         name.compare( name.size() - after.size(), after.size(), after ) != 0 )
+        return -1;
+    const std::string digits = name.substr( before.size(), name.size() - before.size() - after.size() );
+    if ( digits.find_first_not_of( "0123456789" ) != std::string::npos || digits.size() > 18 )
+        return -1;
+    return std::stoll( digits );
+}
+} // namespace detail
+
+namespace
+{
+using detail::folder_of;
+using detail::name_of;
 
 detail::XdmfIndex index_of( const SnapshotLayout& layout )
 {
@@ -107,21 +124,25 @@ SnapshotSeries::SnapshotSeries( SnapshotLayout layout, SnapshotOpen open, long l
     }
 }
 
-std::string SnapshotSeries::file_of( long long step ) const
+std::string SnapshotLayout::file_of( long long step ) const
 {
-    if ( !m_layout.file_per_frame )
-        return m_layout.hdf5;
+    if ( !file_per_frame )
+        return hdf5;
     char suffix[32];
     std::snprintf( suffix, sizeof suffix, "_%06lld.h5", step );
-    return m_layout.hdf5 + suffix;
+    return hdf5 + suffix;
 }
 
-std::string SnapshotSeries::frame_path( long long step ) const
+std::string SnapshotLayout::frame_path( long long step ) const
 {
-    if ( m_layout.file_per_frame )
+    if ( file_per_frame )
         return {};
-    return ( m_layout.frames_group.empty() ? "" : "/" + m_layout.frames_group ) + "/" + step_name( step );
+    return ( frames_group.empty() ? "" : "/" + frames_group ) + "/" + SnapshotSeries::step_name( step );
 }
+
+std::string SnapshotSeries::file_of( long long step ) const { return m_layout.file_of( step ); }
+
+std::string SnapshotSeries::frame_path( long long step ) const { return m_layout.frame_path( step ); }
 
 std::string SnapshotSeries::step_name( long long step )
 {
@@ -135,21 +156,6 @@ std::string SnapshotSeries::xdmf_reference( long long step ) const
     return name_of( file_of( step ) ) + ":" + frame_path( step );
 }
 
-namespace
-{
-// The step of a frame's file name ("<prefix>_000042.h5"), -1 if it is not one.
-long long step_in( const std::string& name, const std::string& before, const std::string& after )
-{
-    if ( name.size() <= before.size() + after.size() || name.compare( 0, before.size(), before ) != 0 ||
-         name.compare( name.size() - after.size(), after.size(), after ) != 0 )
-        return -1;
-    const std::string digits = name.substr( before.size(), name.size() - before.size() - after.size() );
-    if ( digits.find_first_not_of( "0123456789" ) != std::string::npos || digits.size() > 18 )
-        return -1;
-    return std::stoll( digits );
-}
-} // namespace
-
 void SnapshotSeries::remove_frame_files_after( long long keep_through ) const
 {
     namespace fs = std::filesystem;
@@ -160,7 +166,8 @@ void SnapshotSeries::remove_frame_files_after( long long keep_through ) const
     {
         const std::string name = entry.path().filename().string();
         // Frames after the step, and every temporary a killed run left (never listed, never complete).
-        if ( step_in( name, prefix, ".h5" ) > keep_through || step_in( name, prefix, ".h5.tmp" ) >= 0 )
+        if ( detail::frame_file_step( name, prefix, ".h5" ) > keep_through ||
+             detail::frame_file_step( name, prefix, ".h5.tmp" ) >= 0 )
             doomed.push_back( entry.path() );
     }
     for ( const auto& path : doomed )

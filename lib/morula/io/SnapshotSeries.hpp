@@ -42,7 +42,21 @@ struct SnapshotLayout
     bool doctype = true;
     //! How messages call the HDF5 file: "cannot create the <description> '<path>'".
     std::string description = "snapshot file";
+
+    //! The HDF5 file that holds frame `step`: `<hdf5>_<step, 6 digits>.h5` with file_per_frame, else `hdf5`.
+    std::string file_of( long long step ) const;
+    //! Frame `step`'s object in its file: "/<frames_group>/step_0000000042", "" for a file's root.
+    std::string frame_path( long long step ) const;
 };
+
+namespace detail
+{
+//! The step of a frame file's name `<before><digits><after>` ("agents_000042.h5"), -1 if it is not one.
+long long frame_file_step( const std::string& name, const std::string& before, const std::string& after );
+//! The folder part of a path ("" for none) and the name after it.
+std::string folder_of( const std::string& path );
+std::string name_of( const std::string& path );
+} // namespace detail
 
 //! Whether a series starts anew or continues one written before (a restarted run).
 enum class SnapshotOpen

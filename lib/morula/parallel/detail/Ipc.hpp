@@ -135,7 +135,7 @@ class IpcBuffer
         {
             // At least 256 bytes: an exchange may receive nothing, and cudaMalloc( 0 ) gives no allocation
             // to export.
-            const std::size_t want =
+            [[maybe_unused]] const std::size_t want = // unused without a GPU IPC backend
                 ( std::max( { bytes, m_capacity + m_capacity / 4, std::size_t( 1 ) } ) + 255 ) / 256 * 256;
 #if defined( MORULA_IPC_CUDA ) || defined( MORULA_IPC_HIP )
             void* p = nullptr;
