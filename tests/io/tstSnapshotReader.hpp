@@ -89,7 +89,7 @@ TEST( TEST_CATEGORY, snapshot_reader_reads_agent_frames_back )
     expect_refused<morula::core::InputError>( [&] { reader.read<double>( 0, "velocity" ); },
                                               { first, "no dataset", "velocity" } );
     expect_refused<morula::core::InputError>( [&] { reader.read<std::int32_t>( 0, "id" ); },
-                                              { first, "'id'", "holds int64, not int32" } );
+                                              { first, "'/id'", "holds int64, not int32" } );
     expect_refused<morula::core::InputError>( [&] { reader.read<double>( 0, "id" ); },
                                               { first, "holds int64, not float64" } );
     expect_refused<morula::core::InputError>( [&] { reader.attribute<double>( 0, "", "time" ); },
