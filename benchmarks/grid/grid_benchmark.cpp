@@ -15,7 +15,6 @@
 #include "GridBenchmarkCommon.hpp"
 #include "ListPhases.hpp"
 #include "ReductionSweeps.hpp"
-#include "SweepLanes.hpp"
 
 #include <morula/core/SoA.hpp>
 #include <morula/grid/NeighborSweep.hpp>
@@ -52,7 +51,6 @@ struct Settings
     bool verbose = false;
     bool roofline_suite = false;
     bool list_variants = false;
-    bool sweep_lanes = false;
 };
 
 nlohmann::json phase( const Stats& s, double bytes, double items, const char* item_name )
@@ -275,8 +273,6 @@ nlohmann::json run_case( const ExecutionSpace& exec, const Settings& set, int n,
 
     result["sweep"]["neighbor_reduction"] =
         morula::bench::time_reduction_sweeps( exec, set.warmup, set.runs, query, radius, counts );
-    if ( set.sweep_lanes )
-        result["sweep"]["lane_sweeps"] = morula::bench::time_lane_sweeps( exec, set.warmup, set.runs, query, radius, counts );
 
     // 5. The same sweep with floating-point work per neighbour (a density sum).
     progress( "density sweep" );
@@ -400,8 +396,6 @@ int main( int argc, char* argv[] )
         ->check( CLI::IsMember( { "device", "host" } ) );
     app.add_option( "--out", set.out, "JSON result file" );
     app.add_flag( "--verbose", set.verbose, "Print each phase as it starts" );
-    app.add_flag( "--sweep-lanes", set.sweep_lanes,
-                  "Also time the count sweep with 1-8 lanes per particle (an experiment; GPU)" );
     app.add_flag( "--list-variants", set.list_variants,
                   "Also time the staged list fills at other team sizes, depths and register caps (GPU)" );
     app.add_flag( "--roofline-suite", set.roofline_suite,

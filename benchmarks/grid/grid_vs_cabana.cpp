@@ -3,9 +3,7 @@
 // neighbours for every particle; a mismatch stops the program.
 //
 //   grid_vs_cabana [--cases a,b,c,d] [--sizes 1000000,16000000] [--space device|host] [--runs 10]
-//                  [--warmup 3] [--cell-sweeps 256:4:4,...] [--cluster-sweeps 1,2,4] [--half-cells]
-//                  [--chord-rows]
-//                  [--out results.json]
+//                  [--warmup 3] [--out results.json]
 //
 // Cases: (a) Cabana's own benchmark configuration: N points uniform in a cube of edge 1.3 N^(1/3),
 // cutoff 2.5, cells of edge = cutoff, double; (b) the same in float (Cabana in float too; its
@@ -15,16 +13,10 @@
 //
 // Phases, each library: build (bin, count, scan, permutation); permute of the particle data; sweep
 // through the grid counting neighbours within the cutoff (sorted data; Morula's for_each_particle and
-// NeighborReduction with its automatic particles per thread, and the per-cell traversal and the
-// K-particles-per-thread sweep, the sweep through half-width cells and the rows cut to the chord kept
-// as experiments, CellSweep.hpp, ClusterSweep.hpp, HalfCellSweep.hpp and ChordSweep.hpp); CSR / Verlet
-// list build;
+// NeighborReduction with its automatic particles per thread; the traversals measured and not kept are in
+// benchmarks/experiments/, grid_experiments); CSR / Verlet list build;
 // sweep over the list (Cabana's benchmark operation: atomic add of each neighbour index).
 #include "../common/BenchmarkUtils.hpp"
-#include "CellSweep.hpp"
-#include "ChordSweep.hpp"
-#include "ClusterSweep.hpp"
-#include "HalfCellSweep.hpp"
 #include "GridBenchmarkCommon.hpp"
 #include "ListPhases.hpp"
 
@@ -60,15 +52,6 @@ struct Settings
     int runs = 10;
     int warmup = 3;
     std::string out = "grid_vs_cabana.json";
-    //! Settings of the per-cell sweep experiment to time (tile:cells per warp:warps per team); none by
-    //! default (it lost to for_each_particle everywhere, docs/performance.md).
-    std::vector<std::string> cell_sweeps;
-    //! Particles per thread of the cluster sweep experiment to time (ClusterSweep.hpp): 1, 2, 3, 4, 6, 8.
-    std::vector<int> cluster_sweeps;
-    //! Also time the count sweep through cells of half the cutoff (HalfCellSweep.hpp).
-    bool half_cells = false;
-    //! Also time the count sweep with rows cut to the sphere's chord (ChordSweep.hpp).
-    bool chord_rows = false;
 };
 
 //! The particle set and geometry of one case.
@@ -345,146 +328,6 @@ nlohmann::json run_case( const ExecutionSpace& exec, const Settings& set, const 
         const std::string label = "  NeighborReduction (K=" + std::to_string( reduction_per_thread ) + ")";
         report( label.c_str(), m_sweep_reduction, c_sweep );
     }
-    // The same count through the per-cell traversal kept as an experiment (CellSweep.hpp), for each
-    // requested setting; its counts must equal for_each_particle's.
-    {
-        Kokkos::View<int*, memory_space> r_count( "r_count", n );
-        nlohmann::json variants = nlohmann::json::array();
-        for ( std::size_t v = 0; v < set.cell_sweeps.size(); ++v )
-        {
-            morula::bench::CellSweepSettings cs;
-            if ( std::sscanf( set.cell_sweeps[v].c_str(), "%d:%d:%d", &cs.tile, &cs.cells_per_warp,
-                              &cs.warps_per_team ) != 3 ||
-                 cs.tile < 32 || cs.cells_per_warp < 1 || cs.warps_per_team < 1 )
-                throw std::runtime_error( "--cell-sweeps: expected tile:cells:warps, got '" +
-                                          set.cell_sweeps[v] + "'" );
-            auto count_pair = KOKKOS_LAMBDA( int, int, MorulaScalar, MorulaScalar, MorulaScalar,
-                                             MorulaScalar, int& c )
-            {
-                ++c;
-            };
-            auto store = KOKKOS_LAMBDA( const int i, const int& c ) { r_count( i ) = c; };
-            Kokkos::deep_copy( exec, r_count, -1 );
-            const Stats r_sweep = time_phase( exec, set.warmup, set.runs, [&] {
-                morula::bench::reduce_neighbors_per_cell<int, Kokkos::LaunchBounds<>>(
-                    exec, sorted_query, count_pair, store, cutoff * cutoff, cs, "cell_sweep_count" );
-            } );
-            expect_same_counts( exec, n, r_count, m_count, "case " + spec.name + ": per-cell sweep" );
-            const std::string label = "per-cell sweep " + set.cell_sweeps[v];
-            report( label.c_str(), r_sweep, c_sweep );
-            variants.push_back( { { "settings", set.cell_sweeps[v] }, { "morula", r_sweep.to_json() } } );
-            if ( v == 0 )
-                result["sweep_per_cell"] = both( r_sweep, c_sweep );
-        }
-        result["sweep_per_cell_variants"] = variants;
-    }
-    // The cluster sweep experiment (ClusterSweep.hpp): K particles of a cell per thread.
-    {
-        Kokkos::View<int*, memory_space> k_count( "k_count", n );
-        morula::bench::ClusterSweepWork<memory_space> work;
-        nlohmann::json variants = nlohmann::json::array();
-        for ( const int K : set.cluster_sweeps )
-        {
-            if ( K != 1 && K != 2 && K != 3 && K != 4 && K != 6 && K != 8 )
-                throw std::runtime_error( "--cluster-sweeps: K must be 1, 2, 3, 4, 6 or 8, got " +
-                                          std::to_string( K ) );
-            auto sweep = [&] {
-                const MorulaScalar r2 = cutoff * cutoff;
-                switch ( K )
-                {
-                case 1: morula::bench::cluster_count_sweep<1>( exec, sorted_query, work, r2, k_count ); break;
-                case 2: morula::bench::cluster_count_sweep<2>( exec, sorted_query, work, r2, k_count ); break;
-                case 3: morula::bench::cluster_count_sweep<3>( exec, sorted_query, work, r2, k_count ); break;
-                case 4: morula::bench::cluster_count_sweep<4>( exec, sorted_query, work, r2, k_count ); break;
-                case 6: morula::bench::cluster_count_sweep<6>( exec, sorted_query, work, r2, k_count ); break;
-                case 8: morula::bench::cluster_count_sweep<8>( exec, sorted_query, work, r2, k_count ); break;
-                default: throw std::runtime_error( "--cluster-sweeps: K must be 1, 2, 3, 4, 6 or 8" );
-                }
-            };
-            Kokkos::deep_copy( exec, k_count, -1 );
-            const Stats k_sweep = time_phase( exec, set.warmup, set.runs, sweep );
-            expect_same_counts( exec, n, k_count, m_count, "case " + spec.name + ": cluster sweep" );
-            const std::string label = "cluster sweep K=" + std::to_string( K );
-            report( label.c_str(), k_sweep, c_sweep );
-            variants.push_back( { { "particles_per_thread", K }, { "morula", k_sweep.to_json() } } );
-        }
-        result["sweep_cluster_variants"] = variants;
-    }
-    // The half-cell experiment (HalfCellSweep.hpp): the same data sorted into cells of half the cutoff,
-    // counted through 5 x 5 rows of those; checked against for_each_particle on full cells over the
-    // same data.
-    if ( set.half_cells )
-    {
-        morula::core::Particles<MorulaScalar, memory_space> hp( "half_particles", n );
-        Kokkos::deep_copy( exec, hp.positions(), particles.positions() );
-        morula::grid::UniformGrid<MorulaScalar, memory_space> half_grid( box, cutoff / 2 );
-        half_grid.build( exec, hp.positions(), n );
-        half_grid.permute( exec, hp );
-        const auto half_query = half_grid.query( hp.positions() );
-        morula::grid::UniformGrid<MorulaScalar, memory_space> full_grid( box, cutoff );
-        full_grid.build( exec, hp.positions(), n );
-        const auto full_query = full_grid.query( hp.positions() );
-        Kokkos::View<int*, memory_space> h_ref( "h_ref", n );
-        Kokkos::View<int*, memory_space> h_count( "h_count", n );
-        using full_neighbors = morula::grid::ParticleNeighbors<decltype( full_query ), ExecutionSpace>;
-        morula::grid::for_each_particle(
-            exec, full_query, KOKKOS_LAMBDA( const int i, const full_neighbors& nb ) { h_ref( i ) = nb.count(); } );
-        Kokkos::deep_copy( exec, h_count, -1 );
-        const Stats h_sweep = time_phase(
-            exec, set.warmup, set.runs, [&] { morula::bench::half_cell_count_sweep( exec, half_query, cutoff, h_count ); } );
-        expect_same_counts( exec, n, h_count, h_ref, "case " + spec.name + ": half-cell sweep" );
-        report( "  half cells (5x5 rows)", h_sweep, c_sweep );
-        result["sweep_half_cells"] = both( h_sweep, c_sweep );
-        result["sweep_half_cells"]["cells_per_axis"] = half_grid.geometry().ncell[0];
-    }
-    // The chord experiment (ChordSweep.hpp): the same grid, each cell's points re-sorted along x (not
-    // timed); checked against for_each_particle over those data.
-    if ( set.chord_rows )
-    {
-        positions_type chord_x( "chord_positions", n );
-        Kokkos::View<int*, memory_space> order( "chord_order", n );
-        morula::bench::sort_cells_along_x( exec, grid.cell_offsets(), grid.num_cells(), particles.positions(), order,
-                                           chord_x );
-        const auto chord_query = grid.query( chord_x );
-        Kokkos::View<int*, memory_space> x_ref( "x_ref", n );
-        Kokkos::View<int*, memory_space> x_count( "x_count", n );
-        using chord_neighbors = morula::grid::ParticleNeighbors<decltype( chord_query ), ExecutionSpace>;
-        morula::grid::for_each_particle(
-            exec, chord_query, KOKKOS_LAMBDA( const int i, const chord_neighbors& nb ) { x_ref( i ) = nb.count(); } );
-        morula::bench::ClusterSweepWork<memory_space> chord_work;
-        Kokkos::deep_copy( exec, x_count, -1 );
-        const Stats x_sweep = time_phase( exec, set.warmup, set.runs, [&] {
-            morula::bench::chord_count_sweep<1>( exec, chord_query, chord_work, cutoff, x_count );
-        } );
-        expect_same_counts( exec, n, x_count, x_ref, "case " + spec.name + ": chord sweep" );
-        const Stats x_plain = time_phase( exec, set.warmup, set.runs, [&] {
-            morula::grid::for_each_particle(
-                exec, chord_query, KOKKOS_LAMBDA( const int i, const chord_neighbors& nb ) { x_ref( i ) = nb.count(); } );
-        } );
-        report( "  rows cut to the chord", x_sweep, c_sweep );
-        report( "  (same data, 27 cells)", x_plain, c_sweep );
-        result["sweep_chord_rows"] = both( x_sweep, c_sweep );
-        result["sweep_chord_rows_data_27_cells"] = both( x_plain, c_sweep );
-        // K consecutive points of a cell per thread, rows cut to the union of their chords.
-        nlohmann::json groups = nlohmann::json::array();
-        for ( const int K : { 2, 3, 4 } )
-        {
-            Kokkos::deep_copy( exec, x_count, -1 );
-            const Stats k_sweep = time_phase( exec, set.warmup, set.runs, [&] {
-                if ( K == 2 )
-                    morula::bench::chord_count_sweep<2>( exec, chord_query, chord_work, cutoff, x_count );
-                else if ( K == 3 )
-                    morula::bench::chord_count_sweep<3>( exec, chord_query, chord_work, cutoff, x_count );
-                else
-                    morula::bench::chord_count_sweep<4>( exec, chord_query, chord_work, cutoff, x_count );
-            } );
-            expect_same_counts( exec, n, x_count, x_ref, "case " + spec.name + ": chord sweep, K = " + std::to_string( K ) );
-            const std::string label = "  chord rows, K=" + std::to_string( K );
-            report( label.c_str(), k_sweep, c_sweep );
-            groups.push_back( { { "particles_per_thread", K }, { "morula", k_sweep.to_json() } } );
-        }
-        result["sweep_chord_rows_groups"] = groups;
-    }
     std::printf( "    %-26s cabana %9.3f ms (its benchmark op: atomic per candidate, no distance)\n",
                  "", 1e3 * c_sweep_anchor.median() );
     result["sweep"] = both( m_sweep, c_sweep );
@@ -610,17 +453,7 @@ int main( int argc, char* argv[] )
         ->check( CLI::IsMember( { "device", "host" } ) );
     app.add_option( "--runs", set.runs, "Timed runs per phase" )->check( CLI::Range( 1, 1000 ) );
     app.add_option( "--warmup", set.warmup, "Untimed runs first" )->check( CLI::Range( 0, 100 ) );
-    app.add_flag( "--half-cells", set.half_cells,
-                  "Also time the count sweep through cells of half the cutoff (an experiment)" );
-    app.add_flag( "--chord-rows", set.chord_rows,
-                  "Also time the count sweep with each stencil row cut to the sphere's chord (an experiment)" );
     app.add_option( "--out", set.out, "JSON result file" );
-    app.add_option( "--cluster-sweeps", set.cluster_sweeps,
-                    "Cluster sweep experiment, particles per thread (1, 2, 3, 4, 6, 8)" )
-        ->delimiter( ',' );
-    app.add_option( "--cell-sweeps", set.cell_sweeps,
-                    "Per-cell sweep experiment, settings tile:cells_per_warp:warps_per_team" )
-        ->delimiter( ',' );
     CLI11_PARSE( app, argc, argv );
 
     Kokkos::ScopeGuard guard( argc, argv );

@@ -83,7 +83,7 @@ using ParticleNeighbors =
   cells, whose candidate runs overlap, so the candidates come mostly from the L1 cache. Staging a
   block's candidates in team scratch memory was slower (more registers, lower occupancy), and so was a
   warp per cell sharing its staged candidates, issue-bound on its per-cell set-up
-  (benchmarks/grid/CellSweep.hpp; docs/performance.md, "Grid and neighbour lists against Cabana (issue #10)"
+  (benchmarks/experiments/CellSweep.hpp; docs/performance.md, "Grid and neighbour lists against Cabana (issue #10)"
   and "Neighbour kernels at the hardware limit (issue #25): second pass"). A sum over neighbours per
   particle is faster on GPUs through NeighborReduction, which gives a thread several particles of a cell
   and loads each candidate once for all of them.

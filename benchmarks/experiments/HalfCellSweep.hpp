@@ -4,7 +4,7 @@
 // (row-major cells), cut to the cells that the sphere's chord through the row reaches. That tests about
 // half the candidates of the 27-cell walk (10.5 against 20.6 cell volumes per particle, uniform points)
 // in 21.6 runs instead of 8.1. Closed or open boxes, row-major cells, data in cell order, one particle
-// per thread; `grid_vs_cabana --half-cells` times it and checks its counts against for_each_particle's
+// per thread; `grid_experiments` times it and checks its counts against for_each_particle's
 // on a grid of full cells over the same data.
 #ifndef MORULA_BENCHMARKS_HALFCELLSWEEP_HPP
 #define MORULA_BENCHMARKS_HALFCELLSWEEP_HPP

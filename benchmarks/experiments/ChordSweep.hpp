@@ -7,11 +7,11 @@
 // along x first (not timed). Closed or open boxes, row-major cells, data in cell order; one particle per
 // thread, or K consecutive points of a cell per thread (adjacent along x after the sort: each row is cut
 // to the union of their chords, and each candidate is tested against all K; the groups of
-// ClusterSweep.hpp). `grid_vs_cabana --chord-rows` times it and checks its counts.
+// CellGroups.hpp). `grid_experiments` times it and checks its counts.
 #ifndef MORULA_BENCHMARKS_CHORDSWEEP_HPP
 #define MORULA_BENCHMARKS_CHORDSWEEP_HPP
 
-#include "ClusterSweep.hpp"
+#include "CellGroups.hpp"
 #include "HalfCellSweep.hpp"
 
 #include <morula/core/KokkosCompat.hpp>
@@ -151,7 +151,7 @@ struct ChordCount
   cell per thread (K = 1: one particle per thread, no group mapping).
 */
 template <int K, class ExecutionSpace, class Query, class CountView>
-void chord_count_sweep( const ExecutionSpace& exec, const Query& q, ClusterSweepWork<typename Query::memory_space>& work,
+void chord_count_sweep( const ExecutionSpace& exec, const Query& q, CellGroupWork<typename Query::memory_space>& work,
                         typename Query::scalar_type radius, const CountView& count )
 {
     const auto margin = row_cut_margin( q, "chord_count_sweep" );

@@ -1,6 +1,6 @@
 // An experiment kept as evidence (issue #25, 27 Nov 2026): a per-cell traversal for per-particle sums
 // over neighbours. It was measured slower than for_each_particle on an H200 at every density tried
-// (docs/performance.md) and is not in the library; `grid_vs_cabana --cell-sweeps` times it and checks
+// (docs/performance.md) and is not in the library; `grid_experiments --cell-sweeps` times it and checks
 // its counts against for_each_particle's.
 //
 // One warp per cell: the cell's stencil is walked once per warp and its candidates are staged once in

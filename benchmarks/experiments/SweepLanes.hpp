@@ -1,7 +1,7 @@
 // An experiment kept as evidence (issue #25): the neighbour-count sweep with V lanes per particle. Each
 // lane walks the particle's stencil and takes every V-th candidate of each run, and the lanes' counts
 // are reduced (Kokkos vector lanes, a TeamPolicy with vector length V). It gives the same counts as
-// for_each_particle; `grid_benchmark --sweep-lanes` times it against for_each_particle on GPUs.
+// for_each_particle; `grid_experiments` times it against for_each_particle on GPUs.
 #ifndef MORULA_BENCHMARKS_SWEEPLANES_HPP
 #define MORULA_BENCHMARKS_SWEEPLANES_HPP
 
