@@ -43,6 +43,7 @@ const char* type_name( SnapshotType t )
 
 #if MORULA_HAVE_HDF5
 using detail::Handle;
+using detail::native;
 
 // The SnapshotType an HDF5 datatype stores, false if none (strings, floats of other sizes, ...).
 bool snapshot_type_of_h5( hid_t type, SnapshotType& out )
@@ -60,21 +61,6 @@ bool snapshot_type_of_h5( hid_t type, SnapshotType& out )
     return true;
 }
 
-hid_t native( SnapshotType type )
-{
-    switch ( type )
-    {
-    case SnapshotType::float64:
-        return H5T_NATIVE_DOUBLE;
-    case SnapshotType::int32:
-        return H5T_NATIVE_INT32;
-    case SnapshotType::int64:
-        return H5T_NATIVE_INT64;
-    case SnapshotType::uint32:
-        return H5T_NATIVE_UINT32;
-    }
-    return H5T_NATIVE_DOUBLE;
-}
 
 // `object` of the frame at `frame` as a path in the file.
 std::string in_file( const std::string& frame, const std::string& object )

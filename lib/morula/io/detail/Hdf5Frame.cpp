@@ -23,21 +23,6 @@ hid_t create_file( const std::string& path )
 
 hid_t open_file_rw( const std::string& path ) { return H5Fopen( path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT ); }
 
-hid_t native( SnapshotType type )
-{
-    switch ( type )
-    {
-    case SnapshotType::float64:
-        return H5T_NATIVE_DOUBLE;
-    case SnapshotType::int32:
-        return H5T_NATIVE_INT32;
-    case SnapshotType::int64:
-        return H5T_NATIVE_INT64;
-    case SnapshotType::uint32:
-        return H5T_NATIVE_UINT32;
-    }
-    return H5T_NATIVE_DOUBLE;
-}
 
 // `object` of the frame as a path in the file.
 std::string in_file( const std::string& frame_path, const std::string& object )

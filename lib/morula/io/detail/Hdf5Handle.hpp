@@ -6,6 +6,8 @@
 #ifndef MORULA_IO_DETAIL_HDF5HANDLE_HPP
 #define MORULA_IO_DETAIL_HDF5HANDLE_HPP
 
+#include <morula/io/SnapshotFrame.hpp>
+
 #include <hdf5.h>
 
 namespace morula::io::detail
@@ -49,6 +51,23 @@ class QuietErrors
     H5E_auto2_t m_func = nullptr;
     void* m_data = nullptr;
 };
+
+//! The HDF5 native type of a snapshot element type (what the writer stores and the reader reads into).
+inline hid_t native( SnapshotType type )
+{
+    switch ( type )
+    {
+    case SnapshotType::float64:
+        return H5T_NATIVE_DOUBLE;
+    case SnapshotType::int32:
+        return H5T_NATIVE_INT32;
+    case SnapshotType::int64:
+        return H5T_NATIVE_INT64;
+    case SnapshotType::uint32:
+        return H5T_NATIVE_UINT32;
+    }
+    return H5T_NATIVE_DOUBLE;
+}
 
 } // namespace morula::io::detail
 
