@@ -27,6 +27,7 @@
 #include <cstddef>
 #include <cstring>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace morula::parallel::detail
@@ -135,19 +136,29 @@ class NcclCommunicator
                    const std::vector<DeviceMessage>& recvs, const unsigned char* send, unsigned char* recv ) const
     {
 #if defined( MORULA_NCCL_CUDA ) || defined( MORULA_NCCL_HIP )
+        // Exchange.hpp instantiates this for every execution space it is built for; Transport only picks
+        // nccl for device memory, so a host space here is a caller's mistake, not a build error.
 #if defined( MORULA_NCCL_CUDA )
-        const auto stream = exec.cuda_stream();
+        constexpr bool device_space = std::is_same_v<ExecutionSpace, Kokkos::Cuda>;
 #else
-        const auto stream = exec.hip_stream();
+        constexpr bool device_space = std::is_same_v<ExecutionSpace, Kokkos::HIP>;
 #endif
-        check( ncclGroupStart(), "ncclGroupStart" );
-        for ( const auto& m : recvs )
-            if ( m.bytes )
-                check( ncclRecv( recv + m.offset, m.bytes, ncclUint8, m.peer, m_comm, stream ), "ncclRecv" );
-        for ( const auto& m : sends )
-            if ( m.bytes )
-                check( ncclSend( send + m.offset, m.bytes, ncclUint8, m.peer, m_comm, stream ), "ncclSend" );
-        check( ncclGroupEnd(), "ncclGroupEnd" );
+        if constexpr ( !device_space )
+        {
+            (void)exec, (void)sends, (void)recvs, (void)send, (void)recv;
+            throw core::InputError( core::detail::concat( "parallel: transport nccl moves device buffers on a GPU "
+                                                          "stream, which the execution space ",
+                                                          ExecutionSpace::name(), " does not have" ) );
+        }
+        else
+        {
+#if defined( MORULA_NCCL_CUDA )
+            const auto stream = exec.cuda_stream();
+#else
+            const auto stream = exec.hip_stream();
+#endif
+            post_group( sends, recvs, send, recv, stream );
+        }
 #else
         (void)exec, (void)sends, (void)recvs, (void)send, (void)recv;
         throw core::InputError( "parallel: this Morula was built without NCCL/RCCL" );
@@ -156,6 +167,20 @@ class NcclCommunicator
 
   private:
 #if defined( MORULA_NCCL_CUDA ) || defined( MORULA_NCCL_HIP )
+    template <class Stream>
+    void post_group( const std::vector<DeviceMessage>& sends, const std::vector<DeviceMessage>& recvs,
+                     const unsigned char* send, unsigned char* recv, Stream stream ) const
+    {
+        check( ncclGroupStart(), "ncclGroupStart" );
+        for ( const auto& m : recvs )
+            if ( m.bytes )
+                check( ncclRecv( recv + m.offset, m.bytes, ncclUint8, m.peer, m_comm, stream ), "ncclRecv" );
+        for ( const auto& m : sends )
+            if ( m.bytes )
+                check( ncclSend( send + m.offset, m.bytes, ncclUint8, m.peer, m_comm, stream ), "ncclSend" );
+        check( ncclGroupEnd(), "ncclGroupEnd" );
+    }
+
     static void check( ncclResult_t r, const char* call )
     {
         if ( r != ncclSuccess )
