@@ -25,6 +25,10 @@ SnapshotLayout prefix_layout( const std::string& prefix )
     return layout;
 }
 
+#if MORULA_HAVE_HDF5
+using detail::Handle;
+using detail::native;
+
 const char* type_name( SnapshotType t )
 {
     switch ( t )
@@ -40,10 +44,6 @@ const char* type_name( SnapshotType t )
     }
     return "?";
 }
-
-#if MORULA_HAVE_HDF5
-using detail::Handle;
-using detail::native;
 
 // The SnapshotType an HDF5 datatype stores, false if none (strings, floats of other sizes, ...).
 bool snapshot_type_of_h5( hid_t type, SnapshotType& out )
