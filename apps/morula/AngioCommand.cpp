@@ -51,105 +51,78 @@ const std::set<std::string> vessel_keys{ "points", "radius" };
 
 void read_config( const std::string& path, AngioSettings& s )
 {
-    const auto c = ConfigFile::from_file(
-        path, { "precision", "box", "tumour_centre", "tumour_radius", "cell_radius", "vessels", "steps", "dt",
-                "output_every", "seed", "angiogenic_switch", "output", "progress", "repulsion", "adhesion",
-                "adhesion_range", "friction", "reference_radius", "wall_stiffness", "oxygen_diffusion",
-                "oxygen_uptake", "hypoxic_uptake_factor", "taf_diffusion", "taf_decay", "taf_production", "sweeps",
-                "sweep_fraction", "max_contacts", "division_radius", "growth_rate", "growth_spread",
-                "maturation_age", "hypoxia_threshold", "recovery_threshold", "hypoxic_survival", "max_age",
-                "max_pressure", "lysis_rate", "lysis_radius", "inflow", "perfusion_half", "blood_oxygen_length",
-                "wall_conductance", "sprouting", "sprout_taf", "sprout_rate", "sprout_refractory", "sprout_radius",
-                "sprout_length", "tip_speed", "tip_taf", "tip_persistence", "max_tube_length", "tube_repulsion",
-                "sort_every", "max_tubes_per_cell", "atomic_cell_cell" } );
-    const double big = 1e300;
-    auto num = [&]( const char* key, double& v, double lo ) {
-        if ( c.has( key ) )
-            v = c.number( key, lo, big );
-    };
-    auto integer = [&]( const char* key, int& v, long lo, long hi ) {
-        if ( c.has( key ) )
-            v = static_cast<int>( c.integer( key, lo, hi ) );
-    };
-    if ( c.has( "precision" ) ) s.precision = c.choice( "precision", { "float", "double" } );
-    if ( c.has( "box" ) )
-    {
-        const auto b = c.numbers( "box", 3, 1e-300, big );
-        for ( int d = 0; d < 3; ++d )
-            s.box[d] = b[d];
-    }
-    if ( c.has( "tumour_centre" ) )
-    {
-        const auto b = c.numbers( "tumour_centre", 3, -big, big );
-        for ( int d = 0; d < 3; ++d )
-            s.tumour_centre[d] = b[d];
-    }
-    num( "tumour_radius", s.tumour_radius, 0 );
-    num( "cell_radius", s.cell_radius, 1e-300 );
-    if ( c.has( "vessels" ) )
-    {
-        s.vessels.clear();
-        for ( const auto& v : c.objects( "vessels", vessel_keys, true ) )
-        {
-            AngioSettings::Vessel vessel;
-            vessel.points = v.numbers( "points", 0, -big, big );
-            if ( v.has( "radius" ) )
-                vessel.radius = v.number( "radius", 1e-300, big );
-            s.vessels.push_back( vessel );
-        }
-    }
-    if ( c.has( "steps" ) ) s.steps = c.integer( "steps", 0, 1000000000 );
-    num( "dt", s.p.time_step, 1e-300 );
-    if ( c.has( "output_every" ) ) s.output_every = c.integer( "output_every", 0, 1000000000 );
-    if ( c.has( "seed" ) ) s.seed = c.integer( "seed", 0, 9007199254740991L );
-    num( "angiogenic_switch", s.angiogenic_switch, 0 );
-    if ( c.has( "output" ) ) s.output = c.text( "output" );
-    if ( c.has( "progress" ) ) s.progress = c.flag( "progress" );
+    constexpr double big = ConfigTable::huge;
     auto& p = s.p;
-    num( "repulsion", p.mechanics.repulsion, 0 );
-    num( "adhesion", p.mechanics.adhesion, 0 );
-    num( "adhesion_range", p.mechanics.adhesion_range, 0 );
-    num( "friction", p.mechanics.friction, 0 );
-    num( "reference_radius", p.mechanics.reference_radius, 0 );
-    num( "wall_stiffness", p.mechanics.wall_stiffness, 0 );
-    num( "oxygen_diffusion", p.exchange.oxygen_diffusion, 0 );
-    num( "oxygen_uptake", p.exchange.oxygen_uptake, 0 );
-    num( "hypoxic_uptake_factor", p.exchange.hypoxic_uptake_factor, 0 );
-    num( "taf_diffusion", p.exchange.taf_diffusion, 0 );
-    num( "taf_decay", p.exchange.taf_decay, 0 );
-    num( "taf_production", p.exchange.taf_production, 0 );
-    integer( "sweeps", p.exchange.sweeps, 0, 10000 );
-    num( "sweep_fraction", p.exchange.sweep_fraction, 0 );
-    integer( "max_contacts", p.exchange.max_contacts, 1, 1000 );
-    num( "division_radius", p.life.division_radius, 0 );
-    num( "growth_rate", p.life.growth_rate, 0 );
-    num( "growth_spread", p.life.growth_spread, 0 );
-    num( "maturation_age", p.life.maturation_age, 0 );
-    num( "hypoxia_threshold", p.life.hypoxia_threshold, 0 );
-    num( "recovery_threshold", p.life.recovery_threshold, 0 );
-    num( "hypoxic_survival", p.life.hypoxic_survival, 0 );
-    num( "max_age", p.life.max_age, 0 );
-    num( "max_pressure", p.life.max_pressure, 0 );
-    num( "lysis_rate", p.life.lysis_rate, 0 );
-    num( "lysis_radius", p.life.lysis_radius, 0 );
-    num( "inflow", p.vessels.inflow, 0 );
-    num( "perfusion_half", p.vessels.perfusion_half, 0 );
-    num( "blood_oxygen_length", p.vessels.blood_oxygen_length, 0 );
-    num( "wall_conductance", p.vessels.wall_conductance, 0 );
-    if ( c.has( "sprouting" ) ) p.vessels.sprouting = c.flag( "sprouting" );
-    num( "sprout_taf", p.vessels.sprout_taf, 0 );
-    num( "sprout_rate", p.vessels.sprout_rate, 0 );
-    num( "sprout_refractory", p.vessels.sprout_refractory, 0 );
-    num( "sprout_radius", p.vessels.sprout_radius, 0 );
-    num( "sprout_length", p.vessels.sprout_length, 0 );
-    num( "tip_speed", p.vessels.tip_speed, 0 );
-    num( "tip_taf", p.vessels.tip_taf, 0 );
-    num( "tip_persistence", p.vessels.tip_persistence, 0 );
-    num( "max_tube_length", p.vessels.max_tube_length, 0 );
-    num( "tube_repulsion", p.vessels.tube_repulsion, 0 );
-    integer( "sort_every", p.sort_every, 0, 1000000000 );
-    integer( "max_tubes_per_cell", p.max_tubes_per_cell, 1, 1024 );
-    if ( c.has( "atomic_cell_cell" ) ) p.atomic_cell_cell = c.flag( "atomic_cell_cell" );
+    ConfigTable t;
+    t.choice( "precision", s.precision, { "float", "double" } )
+        .numbers( "box", s.box, 3, 1e-300 )
+        .numbers( "tumour_centre", s.tumour_centre, 3, -big )
+        .number( "tumour_radius", s.tumour_radius, 0 )
+        .number( "cell_radius", s.cell_radius, 1e-300 )
+        .custom( "vessels",
+                 [&s]( const ConfigFile& c, const std::string& key ) {
+                     s.vessels.clear();
+                     for ( const auto& v : c.objects( key, vessel_keys, true ) )
+                     {
+                         AngioSettings::Vessel vessel;
+                         vessel.points = v.numbers( "points", 0, -big, big );
+                         if ( v.has( "radius" ) )
+                             vessel.radius = v.number( "radius", 1e-300, big );
+                         s.vessels.push_back( vessel );
+                     }
+                 } )
+        .integer( "steps", s.steps, 0, 1000000000 )
+        .number( "dt", p.time_step, 1e-300 )
+        .integer( "output_every", s.output_every, 0, 1000000000 )
+        .integer( "seed", s.seed, 0, 9007199254740991L )
+        .number( "angiogenic_switch", s.angiogenic_switch, 0 )
+        .text( "output", s.output )
+        .flag( "progress", s.progress )
+        .number( "repulsion", p.mechanics.repulsion, 0 )
+        .number( "adhesion", p.mechanics.adhesion, 0 )
+        .number( "adhesion_range", p.mechanics.adhesion_range, 0 )
+        .number( "friction", p.mechanics.friction, 0 )
+        .number( "reference_radius", p.mechanics.reference_radius, 0 )
+        .number( "wall_stiffness", p.mechanics.wall_stiffness, 0 )
+        .number( "oxygen_diffusion", p.exchange.oxygen_diffusion, 0 )
+        .number( "oxygen_uptake", p.exchange.oxygen_uptake, 0 )
+        .number( "hypoxic_uptake_factor", p.exchange.hypoxic_uptake_factor, 0 )
+        .number( "taf_diffusion", p.exchange.taf_diffusion, 0 )
+        .number( "taf_decay", p.exchange.taf_decay, 0 )
+        .number( "taf_production", p.exchange.taf_production, 0 )
+        .integer( "sweeps", p.exchange.sweeps, 0, 10000 )
+        .number( "sweep_fraction", p.exchange.sweep_fraction, 0 )
+        .integer( "max_contacts", p.exchange.max_contacts, 1, 1000 )
+        .number( "division_radius", p.life.division_radius, 0 )
+        .number( "growth_rate", p.life.growth_rate, 0 )
+        .number( "growth_spread", p.life.growth_spread, 0 )
+        .number( "maturation_age", p.life.maturation_age, 0 )
+        .number( "hypoxia_threshold", p.life.hypoxia_threshold, 0 )
+        .number( "recovery_threshold", p.life.recovery_threshold, 0 )
+        .number( "hypoxic_survival", p.life.hypoxic_survival, 0 )
+        .number( "max_age", p.life.max_age, 0 )
+        .number( "max_pressure", p.life.max_pressure, 0 )
+        .number( "lysis_rate", p.life.lysis_rate, 0 )
+        .number( "lysis_radius", p.life.lysis_radius, 0 )
+        .number( "inflow", p.vessels.inflow, 0 )
+        .number( "perfusion_half", p.vessels.perfusion_half, 0 )
+        .number( "blood_oxygen_length", p.vessels.blood_oxygen_length, 0 )
+        .number( "wall_conductance", p.vessels.wall_conductance, 0 )
+        .flag( "sprouting", p.vessels.sprouting )
+        .number( "sprout_taf", p.vessels.sprout_taf, 0 )
+        .number( "sprout_rate", p.vessels.sprout_rate, 0 )
+        .number( "sprout_refractory", p.vessels.sprout_refractory, 0 )
+        .number( "sprout_radius", p.vessels.sprout_radius, 0 )
+        .number( "sprout_length", p.vessels.sprout_length, 0 )
+        .number( "tip_speed", p.vessels.tip_speed, 0 )
+        .number( "tip_taf", p.vessels.tip_taf, 0 )
+        .number( "tip_persistence", p.vessels.tip_persistence, 0 )
+        .number( "max_tube_length", p.vessels.max_tube_length, 0 )
+        .number( "tube_repulsion", p.vessels.tube_repulsion, 0 )
+        .integer( "sort_every", p.sort_every, 0, 1000000000 )
+        .integer( "max_tubes_per_cell", p.max_tubes_per_cell, 1, 1024 )
+        .flag( "atomic_cell_cell", p.atomic_cell_cell );
+    t.read( path );
 }
 } // namespace
 

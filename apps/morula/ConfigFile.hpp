@@ -5,8 +5,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstddef>
+#include <functional>
+#include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace morula::app
@@ -45,6 +49,111 @@ class ConfigFile
     std::string m_path;
     std::string m_prefix; // "species[1]." for an object inside an array
     nlohmann::json m_json;
+};
+
+/*!
+  \brief A subcommand's configuration keys, each declared once: the key, the field its value goes to and
+  what the value must be. The table is both the list of keys the file may hold and the reader: read()
+  refuses any other key, then reads each key the file holds, in the table's order (so the first bad value
+  reported is the first in that order), into its field; absent keys keep their fields' defaults.
+*/
+class ConfigTable
+{
+  public:
+    static constexpr double huge = 1e300; //!< "no upper bound" for number()
+
+    ConfigTable& number( std::string key, double& field, double min, double max = huge )
+    {
+        return add( std::move( key ), [&field, min, max]( const ConfigFile& c, const std::string& k ) {
+            field = c.number( k, min, max );
+        } );
+    }
+    //! A number into an optional field (unset: the library chooses).
+    ConfigTable& number( std::string key, std::optional<double>& field, double min, double max = huge )
+    {
+        return add( std::move( key ), [&field, min, max]( const ConfigFile& c, const std::string& k ) {
+            field = c.number( k, min, max );
+        } );
+    }
+    //! An integer into an int or long field.
+    template <class Integer>
+    ConfigTable& integer( std::string key, Integer& field, long min, long max )
+    {
+        return add( std::move( key ), [&field, min, max]( const ConfigFile& c, const std::string& k ) {
+            field = static_cast<Integer>( c.integer( k, min, max ) );
+        } );
+    }
+    ConfigTable& flag( std::string key, bool& field )
+    {
+        return add( std::move( key ), [&field]( const ConfigFile& c, const std::string& k ) { field = c.flag( k ); } );
+    }
+    ConfigTable& text( std::string key, std::string& field )
+    {
+        return add( std::move( key ), [&field]( const ConfigFile& c, const std::string& k ) { field = c.text( k ); } );
+    }
+    ConfigTable& choice( std::string key, std::string& field, std::set<std::string> allowed )
+    {
+        return add( std::move( key ), [&field, allowed = std::move( allowed )]( const ConfigFile& c, const std::string& k ) {
+            field = c.choice( k, allowed );
+        } );
+    }
+    //! Exactly `count` numbers, each in [min, max], into field[0 .. count).
+    ConfigTable& numbers( std::string key, double* field, std::size_t count, double min, double max = huge )
+    {
+        return add( std::move( key ), [field, count, min, max]( const ConfigFile& c, const std::string& k ) {
+            const auto v = c.numbers( k, count, min, max );
+            for ( std::size_t i = 0; i < count; ++i )
+                field[i] = v[i];
+        } );
+    }
+    //! Exactly `count` numbers (any number when count is 0), each in [min, max], into a vector.
+    ConfigTable& numbers( std::string key, std::vector<double>& field, std::size_t count, double min, double max = huge )
+    {
+        return add( std::move( key ), [&field, count, min, max]( const ConfigFile& c, const std::string& k ) {
+            field = c.numbers( k, count, min, max );
+        } );
+    }
+    //! A key whose value needs more than one typed getter (arrays of objects, values checked together).
+    ConfigTable& custom( std::string key, std::function<void( const ConfigFile&, const std::string& )> read )
+    {
+        return add( std::move( key ), std::move( read ) );
+    }
+
+    std::set<std::string> keys() const
+    {
+        std::set<std::string> k;
+        for ( const auto& e : m_entries )
+            k.insert( e.key );
+        return k;
+    }
+
+    //! Parses `path` (ConfigFile::from_file with keys()) and reads every key it holds; returns the file.
+    ConfigFile read( const std::string& path ) const
+    {
+        return read( path, []( const std::string& ) { return true; } );
+    }
+    //! The same for the keys `wanted` accepts (the others, e.g. set on the command line, are not read).
+    ConfigFile read( const std::string& path, const std::function<bool( const std::string& )>& wanted ) const
+    {
+        ConfigFile c = ConfigFile::from_file( path, keys() );
+        for ( const auto& e : m_entries )
+            if ( c.has( e.key ) && wanted( e.key ) )
+                e.read( c, e.key );
+        return c;
+    }
+
+  private:
+    struct Entry
+    {
+        std::string key;
+        std::function<void( const ConfigFile&, const std::string& )> read;
+    };
+    ConfigTable& add( std::string key, std::function<void( const ConfigFile&, const std::string& )> read )
+    {
+        m_entries.push_back( { std::move( key ), std::move( read ) } );
+        return *this;
+    }
+    std::vector<Entry> m_entries;
 };
 
 } // namespace morula::app

@@ -65,39 +65,36 @@ struct EpidermisSettings
 
 void read_config( const std::string& path, EpidermisSettings& s )
 {
-    const auto c = ConfigFile::from_file(
-        path, { "model", "precision", "cells", "elements_per_cell", "adhesive_elements", "boundary", "box_x",
-                "box_y", "steps", "dt", "integrator", "output_every", "seed", "output", "neighbor_cutoff",
-                "coupling", "tgf_beta", "growth_interval", "division_elements", "growth_rule",
-                "delta_threshold", "intra", "inter", "membrane", "inter_cutoff", "skin_factor", "progress" } );
-    const double big = 1e300;
-    if ( c.has( "model" ) ) s.model = c.choice( "model", { "movement", "gene_network", "full" } );
-    if ( c.has( "precision" ) ) s.precision = c.choice( "precision", { "float", "double" } );
-    if ( c.has( "cells" ) ) s.cells = c.integer( "cells", 1, 10000000 );
-    if ( c.has( "elements_per_cell" ) ) s.elements_per_cell = c.integer( "elements_per_cell", 1, 10000 );
-    if ( c.has( "adhesive_elements" ) ) s.adhesive_elements = c.integer( "adhesive_elements", 0, 10000 );
-    if ( c.has( "boundary" ) ) s.boundary = c.choice( "boundary", { "periodic", "none" } );
-    if ( c.has( "box_x" ) ) s.box_x = c.number( "box_x", 0, big );
-    if ( c.has( "box_y" ) ) s.box_y = c.number( "box_y", 0, big );
-    if ( c.has( "steps" ) ) s.steps = c.integer( "steps", 0, 1000000000 );
-    if ( c.has( "dt" ) ) s.dt = c.number( "dt", 1e-300, big );
-    if ( c.has( "integrator" ) ) s.integrator = c.choice( "integrator", { "rk2", "euler" } );
-    if ( c.has( "output_every" ) ) s.output_every = c.integer( "output_every", 0, 1000000000 );
-    if ( c.has( "seed" ) ) s.seed = c.integer( "seed", 0, 9007199254740991L );
-    if ( c.has( "output" ) ) s.output = c.text( "output" );
-    if ( c.has( "neighbor_cutoff" ) ) s.neighbor_cutoff = c.number( "neighbor_cutoff", 1e-300, big );
-    if ( c.has( "coupling" ) ) s.coupling = c.choice( "coupling", { "average", "distribute" } );
-    if ( c.has( "tgf_beta" ) ) s.tgf_beta = c.number( "tgf_beta", 0, big );
-    if ( c.has( "growth_interval" ) ) s.growth_interval = c.integer( "growth_interval", 1, 1000000000 );
-    if ( c.has( "division_elements" ) ) s.division_elements = c.integer( "division_elements", 2, 10000 );
-    if ( c.has( "growth_rule" ) ) s.growth_rule = c.choice( "growth_rule", { "basal_state", "low_delta" } );
-    if ( c.has( "delta_threshold" ) ) s.delta_threshold = c.number( "delta_threshold", 0, big );
-    if ( c.has( "intra" ) ) s.intra = c.numbers( "intra", 4, 0, big );
-    if ( c.has( "inter" ) ) s.inter = c.numbers( "inter", 4, 0, big );
-    if ( c.has( "membrane" ) ) s.membrane = c.numbers( "membrane", 4, 0, big );
-    if ( c.has( "inter_cutoff" ) ) s.inter_cutoff = c.number( "inter_cutoff", 0, big );
-    if ( c.has( "skin_factor" ) ) s.skin_factor = c.number( "skin_factor", 1e-300, big );
-    if ( c.has( "progress" ) ) s.progress = c.flag( "progress" );
+    const double big = ConfigTable::huge;
+    ConfigTable t;
+    t.choice( "model", s.model, { "movement", "gene_network", "full" } )
+     .choice( "precision", s.precision, { "float", "double" } )
+     .integer( "cells", s.cells, 1, 10000000 )
+     .integer( "elements_per_cell", s.elements_per_cell, 1, 10000 )
+     .integer( "adhesive_elements", s.adhesive_elements, 0, 10000 )
+     .choice( "boundary", s.boundary, { "periodic", "none" } )
+     .number( "box_x", s.box_x, 0, big )
+     .number( "box_y", s.box_y, 0, big )
+     .integer( "steps", s.steps, 0, 1000000000 )
+     .number( "dt", s.dt, 1e-300, big )
+     .choice( "integrator", s.integrator, { "rk2", "euler" } )
+     .integer( "output_every", s.output_every, 0, 1000000000 )
+     .integer( "seed", s.seed, 0, 9007199254740991L )
+     .text( "output", s.output )
+     .number( "neighbor_cutoff", s.neighbor_cutoff, 1e-300, big )
+     .choice( "coupling", s.coupling, { "average", "distribute" } )
+     .number( "tgf_beta", s.tgf_beta, 0, big )
+     .integer( "growth_interval", s.growth_interval, 1, 1000000000 )
+     .integer( "division_elements", s.division_elements, 2, 10000 )
+     .choice( "growth_rule", s.growth_rule, { "basal_state", "low_delta" } )
+     .number( "delta_threshold", s.delta_threshold, 0, big )
+     .numbers( "intra", s.intra, 4, 0, big )
+     .numbers( "inter", s.inter, 4, 0, big )
+     .numbers( "membrane", s.membrane, 4, 0, big )
+     .number( "inter_cutoff", s.inter_cutoff, 0, big )
+     .number( "skin_factor", s.skin_factor, 1e-300, big )
+     .flag( "progress", s.progress );
+    t.read( path );
 }
 
 sem::MorsePotential morse( const std::vector<double>& v ) { return { v[0], v[1], v[2], v[3] }; }

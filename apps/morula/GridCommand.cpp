@@ -38,24 +38,16 @@ static double seconds_since( std::chrono::steady_clock::time_point t0 )
 // The file sets what the command line did not: `unset(flag)` says whether the flag was not given.
 static void read_config( const std::string& path, GridSettings& s, const std::function<bool( const char* )>& unset )
 {
-    const auto cfg = ConfigFile::from_file(
-        path, { "particles", "box", "cutoff", "boundary", "ordering", "precision", "seed", "check" } );
-    if ( cfg.has( "particles" ) && unset( "--particles" ) )
-        s.particles = cfg.integer( "particles", 0, 2000000000L );
-    if ( cfg.has( "box" ) && unset( "--box" ) )
-        s.box = cfg.number( "box", 1e-300, 1e300 );
-    if ( cfg.has( "cutoff" ) && unset( "--cutoff" ) )
-        s.cutoff = cfg.number( "cutoff", 1e-300, 1e300 );
-    if ( cfg.has( "boundary" ) && unset( "--boundary" ) )
-        s.boundary = cfg.choice( "boundary", { "periodic", "closed", "open" } );
-    if ( cfg.has( "ordering" ) && unset( "--ordering" ) )
-        s.ordering = cfg.choice( "ordering", { "row-major", "morton", "morton-rows" } );
-    if ( cfg.has( "precision" ) && unset( "--precision" ) )
-        s.precision = cfg.choice( "precision", { "float", "double" } );
-    if ( cfg.has( "seed" ) && unset( "--seed" ) )
-        s.seed = cfg.integer( "seed", 0, 9007199254740991L );
-    if ( cfg.has( "check" ) && unset( "--check" ) )
-        s.check = cfg.integer( "check", 0, 1000000 );
+    ConfigTable t;
+    t.integer( "particles", s.particles, 0, 2000000000L )
+        .number( "box", s.box, 1e-300, 1e300 )
+        .number( "cutoff", s.cutoff, 1e-300, 1e300 )
+        .choice( "boundary", s.boundary, { "periodic", "closed", "open" } )
+        .choice( "ordering", s.ordering, { "row-major", "morton", "morton-rows" } )
+        .choice( "precision", s.precision, { "float", "double" } )
+        .integer( "seed", s.seed, 0, 9007199254740991L )
+        .integer( "check", s.check, 0, 1000000 );
+    t.read( path, [&unset]( const std::string& key ) { return unset( ( "--" + key ).c_str() ); } );
 }
 
 void check_grid_config( const std::string& path )

@@ -81,86 +81,89 @@ lat::MoveProbabilities probabilities_from( const std::string& where, const std::
 
 void read_config( const std::string& path, LatticeSettings& s )
 {
-    const auto c = ConfigFile::from_file(
-        path, { "size", "spacing_nm", "time_step_ns", "boundary", "capacity", "scheme", "kernels", "species", "obstacles",
-                "steps", "sample_every", "seed", "tracers", "output", "snapshots", "snapshot_every", "progress" } );
-    const double big = 1e300;
-    if ( c.has( "size" ) )
-    {
-        const auto v = c.integers( "size", 3, 1, 1 << 20 );
-        s.size = { v[0], v[1], v[2] };
-    }
-    if ( c.has( "spacing_nm" ) ) s.spacing_nm = c.number( "spacing_nm", 1e-300, big );
-    if ( c.has( "time_step_ns" ) ) s.time_step_ns = c.number( "time_step_ns", 1e-300, big );
-    if ( c.has( "boundary" ) ) s.boundary = c.choices( "boundary", 3, { "periodic", "reflecting" } );
-    if ( c.has( "capacity" ) )
-    {
-        s.capacity = c.integer( "capacity", 2, 8 );
-        if ( s.capacity != 2 && s.capacity != 4 && s.capacity != 8 )
-            throw InputError( concat( "config '", path, "': key 'capacity' = ", s.capacity, " must be 2, 4 or 8" ) );
-    }
-    if ( c.has( "scheme" ) ) s.scheme = c.choice( "scheme", { "split", "fused" } );
-    if ( c.has( "kernels" ) ) s.kernels = c.choice( "kernels", { "automatic", "compacted", "tiled", "gather" } );
-    if ( c.has( "steps" ) ) s.steps = c.integer( "steps", 0, 4000000000L );
-    if ( c.has( "sample_every" ) ) s.sample_every = c.integer( "sample_every", 1, 4000000000L );
-    if ( c.has( "seed" ) ) s.seed = c.integer( "seed", 0, 9007199254740991L );
-    if ( c.has( "tracers" ) ) s.tracers = c.flag( "tracers" );
-    if ( c.has( "output" ) ) s.output = c.text( "output" );
-    if ( c.has( "snapshots" ) ) s.snapshots = c.text( "snapshots" );
-    if ( c.has( "snapshot_every" ) ) s.snapshot_every = c.integer( "snapshot_every", 0, 4000000000L );
-    if ( c.has( "progress" ) ) s.progress = c.flag( "progress" );
-    if ( c.has( "species" ) )
-    {
-        s.species.clear();
-        const auto list = c.objects( "species", { "name", "count", "tracers", "diffusion_nm2_per_us", "probabilities" } );
-        for ( std::size_t i = 0; i < list.size(); ++i )
-        {
-            const auto& o = list[i];
-            const std::string key = concat( "species[", i, "]" );
-            SpeciesSettings sp;
-            sp.name = o.has( "name" ) ? o.text( "name" ) : concat( "species ", i + 1 );
-            if ( !o.has( "count" ) )
-                throw InputError( concat( "config '", path, "': key '", key, ".count' is missing" ) );
-            sp.count = o.integer( "count", 0, 1L << 40 );
-            if ( o.has( "tracers" ) )
-                sp.tracers = o.integer( "tracers", 0, sp.count );
-            if ( o.has( "diffusion_nm2_per_us" ) == o.has( "probabilities" ) )
-                throw InputError( concat( "config '", path, "': ", key,
-                                          " needs exactly one of 'diffusion_nm2_per_us' and 'probabilities'" ) );
-            if ( o.has( "diffusion_nm2_per_us" ) )
-            {
-                const double d = o.number( "diffusion_nm2_per_us", 0, big );
-                const double max_d = s.spacing_nm * s.spacing_nm / ( 2 * s.time_step_ns ) * 1e3;
-                if ( d > max_d )
-                    throw InputError( concat( "config '", path, "': key '", key, ".diffusion_nm2_per_us' = ", d,
-                                              " is larger than the lattice allows: spacing^2 / (2 time step) = ",
-                                              max_d, " nm^2/us" ) );
-                const auto p = lat::probabilities_for_diffusion( d * 1e-3, s.spacing_nm, s.time_step_ns );
-                sp.p = { p, p, p };
-            }
-            else
-            {
-                // one triple [p_-1, p_0, p_+1] for every axis
-                const auto v = o.numbers( "probabilities", 3, 0, 1 );
-                sp.p.fill( probabilities_from( concat( "config '", path, "': key '", key, ".probabilities'" ), v ) );
-            }
-            s.species.push_back( sp );
-        }
-    }
-    if ( c.has( "obstacles" ) )
-    {
-        const auto list = c.objects( "obstacles", { "radius_nm", "volume_fraction" }, true );
-        for ( const auto& o : list )
-        {
-            ObstacleSettings ob;
-            ob.radius_nm = o.number( "radius_nm", 1e-300, big );
-            ob.volume_fraction = o.number( "volume_fraction", 0, 1 );
-            s.obstacles.push_back( ob );
-        }
-        if ( s.obstacles.size() > 15 )
-            throw InputError( concat( "config '", path, "': key 'obstacles' has ", s.obstacles.size(),
-                                      " classes; at most 15 (site types 1..15)" ) );
-    }
+    const double big = ConfigTable::huge;
+    ConfigTable t;
+    t.custom( "size",
+              [&s]( const ConfigFile& c, const std::string& key ) {
+                  const auto v = c.integers( key, 3, 1, 1 << 20 );
+                  s.size = { v[0], v[1], v[2] };
+              } )
+        .number( "spacing_nm", s.spacing_nm, 1e-300, big )
+        .number( "time_step_ns", s.time_step_ns, 1e-300, big )
+        .custom( "boundary",
+                 [&s]( const ConfigFile& c, const std::string& key ) {
+                     s.boundary = c.choices( key, 3, { "periodic", "reflecting" } );
+                 } )
+        .custom( "capacity",
+                 [&s, &path]( const ConfigFile& c, const std::string& key ) {
+                     s.capacity = c.integer( key, 2, 8 );
+                     if ( s.capacity != 2 && s.capacity != 4 && s.capacity != 8 )
+                         throw InputError( concat( "config '", path, "': key 'capacity' = ", s.capacity, " must be 2, 4 or 8" ) );
+                 } )
+        .choice( "scheme", s.scheme, { "split", "fused" } )
+        .choice( "kernels", s.kernels, { "automatic", "compacted", "tiled", "gather" } )
+        .integer( "steps", s.steps, 0, 4000000000L )
+        .integer( "sample_every", s.sample_every, 1, 4000000000L )
+        .integer( "seed", s.seed, 0, 9007199254740991L )
+        .flag( "tracers", s.tracers )
+        .text( "output", s.output )
+        .text( "snapshots", s.snapshots )
+        .integer( "snapshot_every", s.snapshot_every, 0, 4000000000L )
+        .flag( "progress", s.progress )
+        // after spacing_nm and time_step_ns: a diffusion coefficient is checked against them
+        .custom( "species",
+                 [&s, &path, big]( const ConfigFile& c, const std::string& key ) {
+                    s.species.clear();
+                    const auto list = c.objects( key, { "name", "count", "tracers", "diffusion_nm2_per_us", "probabilities" } );
+                    for ( std::size_t i = 0; i < list.size(); ++i )
+                    {
+                        const auto& o = list[i];
+                        const std::string item = concat( key, "[", i, "]" );
+                        SpeciesSettings sp;
+                        sp.name = o.has( "name" ) ? o.text( "name" ) : concat( "species ", i + 1 );
+                        if ( !o.has( "count" ) )
+                            throw InputError( concat( "config '", path, "': key '", item, ".count' is missing" ) );
+                        sp.count = o.integer( "count", 0, 1L << 40 );
+                        if ( o.has( "tracers" ) )
+                            sp.tracers = o.integer( "tracers", 0, sp.count );
+                        if ( o.has( "diffusion_nm2_per_us" ) == o.has( "probabilities" ) )
+                            throw InputError( concat( "config '", path, "': ", item,
+                                                      " needs exactly one of 'diffusion_nm2_per_us' and 'probabilities'" ) );
+                        if ( o.has( "diffusion_nm2_per_us" ) )
+                        {
+                            const double d = o.number( "diffusion_nm2_per_us", 0, big );
+                            const double max_d = s.spacing_nm * s.spacing_nm / ( 2 * s.time_step_ns ) * 1e3;
+                            if ( d > max_d )
+                                throw InputError( concat( "config '", path, "': key '", item, ".diffusion_nm2_per_us' = ", d,
+                                                          " is larger than the lattice allows: spacing^2 / (2 time step) = ",
+                                                          max_d, " nm^2/us" ) );
+                            const auto p = lat::probabilities_for_diffusion( d * 1e-3, s.spacing_nm, s.time_step_ns );
+                            sp.p = { p, p, p };
+                        }
+                        else
+                        {
+                            // one triple [p_-1, p_0, p_+1] for every axis
+                            const auto v = o.numbers( "probabilities", 3, 0, 1 );
+                            sp.p.fill( probabilities_from( concat( "config '", path, "': key '", item, ".probabilities'" ), v ) );
+                        }
+                        s.species.push_back( sp );
+                    }
+                 } )
+        .custom( "obstacles",
+                 [&s, &path, big]( const ConfigFile& c, const std::string& key ) {
+                    const auto list = c.objects( key, { "radius_nm", "volume_fraction" }, true );
+                    for ( const auto& o : list )
+                    {
+                        ObstacleSettings ob;
+                        ob.radius_nm = o.number( "radius_nm", 1e-300, big );
+                        ob.volume_fraction = o.number( "volume_fraction", 0, 1 );
+                        s.obstacles.push_back( ob );
+                    }
+                    if ( s.obstacles.size() > 15 )
+                        throw InputError( concat( "config '", path, "': key 'obstacles' has ", s.obstacles.size(),
+                                                  " classes; at most 15 (site types 1..15)" ) );
+                 } );
+    t.read( path );
 }
 } // namespace
 

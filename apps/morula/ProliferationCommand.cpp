@@ -56,38 +56,34 @@ struct ProliferationSettings
 
 void read_config( const std::string& path, ProliferationSettings& s )
 {
-    const auto c = ConfigFile::from_file(
-        path, { "scenario", "precision", "cells_per_axis", "spacing", "agents", "neighbors",
-                "diameter", "adherence", "mass", "division_diameter", "growth_rate", "time_step",
-                "max_displacement", "repulsion", "attraction", "radius_extension", "sort_every",
-                "ordering", "agents_per_thread", "steps", "seed", "output", "snapshots", "snapshot_every",
-                "progress" } );
-    const double big = 1e300;
-    if ( c.has( "scenario" ) ) s.scenario = c.choice( "scenario", { "division", "static" } );
-    if ( c.has( "precision" ) ) s.precision = c.choice( "precision", { "float", "double" } );
-    if ( c.has( "cells_per_axis" ) ) s.cells_per_axis = c.integer( "cells_per_axis", 1, 1000 );
-    if ( c.has( "spacing" ) ) s.spacing = c.number( "spacing", 1e-300, big );
-    if ( c.has( "agents" ) ) s.agents = c.integer( "agents", 1, 500000000 );
-    if ( c.has( "neighbors" ) ) s.neighbors = c.number( "neighbors", 1e-3, 1e4 );
-    if ( c.has( "diameter" ) ) s.diameter = c.number( "diameter", 1e-300, big );
-    if ( c.has( "adherence" ) ) s.adherence = c.number( "adherence", 0, big );
-    if ( c.has( "mass" ) ) s.mass = c.number( "mass", 1e-300, big );
-    if ( c.has( "division_diameter" ) ) s.division_diameter = c.number( "division_diameter", 1e-300, big );
-    if ( c.has( "growth_rate" ) ) s.growth_rate = c.number( "growth_rate", 0, big );
-    if ( c.has( "time_step" ) ) s.time_step = c.number( "time_step", 1e-300, big );
-    if ( c.has( "max_displacement" ) ) s.max_displacement = c.number( "max_displacement", 0, big );
-    if ( c.has( "repulsion" ) ) s.repulsion = c.number( "repulsion", 0, big );
-    if ( c.has( "attraction" ) ) s.attraction = c.number( "attraction", 0, big );
-    if ( c.has( "radius_extension" ) ) s.radius_extension = c.number( "radius_extension", 0, big );
-    if ( c.has( "sort_every" ) ) s.sort_every = c.integer( "sort_every", 0, 1000000 );
-    if ( c.has( "ordering" ) ) s.ordering = c.choice( "ordering", { "morton", "morton-rows", "row-major" } );
-    if ( c.has( "agents_per_thread" ) ) s.agents_per_thread = c.integer( "agents_per_thread", 0, 4 );
-    if ( c.has( "steps" ) ) s.steps = c.integer( "steps", 0, 100000000 );
-    if ( c.has( "seed" ) ) s.seed = c.integer( "seed", 0, 9007199254740991L );
-    if ( c.has( "output" ) ) s.output = c.text( "output" );
-    if ( c.has( "snapshots" ) ) s.snapshots = c.text( "snapshots" );
-    if ( c.has( "snapshot_every" ) ) s.snapshot_every = c.integer( "snapshot_every", 0, 100000000 );
-    if ( c.has( "progress" ) ) s.progress = c.flag( "progress" );
+    const double big = ConfigTable::huge;
+    ConfigTable t;
+    t.choice( "scenario", s.scenario, { "division", "static" } )
+     .choice( "precision", s.precision, { "float", "double" } )
+     .integer( "cells_per_axis", s.cells_per_axis, 1, 1000 )
+     .number( "spacing", s.spacing, 1e-300, big )
+     .integer( "agents", s.agents, 1, 500000000 )
+     .number( "neighbors", s.neighbors, 1e-3, 1e4 )
+     .number( "diameter", s.diameter, 1e-300, big )
+     .number( "adherence", s.adherence, 0, big )
+     .number( "mass", s.mass, 1e-300, big )
+     .number( "division_diameter", s.division_diameter, 1e-300, big )
+     .number( "growth_rate", s.growth_rate, 0, big )
+     .number( "time_step", s.time_step, 1e-300, big )
+     .number( "max_displacement", s.max_displacement, 0, big )
+     .number( "repulsion", s.repulsion, 0, big )
+     .number( "attraction", s.attraction, 0, big )
+     .number( "radius_extension", s.radius_extension, 0, big )
+     .integer( "sort_every", s.sort_every, 0, 1000000 )
+     .choice( "ordering", s.ordering, { "morton", "morton-rows", "row-major" } )
+     .integer( "agents_per_thread", s.agents_per_thread, 0, 4 )
+     .integer( "steps", s.steps, 0, 100000000 )
+     .integer( "seed", s.seed, 0, 9007199254740991L )
+     .text( "output", s.output )
+     .text( "snapshots", s.snapshots )
+     .integer( "snapshot_every", s.snapshot_every, 0, 100000000 )
+     .flag( "progress", s.progress );
+    t.read( path );
 }
 } // namespace
 
