@@ -2,7 +2,7 @@
 #include "AngioPicture.hpp"
 #include "Checkpointing.hpp"
 #include "ConfigFile.hpp"
-#include "Progress.hpp"
+#include "RunLoop.hpp"
 
 #include <morula/Morula.hpp>
 #include <morula/io/AngioSnapshots.hpp>
@@ -292,30 +292,28 @@ int run_angiogenesis( const AngioSettings& s, const CheckpointFlags& flags )
     if ( !schedule.restarting() ) // the resumed series has the checkpoint's frame already
         record( last );
     const auto t0 = std::chrono::steady_clock::now();
-    Progress progress( s.steps, s.progress );
     bool switched = model.parameters().vessels.sprouting;
-    for ( long i = static_cast<long>( first_step ); i < s.steps; ++i )
-    {
-        if ( sprouting && !switched && model.time() >= s.angiogenic_switch )
-        {
-            model.set_sprouting( true );
-            switched = true;
-        }
-        model.step( space );
-        if ( ( s.output_every > 0 && ( i + 1 ) % s.output_every == 0 ) || i + 1 == s.steps )
-        {
-            last = make_frame( model );
-            record( last );
-        }
-        if ( schedule.due( i + 1, s.steps ) )
-        {
-            io::write_checkpoint( model, schedule.file() );
-            schedule.stop_if_requested();
-        }
-        progress.update( i + 1, [&] {
-            return core::detail::concat( model.num_cells(), " cells  ", model.num_tubes(), " tubes" );
-        } );
-    }
+    RunLoop loop( schedule, s.steps, s.progress );
+    loop.stop_every( 1 ); // the angiogenic switch is checked before every step
+    loop.run(
+        static_cast<long long>( first_step ),
+        [&]( long long ) {
+            if ( sprouting && !switched && model.time() >= s.angiogenic_switch )
+            {
+                model.set_sprouting( true );
+                switched = true;
+            }
+            model.step( space );
+        },
+        [&]( long long i ) {
+            if ( ( s.output_every > 0 && i % s.output_every == 0 ) || i == s.steps )
+            {
+                last = make_frame( model );
+                record( last );
+            }
+        },
+        [&] { io::write_checkpoint( model, schedule.file() ); },
+        [&] { return core::detail::concat( model.num_cells(), " cells  ", model.num_tubes(), " tubes" ); } );
     const double seconds = std::chrono::duration<double>( std::chrono::steady_clock::now() - t0 ).count();
     const long stepped = s.steps - static_cast<long>( first_step );
     AngioView view;

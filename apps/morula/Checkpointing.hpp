@@ -52,6 +52,8 @@ class CheckpointSchedule
     //! Where checkpoints go.
     const std::string& file() const { return m_file; }
     bool restarting() const { return !m_restart.empty(); }
+    //! --checkpoint-every (0: none).
+    long long every() const { return m_every; }
     const std::string& restart_file() const { return m_restart; }
 
     //! Whether a checkpoint is due after `steps_done` steps of a run of `total` (every N steps, and at

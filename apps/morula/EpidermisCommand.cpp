@@ -1,7 +1,7 @@
 #include "EpidermisCommand.hpp"
 #include "Checkpointing.hpp"
 #include "ConfigFile.hpp"
-#include "Progress.hpp"
+#include "RunLoop.hpp"
 #include "TissuePicture.hpp"
 
 #include <morula/Morula.hpp>
@@ -305,42 +305,24 @@ int run_epidermis( const EpidermisSettings& s, const CheckpointFlags& flags )
     if ( writer && resume_after < 0 )
         writer->write( last );
     const auto t0 = std::chrono::steady_clock::now();
-    Progress progress( s.steps, s.progress );
     // Steps run through advance() (chunks without the host in between) up to the next snapshot, progress
     // report or checkpoint, whichever comes first; all three fall on multiples of their period, so a
-    // resumed run stops where the uninterrupted one did.
-    constexpr long report_every = 1000;
-    for ( long i = static_cast<long>( first_step ); i < s.steps; )
-    {
-        long next = ( i / report_every + 1 ) * report_every;
-        next = next < s.steps ? next : s.steps;
-        if ( s.output_every > 0 )
-        {
-            const long snapshot = ( i / s.output_every + 1 ) * s.output_every;
-            next = snapshot < next ? snapshot : next;
-        }
-        if ( flags.every > 0 )
-        {
-            const long long checkpoint = ( i / flags.every + 1 ) * flags.every;
-            next = checkpoint < next ? static_cast<long>( checkpoint ) : next;
-        }
-        model.advance( space, next - i );
-        i = next;
-        const bool out = ( s.output_every > 0 && i % s.output_every == 0 ) || i == s.steps;
-        if ( out )
-        {
-            last = frame( true );
-            if ( writer )
-                writer->write( last );
-        }
-        // After the frame: a run killed past this checkpoint leaves rows and frames the restart drops.
-        if ( schedule.due( i, s.steps ) )
-        {
-            io::write_checkpoint( model, schedule.file() );
-            schedule.stop_if_requested();
-        }
-        progress.update( i, [&] { return core::detail::concat( model.tissue().num_cells(), " cells" ); } );
-    }
+    // resumed run stops where the uninterrupted one did. The checkpoint comes after the frame: a run
+    // killed past it leaves rows and frames the restart drops.
+    RunLoop loop( schedule, s.steps, s.progress );
+    loop.stop_every( 1000 ).stop_every( s.output_every );
+    loop.run(
+        first_step, [&]( long long n ) { model.advance( space, n ); },
+        [&]( long long i ) {
+            if ( ( s.output_every > 0 && i % s.output_every == 0 ) || i == s.steps )
+            {
+                last = frame( true );
+                if ( writer )
+                    writer->write( last );
+            }
+        },
+        [&] { io::write_checkpoint( model, schedule.file() ); },
+        [&] { return core::detail::concat( model.tissue().num_cells(), " cells" ); } );
     const double seconds = std::chrono::duration<double>( std::chrono::steady_clock::now() - t0 ).count();
     TissueView view;
     view.box_x = layer.box.length( 0 );

@@ -2,7 +2,7 @@
 #include "Checkpointing.hpp"
 #include "ConfigFile.hpp"
 #include "MpiSession.hpp"
-#include "Progress.hpp"
+#include "RunLoop.hpp"
 
 #include <morula/Morula.hpp>
 
@@ -262,9 +262,12 @@ int run_proliferation( const ProliferationSettings& s, const CheckpointFlags& fl
     };
     // A line per step, printed after the run: while it runs, the progress bar shows the step.
     std::string step_lines;
-    Progress progress( s.steps, s.progress );
-    for ( long step = start; step < s.steps; ++step )
-    {
+    char line[256];
+    double neighbours = 0;
+    RunLoop loop( schedule, s.steps, s.progress );
+    loop.stop_every( 1 ); // a line per step
+    auto one_step = [&]( long long ) {
+        const long step = long( model.steps_done() );
         // Seconds per phase in this step: the timer's sums after it less those before it.
         using Phase = mechanics::ProliferationPhase;
         const auto& t = model.times();
@@ -275,8 +278,7 @@ int run_proliferation( const ProliferationSettings& s, const CheckpointFlags& fl
         const auto in_step = [&]( int p ) { return t.seconds( p ) - before[p]; };
         divisions = model.agents().next_id() - first_id;
         interactions = r.interactions;
-        const double neighbours = double( r.interactions ) / double( model.agents().size() );
-        char line[256];
+        neighbours = double( r.interactions ) / double( model.agents().size() );
         std::snprintf( line, sizeof line,
                        "step %4ld: %9zu agents, %7d divisions, %.2f neighbours/agent | ms: division "
                        "%.3f, grid %.3f, sort %.3f, forces %.3f, move %.3f\n",
@@ -294,22 +296,23 @@ int run_proliferation( const ProliferationSettings& s, const CheckpointFlags& fl
                            { "sort_s", in_step( Phase::sort ) },
                            { "forces_s", in_step( Phase::forces ) },
                            { "displacement_s", in_step( Phase::displacement ) } } );
-        if ( writer && ( ( s.snapshot_every > 0 && ( step + 1 ) % s.snapshot_every == 0 ) ||
-                         step + 1 == s.steps ) )
-            snapshot( step + 1 );
-        if ( schedule.due( step + 1, s.steps ) )
-        {
+    };
+    loop.run(
+        start, one_step,
+        [&]( long long done ) {
+            if ( writer && ( ( s.snapshot_every > 0 && done % s.snapshot_every == 0 ) || done == s.steps ) )
+                snapshot( done );
+        },
+        [&] {
             io::write_checkpoint( model, schedule.file() );
             if ( !s.output.empty() )
                 write_output( s.output, json_output() ); // its rows so far, for a resumed run to keep
-            schedule.stop_if_requested();
-        }
-        progress.update( step + 1, [&] {
+        },
+        [&] {
             std::snprintf( line, sizeof line, "%zu agents  %lld divisions  %.2f neighbours/agent",
                            model.agents().size(), divisions, neighbours );
             return std::string( line );
         } );
-    }
     std::fputs( step_lines.c_str(), stdout );
     using Phase = mechanics::ProliferationPhase;
     const auto& t = model.times();
@@ -390,41 +393,39 @@ int run_distributed( const ProliferationSettings& s, const CheckpointFlags& flag
     double last_total = 0;
     // A line per step, printed after the run: while it runs, rank 0's progress bar shows the step.
     std::string step_lines;
-    Progress progress( s.steps, s.progress && MpiSession::rank() == 0 );
-    for ( long step = start; step < s.steps; ++step )
-    {
+    char line[160];
+    long long all = 0;
+    RunLoop loop( schedule, s.steps, s.progress );
+    loop.stop_every( 1 ); // a line per step
+    auto one_step = [&]( long long ) {
+        const long step = long( model.steps_done() );
         model.step( space, true );
-        const long long all = model.all_agents();
+        all = model.all_agents();
         divisions = model.agents().next_id() - first_id;
         // The slowest rank's step (each rank's phases are fenced and timed alone).
         const double mine = t.total();
         double slowest = 0;
         MPI_Allreduce( &mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, MpiSession::comm() );
-        char line[160];
         std::snprintf( line, sizeof line, "step %4ld: %9lld agents, %7lld divisions | %.3f ms (slowest rank)\n", step,
                        all, model.all_divisions(), 1e3 * ( slowest - last_total ) );
         step_lines += line;
         steps.push_back( { { "step", step }, { "agents", all }, { "divisions", model.all_divisions() },
                            { "slowest_rank_s", slowest - last_total } } );
         last_total = slowest;
-        // A signal may reach the ranks at different steps: all checkpoint, and stop, if any is due.
-        int due[2] = { schedule.due( step + 1, s.steps ) ? 1 : 0, CheckpointSchedule::stop_requested() ? 1 : 0 };
-        MPI_Allreduce( MPI_IN_PLACE, due, 2, MPI_INT, MPI_MAX, MpiSession::comm() );
-        if ( due[0] || due[1] )
-        {
+    };
+    loop.run(
+        start, one_step, []( long long ) {},
+        [&] {
             model.write_checkpoint( schedule.file() );
             if ( !s.output.empty() && MpiSession::rank() == 0 )
                 write_output( s.output, json_output( all ) );
-            if ( due[1] )
-                throw StoppedBySignal{ schedule.file() };
-        }
-        progress.update( step + 1, [&] {
+        },
+        [&] {
             std::snprintf( line, sizeof line, "%lld agents  %lld divisions", all, divisions );
             return std::string( line );
         } );
-    }
     std::fputs( step_lines.c_str(), stdout );
-    const long long all = model.all_agents();
+    all = model.all_agents();
     divisions = model.agents().next_id() - first_id;
     const long run_steps = s.steps - start; // timed in this process
     const auto per_step = [&]( double seconds ) { return run_steps ? 1e3 * seconds / double( run_steps ) : 0.0; };

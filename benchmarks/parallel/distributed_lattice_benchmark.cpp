@@ -9,7 +9,7 @@
 // lattice_benchmark). Each rank fills its own slab on the device: slot k of global site g holds a
 // particle when the hashed RNG of (g, k) is below occupancy / slots (slots filled in order), so the
 // lattice is the same for any rank count and no rank holds the whole lattice. One run: --warmup-steps
-// untimed steps, then --steps steps; DistributedLatticeDiffusion times its phases (fenced): the passes,
+// untimed steps, then --steps steps; LatticeDiffusion on slabs times its phases (fenced): the passes,
 // the one-plane halo exchanges, the MPI_Allgather of the overflow counts after every pass (sync: where a
 // rank waits for the others' passes) and the overflow placement (the turns of the ranks with entries,
 // their three-plane bands). Per-step means of each rank are reduced
@@ -109,7 +109,7 @@ RankSample one_run( const ExecutionSpace& exec, const Settings& set, const lat::
     lat::DiffusionOptions opt;
     opt.scheme = set.scheme == "fused" ? lat::PassScheme::fused : lat::PassScheme::split;
     opt.seed = set.seed + std::uint64_t( run );
-    parallel::DistributedLatticeDiffusion<Slots, ExecutionSpace> model( exec, MPI_COMM_WORLD, whole, slab, rules, opt );
+    lat::LatticeDiffusion<Slots, ExecutionSpace> model( exec, MPI_COMM_WORLD, whole, slab, rules, opt );
     particles = model.particles();
     for ( int k = 0; k < set.warmup_steps; ++k )
         model.step( exec, true );
@@ -134,8 +134,8 @@ RankSample one_run( const ExecutionSpace& exec, const Settings& set, const lat::
     const auto counts = model.code_counts( exec );
     if ( counts[1] != particles )
         throw std::runtime_error( "distributed_lattice_benchmark: particles were lost" );
-    using Phase = parallel::DistributedLatticeDiffusionPhase;
-    using Count = parallel::DistributedLatticeDiffusionCount;
+    using Phase = lat::LatticeDiffusionPhase;
+    using Count = lat::LatticeDiffusionCount;
     const auto& t = model.times();
     const double steps = double( t.steps() );
     RankSample r;

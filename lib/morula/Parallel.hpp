@@ -14,7 +14,6 @@
 #endif
 
 #include <morula/parallel/CartesianDecomposition.hpp>
-#include <morula/parallel/DistributedLatticeDiffusion.hpp>
 #include <morula/parallel/DistributedProliferation.hpp>
 #include <morula/parallel/DistributedSphereMechanics.hpp>
 #include <morula/parallel/Halo.hpp>

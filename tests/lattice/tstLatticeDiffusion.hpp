@@ -286,9 +286,11 @@ TEST( TEST_CATEGORY, lattice_step_takes_one_step_and_times_it_only_when_asked )
         LatticeDiffusion<4, TEST_EXECSPACE> twin( exec, b, rules, opt );
         const auto& t = model.times();
         EXPECT_EQ( model.steps_done(), 0 );
-        ASSERT_EQ( t.num_phases(), 2 );
+        ASSERT_EQ( t.num_phases(), 4 ); // halo and sync: what slabs over several ranks add
         EXPECT_EQ( t.phase_name( Phase::passes ), "passes" );
         EXPECT_EQ( t.phase_name( Phase::overflow ), "overflow" );
+        EXPECT_EQ( t.phase_name( Phase::halo ), "halo" );
+        EXPECT_EQ( t.phase_name( Phase::sync ), "sync" );
 
         auto report = model.step( exec );
         EXPECT_EQ( report.step, 0 );
@@ -302,6 +304,11 @@ TEST( TEST_CATEGORY, lattice_step_takes_one_step_and_times_it_only_when_asked )
         EXPECT_EQ( t.steps(), 1 );
         EXPECT_GT( t.seconds( Phase::passes ), 0.0 );
         EXPECT_GT( t.seconds( "overflow" ), 0.0 );
+        // one rank: nothing travels, nothing waits for another rank, no count on the host
+        EXPECT_EQ( t.seconds( Phase::halo ), 0.0 );
+        EXPECT_EQ( t.seconds( Phase::sync ), 0.0 );
+        EXPECT_EQ( t.count( LatticeDiffusionCount::halo_bytes ), 0 );
+        EXPECT_EQ( report.halo_bytes + report.overflow_events + report.overflow_entries + report.overflow_scans, 0 );
         const double timed = t.total();
 
         report = model.step( exec );

@@ -1,11 +1,11 @@
-// DistributedLatticeDiffusion: slabs along z give the single-rank lattice bit for bit, through
+// LatticeDiffusion on slabs over MPI ranks: slabs along z give the single-rank lattice bit for bit, through
 // overflows, obstacles, walls, periodic wraps and tracer displacements; bad slab layouts are refused on
 // every rank before anything is communicated.
 #include <morula/core/Driver.hpp>
 #include <morula/core/Error.hpp>
 #include <morula/lattice/Initializers.hpp>
 #include <morula/lattice/LatticeDiffusion.hpp>
-#include <morula/parallel/DistributedLatticeDiffusion.hpp>
+#include <morula/parallel/LatticeSlabs.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -21,9 +21,8 @@
 namespace morula_test_distributed_lattice
 {
 using namespace morula::lattice;
-using morula::parallel::DistributedLatticeDiffusion;
 using morula::parallel::slab_of_rank;
-using Count = morula::parallel::DistributedLatticeDiffusionCount;
+using Count = morula::lattice::LatticeDiffusionCount;
 
 int world_rank()
 {
@@ -114,7 +113,7 @@ void check_against_single_rank( const Case& c )
     LatticeDiffusion<Slots, TEST_EXECSPACE> single( exec, copy, rules, codes, opt );
     const auto mine = slab_of_rank( shape.nz, world_rank(), world_size() );
     const auto slab = slab_of( whole, mine.begin, mine.end );
-    DistributedLatticeDiffusion<Slots, TEST_EXECSPACE> dist( exec, MPI_COMM_WORLD, shape, slab, rules, codes, opt );
+    LatticeDiffusion<Slots, TEST_EXECSPACE> dist( exec, MPI_COMM_WORLD, shape, slab, rules, codes, opt );
     ASSERT_EQ( dist.particles(), single.particles() );
     for ( int step = 1; step <= c.steps; ++step )
     {
@@ -139,7 +138,7 @@ void check_against_single_rank( const Case& c )
     if ( codes.tracking() )
     {
         const auto expected = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), single.displacements() );
-        const auto got = dist.displacements();
+        const auto got = dist.gather_displacements();
         ASSERT_EQ( got.extent( 0 ), expected.extent( 0 ) );
         for ( std::size_t t = 1; t < got.extent( 0 ); ++t )
             for ( int a = 0; a < 3; ++a )
@@ -239,13 +238,57 @@ TEST( TEST_CATEGORY, distributed_lattice_on_one_rank )
     Lattice<4, TEST_MEMSPACE> copy( shape );
     Kokkos::deep_copy( copy.sites(), whole.sites() );
     LatticeDiffusion<4, TEST_EXECSPACE> single( exec, copy, rules );
-    DistributedLatticeDiffusion<4, TEST_EXECSPACE> dist( exec, MPI_COMM_SELF, shape, whole, rules );
+    LatticeDiffusion<4, TEST_EXECSPACE> dist( exec, MPI_COMM_SELF, shape, whole, rules );
     single.advance( exec, 15 );
     dist.advance( exec, 15 );
     const auto expected = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), single.lattice().sites() );
     const auto got = dist.gather( exec );
     for ( std::size_t i = 0; i < got.extent( 0 ); ++i )
         ASSERT_EQ( got( i ), expected( i ) ) << "site " << i;
+}
+
+// One driver on one rank and on slabs: parallel::owned_slab() cuts this rank's slab from the whole
+// lattice every rank holds, and the slab driver built from it steps a crowded lattice (83% of the
+// slots full, overflows across the slab faces) exactly as the one-rank driver; the one-rank blocks
+// (split_pass, ...) refuse on several ranks, whose passes exchange planes.
+TEST( TEST_CATEGORY, lattice_driver_on_slabs_cut_from_a_whole_lattice )
+{
+    TEST_EXECSPACE exec;
+    const int ranks = world_size(), rank = world_rank();
+    LatticeShape shape( 6, 5, 4 * ranks, LatticeBoundary::reflecting );
+    DiffusionRules rules( 1 );
+    rules.set_isotropic( 0, 0.3 );
+    Lattice<2, TEST_MEMSPACE> whole( shape );
+    place_particles( whole, { std::size_t( 200 * ranks ) }, rules, 3, ParticleCodes::species );
+    Lattice<2, TEST_MEMSPACE> copy( shape );
+    Kokkos::deep_copy( copy.sites(), whole.sites() );
+    LatticeDiffusion<2, TEST_EXECSPACE> single( exec, copy, rules );
+    LatticeDiffusion<2, TEST_EXECSPACE> slabs( exec, MPI_COMM_WORLD, shape,
+                                               morula::parallel::owned_slab( exec, whole, rank, ranks ), rules );
+    EXPECT_EQ( single.size(), 1 );
+    EXPECT_EQ( slabs.size(), ranks );
+    EXPECT_EQ( slabs.rank(), rank );
+    EXPECT_EQ( slabs.slab().first, slab_of_rank( shape.nz, rank, ranks ).begin );
+    EXPECT_EQ( slabs.slab().second, slab_of_rank( shape.nz, rank, ranks ).end );
+    EXPECT_EQ( slabs.particles(), std::size_t( 200 * ranks ) );
+    single.advance( exec, 12 );
+    slabs.advance( exec, 12 );
+    EXPECT_GT( single.overflows(), 0u ) << "the case did not crowd the lattice";
+    EXPECT_EQ( slabs.overflows(), single.overflows() );
+    const auto expected = single.gather( exec );
+    const auto got = slabs.gather( exec );
+    for ( std::size_t i = 0; i < got.extent( 0 ); ++i )
+        ASSERT_EQ( got( i ), expected( i ) ) << "site " << i;
+    if ( ranks > 1 )
+    {
+        EXPECT_THROW( slabs.split_pass( exec, 0 ), morula::core::InputError );
+        EXPECT_THROW( slabs.complete_step(), morula::core::InputError );
+        // a cut whose slabs are thinner than the placement's reach is named before any copy
+        Lattice<2, TEST_MEMSPACE> thin( LatticeShape( 6, 5, 2 * ranks, LatticeBoundary::reflecting ) );
+        EXPECT_THROW( morula::parallel::owned_slab( exec, thin, rank, ranks ), morula::core::InputError );
+    }
+    else
+        EXPECT_NO_THROW( slabs.split_pass( exec, 0 ) );
 }
 
 // Refused on every rank alike, before any communication (a rank that did not throw would hang).
@@ -259,7 +302,7 @@ TEST( TEST_CATEGORY, distributed_lattice_rejects_bad_slabs )
         LatticeShape s = whole;
         s.nz = slab_planes;
         Lattice<2, TEST_MEMSPACE> slab( s );
-        DistributedLatticeDiffusion<2, TEST_EXECSPACE> d( exec, MPI_COMM_WORLD, whole, slab, rules );
+        LatticeDiffusion<2, TEST_EXECSPACE> d( exec, MPI_COMM_WORLD, whole, slab, rules );
     };
     auto message_of = [&]( LatticeShape whole, int slab_planes ) {
         try
@@ -298,14 +341,14 @@ TEST( TEST_CATEGORY, distributed_lattice_rejects_bad_slabs )
 }
 
 // The driver shape (core/Driver.hpp).
-static_assert( morula::core::is_driver_v<DistributedLatticeDiffusion<2, TEST_EXECSPACE>, TEST_EXECSPACE> );
-static_assert( morula::core::is_driver_v<DistributedLatticeDiffusion<8, TEST_EXECSPACE>, TEST_EXECSPACE> );
+static_assert( morula::core::is_driver_v<LatticeDiffusion<2, TEST_EXECSPACE>, TEST_EXECSPACE> );
+static_assert( morula::core::is_driver_v<LatticeDiffusion<8, TEST_EXECSPACE>, TEST_EXECSPACE> );
 
 // step() takes one step, timed or not; a timed step adds its phases and counts to times() (the counts
 // those of its report), an untimed one adds nothing; advance() takes several and gives the same lattice.
 TEST( TEST_CATEGORY, distributed_lattice_step_takes_one_step_and_times_it_only_when_asked )
 {
-    using Phase = morula::parallel::DistributedLatticeDiffusionPhase;
+    using Phase = morula::lattice::LatticeDiffusionPhase;
     TEST_EXECSPACE exec;
     const int ranks = world_size();
     const LatticeShape shape( 9, 7, 6 * ranks );
@@ -314,9 +357,9 @@ TEST( TEST_CATEGORY, distributed_lattice_step_takes_one_step_and_times_it_only_w
     Lattice<2, TEST_MEMSPACE> whole( shape );
     place_particles( whole, { shape.sites() * 3 / 2 }, rules, 9, ParticleCodes::species ); // 75% full: overflows
     const auto mine = slab_of_rank( shape.nz, world_rank(), ranks );
-    DistributedLatticeDiffusion<2, TEST_EXECSPACE> dist( exec, MPI_COMM_WORLD, shape, slab_of( whole, mine.begin, mine.end ),
+    LatticeDiffusion<2, TEST_EXECSPACE> dist( exec, MPI_COMM_WORLD, shape, slab_of( whole, mine.begin, mine.end ),
                                                          rules );
-    DistributedLatticeDiffusion<2, TEST_EXECSPACE> twin( exec, MPI_COMM_WORLD, shape, slab_of( whole, mine.begin, mine.end ),
+    LatticeDiffusion<2, TEST_EXECSPACE> twin( exec, MPI_COMM_WORLD, shape, slab_of( whole, mine.begin, mine.end ),
                                                          rules );
     const auto& t = dist.times();
     ASSERT_EQ( t.num_phases(), 4 );

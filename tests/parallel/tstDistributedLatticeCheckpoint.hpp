@@ -1,4 +1,4 @@
-// DistributedLatticeDiffusion's checkpoint and restart: one file in the single-rank layout, written
+// LatticeDiffusion's checkpoint on slabs and restart: one file in the single-rank layout, written
 // from rank 0, that resumes at any rank count. A checkpoint after N steps on 2 ranks (1 when the test
 // runs on one), restarted on all the test's ranks (1, 2 or 4), on one rank (MPI_COMM_SELF) and by the
 // single-rank LatticeDiffusion, gives after N more steps the lattice, overflow count, displacements and
@@ -11,7 +11,7 @@
 #include <morula/io/Checkpoint.hpp>
 #include <morula/lattice/Initializers.hpp>
 #include <morula/lattice/LatticeDiffusion.hpp>
-#include <morula/parallel/DistributedLatticeDiffusion.hpp>
+#include <morula/parallel/LatticeSlabs.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -29,7 +29,6 @@ namespace morula_test_distributed_lattice_checkpoint
 {
 using namespace morula::lattice;
 using morula::io::CheckpointWriter;
-using morula::parallel::DistributedLatticeDiffusion;
 using morula::parallel::slab_of_rank;
 
 int rank_in( MPI_Comm comm )
@@ -121,7 +120,7 @@ DiffusionOptions options_of( const Case& c, std::uint64_t seed = 29 )
 }
 
 template <int Slots>
-using Dist = DistributedLatticeDiffusion<Slots, TEST_EXECSPACE>;
+using Dist = LatticeDiffusion<Slots, TEST_EXECSPACE>;
 static_assert( morula::io::is_checkpointable_v<Dist<2>> );
 static_assert( morula::io::is_checkpointable_v<Dist<8>> );
 
@@ -165,7 +164,7 @@ void expect_same_as_reference( const Dist<Slots>& d, const Reference<Slots>& ref
     EXPECT_EQ( differ, 0u ) << "sites differ from the uninterrupted run";
     EXPECT_EQ( d.overflows(), ref.overflows );
     if ( !ref.displacement.empty() )
-        EXPECT_EQ( host_displacements<Slots>( d.displacements() ), ref.displacement );
+        EXPECT_EQ( host_displacements<Slots>( d.gather_displacements() ), ref.displacement );
     CheckpointWriter out( Dist<Slots>::checkpoint_model );
     d.checkpoint( out );
     if ( rank_in( d.comm() ) == 0 )

@@ -47,7 +47,7 @@ inline const char* to_string( PassKernels k )
     }
 }
 
-//! The choices of a LatticeDiffusion (or DistributedLatticeDiffusion) that leave the model's statistics alone.
+//! The choices of a LatticeDiffusion (on one rank or on slabs) that leave the model's statistics alone.
 struct DiffusionOptions
 {
     PassScheme scheme = PassScheme::split;

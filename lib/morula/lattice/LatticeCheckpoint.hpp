@@ -1,8 +1,8 @@
 /*!
   \file LatticeCheckpoint.hpp
-  \brief What a checkpoint of the lattice diffusion model holds, shared by LatticeDiffusion and
-  parallel::DistributedLatticeDiffusion (one layout: a checkpoint of either resumes on either, at any
-  rank count), and the checks a restart makes.
+  \brief What a checkpoint of the lattice diffusion model holds, the same for LatticeDiffusion on one rank
+  and on slabs (one layout: a checkpoint written at any rank count resumes at any other), and the checks a
+  restart makes.
 
   A step is a pure function of the lattice, the seed and the step number (the hashed RNG keys every move
   and every overflow placement on them), so the whole state between steps is:

@@ -1,7 +1,7 @@
 /*!
   \file LatticeSlabs.hpp
-  \brief How DistributedLatticeDiffusion cuts a lattice into slabs along z: which planes each rank owns,
-  how many ghost planes it keeps, and which cuts work.
+  \brief How lattice::LatticeDiffusion cuts a lattice into slabs along z over MPI ranks: which planes each
+  rank owns, how many ghost planes it keeps, which cuts work, and a rank's slab of a whole lattice.
 */
 #ifndef MORULA_PARALLEL_LATTICESLABS_HPP
 #define MORULA_PARALLEL_LATTICESLABS_HPP
@@ -9,6 +9,7 @@
 #include <morula/core/Error.hpp>
 #include <morula/lattice/Lattice.hpp>
 
+#include <cstddef>
 #include <cstdint>
 
 namespace morula::parallel
@@ -43,20 +44,43 @@ inline void validate_lattice_slabs( const lattice::LatticeShape& whole, const la
     const auto thinnest = slab_of_rank( whole.nz, 0, ranks ).size(); // nz / ranks rounded down
     const int thickest = ( whole.nz + ranks - 1 ) / ranks;
     if ( ranks > 1 && thinnest < ghost_planes )
-        throw core::InputError( concat( "DistributedLatticeDiffusion: ", ranks, " ranks cut the ", whole.nz,
+        throw core::InputError( concat( "LatticeDiffusion on slabs: ", ranks, " ranks cut the ", whole.nz,
                                         " planes of z into slabs of ", thinnest, "; each needs at least ",
                                         ghost_planes, " planes (the overflow placement reaches 3 sites): use at most ",
                                         whole.nz / ghost_planes, " ranks" ) );
     if ( ranks > 1 && whole.boundary[2] == lattice::LatticeBoundary::periodic && whole.nz < thickest + 2 * ghost_planes )
-        throw core::InputError( concat( "DistributedLatticeDiffusion: with a periodic z axis of ", whole.nz,
+        throw core::InputError( concat( "LatticeDiffusion on slabs: with a periodic z axis of ", whole.nz,
                                         " planes, a slab of ", thickest, " planes and its ", 2 * ghost_planes,
                                         " ghost planes would wrap onto itself: use more planes or more ranks" ) );
     const auto mine = slab_of_rank( whole.nz, rank, ranks );
     if ( owned.nx != whole.nx || owned.ny != whole.ny || owned.nz != mine.size() )
-        throw core::InputError( concat( "DistributedLatticeDiffusion: rank ", rank, " was given ", owned.nx, " x ",
+        throw core::InputError( concat( "LatticeDiffusion on slabs: rank ", rank, " was given ", owned.nx, " x ",
                                         owned.ny, " x ", owned.nz, " sites; its slab of the ", whole.nx, " x ",
                                         whole.ny, " x ", whole.nz, " lattice is ", whole.nx, " x ", whole.ny, " x ",
                                         mine.size(), " (planes ", mine.begin, " to ", mine.end - 1, ")" ) );
+}
+
+/*!
+  \brief Rank `rank`'s slab of `whole` (planes slab_of_rank(nz, rank, ranks)), a copy on `exec`: what the
+  slab constructors of lattice::LatticeDiffusion take when every rank holds the whole initial lattice.
+  \throws core::InputError unless `ranks` slabs of the lattice work (validate_lattice_slabs())
+*/
+template <int Slots, class MemorySpace, class ExecutionSpace>
+lattice::Lattice<Slots, MemorySpace> owned_slab( const ExecutionSpace& exec, const lattice::Lattice<Slots, MemorySpace>& whole,
+                                                 int rank, int ranks )
+{
+    const auto& shape = whole.shape();
+    const auto mine = slab_of_rank( shape.nz, rank, ranks );
+    lattice::LatticeShape slab_shape = shape;
+    slab_shape.nz = mine.size();
+    validate_lattice_slabs( shape, slab_shape, rank, ranks ); // a bad rank count is reported as such
+    lattice::Lattice<Slots, MemorySpace> slab( slab_shape, "lattice_slab_initial" );
+    const std::size_t plane = std::size_t( shape.nx ) * std::size_t( shape.ny );
+    Kokkos::deep_copy( exec, slab.sites(),
+                       Kokkos::subview( whole.sites(), Kokkos::make_pair( plane * std::size_t( mine.begin ),
+                                                                          plane * std::size_t( mine.end ) ) ) );
+    exec.fence();
+    return slab;
 }
 
 } // namespace morula::parallel

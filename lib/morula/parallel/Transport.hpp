@@ -223,7 +223,7 @@ Transport select_transport( MPI_Comm comm, std::optional<Transport> request = re
   messages from a rank to itself also take the transport (MORULA_SELF_MESSAGES=transport; by default
   they are one device copy kernel).
 
-  Copies share the state. Owned by a CartesianDecomposition or a DistributedLatticeDiffusion; no
+  Copies share the state. Owned by a CartesianDecomposition or a lattice::LatticeDiffusion on slabs; no
   global state.
 */
 class TransportContext

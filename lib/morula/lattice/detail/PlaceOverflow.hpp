@@ -68,7 +68,7 @@ KOKKOS_INLINE_FUNCTION bool placement_descending( const core::HashedRng& rng, st
 
   On a slab (window.whole false) the table's reach (one plane to the origin, two more around it) stays
   inside the slab's three ghost planes; the index-order scan needs every slab, so the kernel stops at an
-  entry whose table has no room and reports it in next_entry; DistributedLatticeDiffusion runs that
+  entry whose table has no room and reports it in next_entry; LatticeDiffusion on slabs runs that
   scan over all ranks, places the entry and resumes the kernel at first_entry = next_entry + 1. With
   `placed` non-empty, entry i's global destination is recorded in placed(i), in key order, for the
   placement log.

@@ -1,7 +1,7 @@
 /*!
   \file detail/SlabDiffusion.hpp
   \brief The state and the passes of a lattice, or of a z slab of one, under DiffusionRules: what both
-  drivers, LatticeDiffusion and parallel::DistributedLatticeDiffusion, step.
+  driver, LatticeDiffusion, steps (on one rank, or on each slab over MPI ranks).
 */
 #ifndef MORULA_LATTICE_DETAIL_SLABDIFFUSION_HPP
 #define MORULA_LATTICE_DETAIL_SLABDIFFUSION_HPP
@@ -68,7 +68,7 @@ class SlabDiffusion
     }
 
     /*!
-      \brief A slab of a larger lattice, for DistributedLatticeDiffusion: `slab` holds window.planes
+      \brief A slab of a larger lattice, for LatticeDiffusion on slabs: `slab` holds window.planes
       planes of the lattice `whole` (same x and y extents), of which the passes update
       [window.owned_begin, window.owned_end); the caller keeps the other (ghost) planes current. Only the
       owned planes are checked, and tracer ids are not checked for uniqueness (the caller does it over all
@@ -150,7 +150,7 @@ class SlabDiffusion
     }
     void end_pass( int axis ) { finish_pass( axis ); }
 
-    //! @{ Hooks of DistributedLatticeDiffusion's placement pipeline.
+    //! @{ Hooks of the placement pipeline on slabs (parallel::detail::OverflowTurns).
     /*!
       Places the overflow entries from `first` on (sorting the list first when 0) and returns the list's
       size, or, on a slab, the index of the first entry the nearest-site table could not place (which

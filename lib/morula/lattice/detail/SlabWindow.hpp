@@ -16,7 +16,7 @@ namespace morula::lattice::detail
 
 /*!
   \brief Which z planes of a lattice one set of arrays holds: the whole lattice (one rank), or a slab with
-  ghost planes on each side (DistributedLatticeDiffusion). Local plane p is global plane z_first + p,
+  ghost planes on each side (LatticeDiffusion on slabs over MPI ranks). Local plane p is global plane z_first + p,
   wrapped on a periodic axis; the passes write local planes [owned_begin, owned_end).
 
   Every kernel keys its random draws and overflow entries on global site indices, so a slab computes

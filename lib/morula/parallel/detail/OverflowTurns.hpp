@@ -2,7 +2,7 @@
   \file detail/OverflowTurns.hpp
   \brief The placement of a pass's overflowed particles over the slabs of a distributed lattice, in the
   single rank's order: the ranks with entries take turns in slab order, and every rank replays each
-  turn's placements (DistributedLatticeDiffusion describes the protocol).
+  turn's placements (lattice::LatticeDiffusion describes the protocol on slabs).
 */
 #ifndef MORULA_PARALLEL_DETAIL_OVERFLOWTURNS_HPP
 #define MORULA_PARALLEL_DETAIL_OVERFLOWTURNS_HPP
@@ -241,7 +241,7 @@ class OverflowTurns
                 return engine.placement_descending() ? ( h.origin + total - 1 - best % total ) % total
                                                      : ( h.origin + 1 + best ) % total;
         }
-        throw core::CapacityError( core::detail::concat( "DistributedLatticeDiffusion: an overflowed particle (code ",
+        throw core::CapacityError( core::detail::concat( "LatticeDiffusion on slabs: an overflowed particle (code ",
                                                          h.code, ") found no free slot on the whole lattice" ) );
     }
 

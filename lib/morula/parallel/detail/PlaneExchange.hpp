@@ -77,7 +77,7 @@ class PlaneExchange
         const int ob = m_window.owned_begin, oe = m_window.owned_end;
         const std::size_t n = m_plane * std::size_t( depth );
         if ( n * sizeof( lattice::site_word ) > std::size_t( INT_MAX ) )
-            throw core::CapacityError( core::detail::concat( "DistributedLatticeDiffusion: ", depth,
+            throw core::CapacityError( core::detail::concat( "LatticeDiffusion on slabs: ", depth,
                                                              " planes of ", m_plane, " sites exceed one MPI message" ) );
         const bool send_lower = to_lower && m_lower != MPI_PROC_NULL;
         const bool send_upper = to_upper && m_upper != MPI_PROC_NULL;

@@ -1,0 +1,58 @@
+// The configuration of `morula lattice` (docs/models/lattice.md): its settings, read from a JSON file
+// through the apps' ConfigTable (each key declared once, with its range), and checked before a run.
+#ifndef MORULA_APPS_LATTICECONFIG_HPP
+#define MORULA_APPS_LATTICECONFIG_HPP
+
+#include <morula/lattice/DiffusionRules.hpp>
+
+#include <array>
+#include <string>
+#include <vector>
+
+namespace morula::app
+{
+
+struct SpeciesSettings
+{
+    std::string name;
+    long count = 0;
+    long tracers = -1; // particles of this species with ids (marked tracers); -1: not given
+    std::array<lattice::MoveProbabilities, 3> p; // per axis
+};
+
+struct ObstacleSettings
+{
+    double radius_nm = 0;
+    double volume_fraction = 0;
+};
+
+// Every key of the configuration file (docs/models/lattice.md); the defaults are a small version of
+// the paper's free-diffusion run (2 nm spacing, 10 ns steps).
+struct LatticeSettings
+{
+    std::array<long, 3> size{ 64, 64, 64 };
+    double spacing_nm = 2;
+    double time_step_ns = 10;
+    std::vector<std::string> boundary{ "periodic", "periodic", "periodic" };
+    long capacity = 2;
+    std::string scheme = "split";
+    std::string kernels = "automatic";
+    std::vector<SpeciesSettings> species;
+    std::vector<ObstacleSettings> obstacles;
+    long steps = 2000;
+    long sample_every = 20;
+    long seed = 1;
+    bool tracers = true;
+    std::string output = "lattice";
+    std::string snapshots;
+    long snapshot_every = 0;
+    bool progress = true;
+};
+
+//! Reads every key of the configuration file `path` into `s` (keys not in the file keep their values).
+//! \throws core::InputError naming the file, key and value
+void read_lattice_config( const std::string& path, LatticeSettings& s );
+
+} // namespace morula::app
+
+#endif
