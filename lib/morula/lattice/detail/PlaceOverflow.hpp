@@ -94,6 +94,12 @@ struct PlaceOverflow
     Kokkos::View<std::uint64_t*, MemorySpace> placed; // may be empty
     std::size_t first_entry = 0;                       //!< resume here (the list is sorted when 0)
     Kokkos::View<std::size_t, MemorySpace> next_entry; //!< the list's size, or the entry that stopped
+    //! Set by the placement in rounds (OverflowRounds.hpp), which sorts the list itself, places some
+    //! entries out of turn (bit 0 of done(i) set: skipped here; empty: none) and hands single entries, or the
+    //! rest, to this kernel: entries [first_entry, last_entry) only.
+    bool presorted = false;
+    Kokkos::View<const std::uint8_t*, MemorySpace> done;
+    std::size_t last_entry = ~std::size_t( 0 );
 
     static constexpr std::uint64_t not_placed = ~std::uint64_t( 0 );
 
@@ -150,30 +156,54 @@ struct PlaceOverflow
         return delta;
     }
 
-    //! Places entry i (its particle overflowed at a global site); returns the global destination.
-    KOKKOS_INLINE_FUNCTION std::uint64_t place( std::size_t i ) const
+    //! Where the particle of an entry came from: global coordinates, its local site and that site's type.
+    struct Origin
     {
-        const std::uint64_t key = overflow.keys( i );
-        const std::uint32_t code = overflow.codes( i );
-        const std::uint8_t move = overflow.moves( i );
+        int c[3];
+        std::size_t local;
+        std::uint32_t type;
+    };
+
+    //! A free slot found by the nearest-site table: the local and global site, its global coordinates and
+    //! its offset from the origin.
+    struct Room
+    {
+        std::size_t local;
+        std::uint64_t global;
+        int c[3];
+        int off[3];
+    };
+
+    KOKKOS_INLINE_FUNCTION Origin origin_of( std::size_t i ) const
+    {
+        const std::uint64_t origin = move_origin( overflow.keys( i ) >> 8, overflow.moves( i ), nx, ny, window.nz );
+        const std::size_t plane = std::size_t( nx ) * std::size_t( ny );
+        Origin o;
+        o.c[0] = int( origin % std::uint64_t( nx ) );
+        o.c[1] = int( ( origin / std::uint64_t( nx ) ) % std::uint64_t( ny ) );
+        o.c[2] = int( origin / plane );
+        o.local = std::size_t( o.c[0] ) + std::size_t( nx ) * std::size_t( o.c[1] ) +
+                  plane * std::size_t( window.local_of_global( o.c[2] ) );
+        o.type = layout::type( sites( o.local ) );
+        return o;
+    }
+
+    /*!
+      The first site of the nearest-site table of entry i (its origin o) that has o's type and a free slot
+      now; false if none. Reads only: the placement in rounds (OverflowRounds.hpp) asks it before it
+      decides whether the entry may be placed out of turn.
+    */
+    KOKKOS_INLINE_FUNCTION bool find_room( std::size_t i, const Origin& o, Room& room ) const
+    {
         const std::size_t plane = std::size_t( nx ) * std::size_t( ny );
         const int n[3] = { nx, ny, window.nz };
-        // The move is undone first; a placement elsewhere adds its offset from the origin.
-        tracers.add( code, -move_component( move, 0 ), -move_component( move, 1 ), -move_component( move, 2 ) );
-        const std::uint64_t origin = move_origin( key >> 8, move, nx, ny, window.nz );
-        const int x = int( origin % std::uint64_t( nx ) );
-        const int y = int( ( origin / std::uint64_t( nx ) ) % std::uint64_t( ny ) );
-        const int z = int( origin / plane );
-        const std::size_t column = std::size_t( x ) + std::size_t( nx ) * std::size_t( y );
-        const std::size_t s = column + plane * std::size_t( window.local_of_global( z ) );
-        const std::uint32_t type = layout::type( sites( s ) );
-        const CubeSymmetry g( rng.bits( key, 48u + pass, step ) );
-        for ( std::size_t o = 0; o < offsets.extent( 0 ); ++o )
+        const CubeSymmetry g( rng.bits( overflow.keys( i ), 48u + pass, step ) );
+        for ( std::size_t t = 0; t < offsets.extent( 0 ); ++t )
         {
-            const int base[3] = { offsets( o, 0 ), offsets( o, 1 ), offsets( o, 2 ) };
+            const int base[3] = { offsets( t, 0 ), offsets( t, 1 ), offsets( t, 2 ) };
             int off[3];
             g.apply( base, off );
-            int c[3] = { x, y, z };
+            int c[3] = { o.c[0], o.c[1], o.c[2] };
             bool inside = true;
             for ( int a = 0; a < 3; ++a )
             {
@@ -184,12 +214,43 @@ struct PlaceOverflow
                 inside = inside && c[a] >= 0;
             }
             const int lz = inside ? window.local_of_global( c[2] ) : -1;
+            if ( lz < 0 )
+                continue;
             const std::size_t local = std::size_t( c[0] ) + std::size_t( nx ) * std::size_t( c[1] ) + plane * std::size_t( lz );
-            if ( lz >= 0 && try_site( local, type, false, code ) )
+            const site_word w = sites( local );
+            if ( layout::type( w ) != o.type || layout::count( w ) == Slots )
+                continue;
+            room.local = local;
+            room.global = std::size_t( c[0] ) + std::size_t( nx ) * std::size_t( c[1] ) + plane * std::size_t( c[2] );
+            for ( int a = 0; a < 3; ++a )
             {
-                tracers.add( code, off[0], off[1], off[2] );
-                return std::size_t( c[0] ) + std::size_t( nx ) * std::size_t( c[1] ) + plane * std::size_t( c[2] );
+                room.c[a] = c[a];
+                room.off[a] = off[a];
             }
+            return true;
+        }
+        return false;
+    }
+
+    //! Places entry i (its particle overflowed at a global site); returns the global destination.
+    KOKKOS_INLINE_FUNCTION std::uint64_t place( std::size_t i ) const
+    {
+        const std::uint32_t code = overflow.codes( i );
+        const std::uint8_t move = overflow.moves( i );
+        const std::size_t plane = std::size_t( nx ) * std::size_t( ny );
+        const int n[3] = { nx, ny, window.nz };
+        // The move is undone first; a placement elsewhere adds its offset from the origin.
+        tracers.add( code, -move_component( move, 0 ), -move_component( move, 1 ), -move_component( move, 2 ) );
+        const Origin o = origin_of( i );
+        const int x = o.c[0], y = o.c[1], z = o.c[2];
+        const std::size_t s = o.local;
+        const std::uint32_t type = o.type;
+        Room room;
+        if ( find_room( i, o, room ) )
+        {
+            try_site( room.local, type, false, code );
+            tracers.add( code, room.off[0], room.off[1], room.off[2] );
+            return room.global;
         }
         if ( !window.whole )
             return not_placed; // the caller runs the index-order scan over all slabs
@@ -221,11 +282,15 @@ struct PlaceOverflow
             next_entry() = 0;
             return;
         }
-        if ( first_entry == 0 )
+        if ( first_entry == 0 && !presorted )
             sort( n );
         const bool record = placed.extent( 0 ) > 0;
-        for ( std::size_t i = first_entry; i < n; ++i )
+        const bool skip_done = done.extent( 0 ) > 0;
+        const std::size_t end = last_entry < n ? last_entry : n;
+        for ( std::size_t i = first_entry; i < end; ++i )
         {
+            if ( skip_done && ( done( i ) & 1u ) )
+                continue;
             const std::uint64_t to = place( i );
             if ( to == not_placed && !window.whole )
             {
@@ -234,6 +299,11 @@ struct PlaceOverflow
             }
             if ( record )
                 placed( i ) = to;
+        }
+        if ( end < n )
+        {
+            next_entry() = end;
+            return;
         }
         next_entry() = n;
         total_overflows() += n;
