@@ -47,6 +47,24 @@ inline const char* to_string( PassKernels k )
     }
 }
 
+/*!
+  \brief How the particles of a pass's overflow list are placed. Both give bit for bit the same lattice,
+  displacements and placement log (the sequential order defines the model); they differ in speed only
+  (docs/performance.md, "Overflow placement in rounds (issue #48)").
+*/
+enum class OverflowPlacement
+{
+    automatic,  //!< rounds on a device backend, sequential on a host backend
+    sequential, //!< one work item sorts the list and places the entries in key order (detail/PlaceOverflow.hpp)
+    rounds      //!< a radix sort on the device, then rounds of entries placed in parallel wherever no earlier
+                //!< entry can interfere, the rest in order (detail/OverflowRounds.hpp)
+};
+
+inline const char* to_string( OverflowPlacement p )
+{
+    return p == OverflowPlacement::automatic ? "automatic" : ( p == OverflowPlacement::sequential ? "sequential" : "rounds" );
+}
+
 //! The choices of a LatticeDiffusion (on one rank or on slabs) that leave the model's statistics alone.
 struct DiffusionOptions
 {
@@ -56,6 +74,7 @@ struct DiffusionOptions
     //! multiple of 4, tiled to the gather on a slab of a distributed lattice; split_kernels() and
     //! fused_kernels() tell what runs.
     PassKernels kernels = PassKernels::automatic;
+    OverflowPlacement placement = OverflowPlacement::automatic;
 };
 
 } // namespace morula::lattice

@@ -17,6 +17,7 @@
 #include <morula/lattice/SiteWord.hpp>
 #include <morula/lattice/detail/CodeClasses.hpp>
 #include <morula/lattice/detail/LatticeCheck.hpp>
+#include <morula/lattice/detail/OverflowRounds.hpp>
 #include <morula/lattice/detail/PassLaunch.hpp>
 #include <morula/lattice/detail/PassOutputs.hpp>
 #include <morula/lattice/detail/PlaceOverflow.hpp>
@@ -332,6 +333,17 @@ class SlabDiffusion
     //! The kernels that run the split passes and the fused pass (DiffusionOptions::kernels resolved).
     PassKernels split_kernels() const { return m_split_kernels; }
     PassKernels fused_kernels() const { return m_fused_kernels; }
+    //! How overflow lists are placed (DiffusionOptions::placement resolved: rounds on a device backend,
+    //! sequential on a host one).
+    OverflowPlacement overflow_placement() const
+    {
+        constexpr bool host = Kokkos::SpaceAccessibility<Kokkos::HostSpace, memory_space>::accessible;
+        if ( m_options.placement == OverflowPlacement::automatic )
+            return host ? OverflowPlacement::sequential : OverflowPlacement::rounds;
+        return m_options.placement;
+    }
+    //! Rounds run by the last placement (0: the sequential kernel placed the list alone).
+    int overflow_rounds() const { return m_rounds_run; }
     //! The step number that keys the random moves: completed steps.
     std::uint32_t steps_done() const { return m_step; }
     std::size_t particles() const { return m_particles; }
@@ -470,8 +482,35 @@ class SlabDiffusion
             { s.boundary[0] == LatticeBoundary::periodic, s.boundary[1] == LatticeBoundary::periodic,
               s.boundary[2] == LatticeBoundary::periodic },
             tracers(), m_rng, m_step, m_last_pass, placement_descending(), m_placed, first, m_next_entry };
-        Kokkos::parallel_for( "morula::lattice::place_overflow", core::LaunchRange<ExecutionSpace>( exec, 0, 1 ),
-                              place );
+        const bool automatic = m_options.placement == OverflowPlacement::automatic;
+        // A sparse lattice keeps the sequential kernel's single launch without reading the list's size
+        // on the host (a device-to-host read per pass is a measurable share of a sparse GPU pass): after
+        // quiet_passes passes in a row with short lists, the size is read once every probe_period passes.
+        if ( overflow_placement() == OverflowPlacement::sequential ||
+             ( automatic && first == 0 && m_quiet_passes >= quiet_passes && ++m_unread_passes % probe_period != 0 ) )
+        {
+            m_rounds_run = 0;
+            Kokkos::parallel_for( "morula::lattice::place_overflow", core::LaunchRange<ExecutionSpace>( exec, 0, 1 ),
+                                  place );
+            return;
+        }
+        const std::size_t n = pending_overflows( exec );
+        if ( automatic )
+            m_quiet_passes = n <= short_list ? m_quiet_passes + 1 : 0;
+        if ( n <= first || ( automatic && n <= short_list ) )
+        {
+            m_rounds_run = 0;
+            Kokkos::parallel_for( "morula::lattice::place_overflow", core::LaunchRange<ExecutionSpace>( exec, 0, 1 ),
+                                  place );
+            return;
+        }
+        int key_bits = 8;
+        for ( std::uint64_t last = std::uint64_t( s.sites() ) - 1; last; last >>= 1 )
+            ++key_bits;
+        // A round costs a few launches and a read: on a device, a handful of entries placed one after the
+        // other cost less (an estimate, not a measurement: no GPU has run this yet).
+        m_rounds.place( exec, place, first, n, key_bits, automatic ? min_round_progress : 1 );
+        m_rounds_run = m_rounds.rounds();
     }
 
     void swap() { std::swap( m_current, m_next ); }
@@ -504,6 +543,16 @@ class SlabDiffusion
     Kokkos::View<std::uint64_t*, memory_space> m_placed; // empty unless record_placements()
     Kokkos::View<std::size_t, memory_space> m_next_entry{ "lattice_overflow_next_entry" };
     Kokkos::View<unsigned long long, memory_space> m_replay_conflicts{ "lattice_replay_conflicts" };
+    OverflowRounds<Slots, ExecutionSpace> m_rounds;
+    int m_rounds_run = 0;
+    // DiffusionOptions::placement automatic: lists this short are placed by the sequential kernel; after
+    // quiet_passes such passes in a row the list's size is read only every probe_period passes.
+    static constexpr std::size_t short_list = 256;
+    static constexpr std::size_t min_round_progress = 16;
+    static constexpr int quiet_passes = 8;
+    static constexpr unsigned probe_period = 64;
+    int m_quiet_passes = 0;
+    unsigned m_unread_passes = 0;
 };
 
 } // namespace morula::lattice::detail
