@@ -1,0 +1,185 @@
+// The overflow placement in rounds (lattice/detail/OverflowRounds.hpp) against the sequential kernel
+// (lattice/detail/PlaceOverflow.hpp), its reference: after every pass of crowded lattices (60% of the
+// slots and more; 2, 4 and 8 slots; split and fused passes; periodic and reflecting faces; obstacles)
+// the two give the same site words, tracer displacements, overflow counts and placement logs bit for bit.
+// A nearly full lattice makes the tables fail, so that the index-order scan runs inside the rounds.
+#include "LatticeTestUtils.hpp"
+
+#include <morula/lattice/Initializers.hpp>
+#include <morula/lattice/LatticeDiffusion.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+namespace morula_test_overflow_rounds
+{
+using namespace morula::lattice;
+using morula_test_lattice::EngineAccess;
+using morula_test_lattice::to_host;
+
+struct RoundsCase
+{
+    double fill;           // particles per slot of the open sites
+    LatticeBoundary boundary;
+    PassScheme scheme;
+    int extent;
+    int steps;
+    double obstacles = 0; // volume fraction of type-2 spheres (blocked)
+};
+
+struct RoundsStats
+{
+    double entries = 0, rounds = 0, scans = 0;
+    int max_rounds = 0;
+};
+
+template <int Slots>
+RoundsStats check_rounds_equal_sequential( const RoundsCase& c )
+{
+    using layout = SiteLayout<Slots>;
+    const LatticeShape shape( c.extent, c.extent + 2, c.extent - 1, c.boundary );
+    DiffusionRules rules( 1 );
+    rules.set_isotropic( 0, 0.25 );
+    rules.block( 2 );
+    Lattice<Slots, TEST_MEMSPACE> start( shape );
+    std::size_t open = shape.sites();
+    if ( c.obstacles > 0 )
+        open -= place_sphere_obstacles( TEST_EXECSPACE(), start, 1.5, c.obstacles, 2, 5 ).sites;
+    const std::size_t particles = std::size_t( c.fill * double( open * Slots ) );
+    const std::size_t tracers = std::min<std::size_t>( particles, layout::max_code - 1 );
+    const CodeMap codes = place_particles( start, { particles }, { tracers }, rules, 31 );
+    const auto words = to_host( start );
+    auto make = [&]( OverflowPlacement placement ) {
+        Lattice<Slots, TEST_MEMSPACE> lattice( shape );
+        morula_test_lattice::from_host( lattice, words );
+        DiffusionOptions opt;
+        opt.scheme = c.scheme;
+        opt.seed = 17;
+        opt.placement = placement;
+        auto model = std::make_unique<LatticeDiffusion<Slots, TEST_EXECSPACE>>( TEST_EXECSPACE(), lattice, rules, codes, opt );
+        EngineAccess::engine( *model ).record_placements();
+        return model;
+    };
+    auto sequential = make( OverflowPlacement::sequential );
+    auto rounds = make( OverflowPlacement::rounds );
+    EXPECT_EQ( EngineAccess::engine( *rounds ).overflow_placement(), OverflowPlacement::rounds );
+    RoundsStats stats;
+    const int n[3] = { shape.nx, shape.ny, shape.nz };
+    auto compare = [&]( int step, int pass ) {
+        auto& es = EngineAccess::engine( *sequential );
+        auto& er = EngineAccess::engine( *rounds );
+        const std::size_t count = es.pending_overflows( TEST_EXECSPACE() );
+        ASSERT_EQ( count, er.pending_overflows( TEST_EXECSPACE() ) ) << "step " << step << " pass " << pass;
+        sequential->place_overflow( TEST_EXECSPACE() );
+        rounds->place_overflow( TEST_EXECSPACE() );
+        ASSERT_EQ( to_host( sequential->lattice() ), to_host( rounds->lattice() ) ) << "step " << step << " pass " << pass;
+        ASSERT_EQ( sequential->overflows(), rounds->overflows() );
+        auto ds = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), sequential->displacements() );
+        auto dr = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), rounds->displacements() );
+        ASSERT_EQ( ds.extent( 0 ), dr.extent( 0 ) );
+        for ( std::size_t k = 0; k < ds.extent( 0 ); ++k )
+            for ( int a = 0; a < 3; ++a )
+                ASSERT_EQ( ds( k, a ), dr( k, a ) ) << "tracer " << k << " axis " << a << " step " << step;
+        auto ks = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), es.overflow_keys() );
+        auto kr = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), er.overflow_keys() );
+        auto ms = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), es.overflow_moves() );
+        auto ps = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), es.placed_sites() );
+        auto pr = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), er.placed_sites() );
+        for ( std::size_t i = 0; i < count; ++i )
+        {
+            ASSERT_EQ( ks( i ), kr( i ) ) << "entry " << i << " of " << count;
+            ASSERT_EQ( ps( i ), pr( i ) ) << "entry " << i << " of " << count;
+            // a placement beyond the 5^3 cube around the origin came from the index-order scan
+            const std::uint64_t o = detail::move_origin( ks( i ) >> 8, ms( i ), n[0], n[1], n[2] );
+            const std::uint64_t plane = std::uint64_t( n[0] ) * std::uint64_t( n[1] );
+            const std::uint64_t oc[3] = { o % n[0], ( o / n[0] ) % n[1], o / plane };
+            const std::uint64_t pc[3] = { ps( i ) % n[0], ( ps( i ) / n[0] ) % n[1], ps( i ) / plane };
+            bool far = false;
+            for ( int a = 0; a < 3; ++a )
+            {
+                int d = std::abs( int( pc[a] ) - int( oc[a] ) );
+                if ( c.boundary == LatticeBoundary::periodic )
+                    d = std::min( d, n[a] - d );
+                far = far || d > 2;
+            }
+            stats.scans += far;
+        }
+        stats.entries += double( count );
+        stats.rounds += er.overflow_rounds();
+        stats.max_rounds = std::max( stats.max_rounds, er.overflow_rounds() );
+    };
+    for ( int step = 0; step < c.steps; ++step )
+    {
+        if ( c.scheme == PassScheme::split )
+            for ( int axis = 0; axis < 3; ++axis )
+            {
+                sequential->split_pass( TEST_EXECSPACE(), axis );
+                rounds->split_pass( TEST_EXECSPACE(), axis );
+                compare( step, axis );
+                if ( ::testing::Test::HasFatalFailure() )
+                    return stats;
+            }
+        else
+        {
+            sequential->fused_pass( TEST_EXECSPACE() );
+            rounds->fused_pass( TEST_EXECSPACE() );
+            compare( step, 3 );
+            if ( ::testing::Test::HasFatalFailure() )
+                return stats;
+        }
+        sequential->complete_step();
+        rounds->complete_step();
+    }
+    EXPECT_EQ( sequential->code_counts( TEST_EXECSPACE() ), rounds->code_counts( TEST_EXECSPACE() ) );
+    std::printf( "%d slots %-5s %-10s fill %.2f obstacles %.2f: %.0f entries, %.0f rounds (at most %d per pass), %.0f "
+                 "placed by the scan\n",
+                 Slots, to_string( c.scheme ), to_string( c.boundary ), c.fill, c.obstacles, stats.entries, stats.rounds,
+                 stats.max_rounds, stats.scans );
+    EXPECT_GT( stats.entries, 100 );
+    EXPECT_GT( stats.rounds, 0 );
+    return stats;
+}
+
+template <int Slots>
+void check_crowded_cases()
+{
+    for ( auto boundary : { LatticeBoundary::periodic, LatticeBoundary::reflecting } )
+        for ( auto scheme : { PassScheme::split, PassScheme::fused } )
+            for ( double fill : { 0.6, 0.8, 0.95 } )
+            {
+                check_rounds_equal_sequential<Slots>( { fill, boundary, scheme, 16, 4 } );
+                if ( ::testing::Test::HasFatalFailure() )
+                    return;
+            }
+    check_rounds_equal_sequential<Slots>( { 0.7, LatticeBoundary::periodic, PassScheme::split, 16, 4, 0.2 } );
+    check_rounds_equal_sequential<Slots>( { 0.7, LatticeBoundary::reflecting, PassScheme::fused, 16, 4, 0.2 } );
+}
+
+TEST( TEST_CATEGORY, lattice_overflow_rounds_equal_sequential_two_slots ) { check_crowded_cases<2>(); }
+TEST( TEST_CATEGORY, lattice_overflow_rounds_equal_sequential_four_slots ) { check_crowded_cases<4>(); }
+TEST( TEST_CATEGORY, lattice_overflow_rounds_equal_sequential_eight_slots ) { check_crowded_cases<8>(); }
+
+// Nearly full: whole 5^3 cubes fill, the tables fail and the index-order scan places entries in the
+// middle of the rounds; small periodic extents (the cube wraps onto itself) and reflecting ones.
+TEST( TEST_CATEGORY, lattice_overflow_rounds_run_the_scan_on_a_nearly_full_lattice )
+{
+    double scans = 0;
+    for ( auto boundary : { LatticeBoundary::periodic, LatticeBoundary::reflecting } )
+        for ( auto scheme : { PassScheme::split, PassScheme::fused } )
+        {
+            scans += check_rounds_equal_sequential<2>( { 0.995, boundary, scheme, 9, 6 } ).scans;
+            scans += check_rounds_equal_sequential<4>( { 0.995, boundary, scheme, 6, 6 } ).scans;
+            scans += check_rounds_equal_sequential<2>( { 0.99, boundary, scheme, 5, 6, 0.1 } ).scans;
+            if ( ::testing::Test::HasFatalFailure() )
+                return;
+        }
+    EXPECT_GT( scans, 0 );
+}
+
+} // namespace morula_test_overflow_rounds
