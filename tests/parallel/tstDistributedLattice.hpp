@@ -59,13 +59,15 @@ struct Case
     bool marked = false; // species codes for the crowd plus a few marked tracers per species (CodeMap)
     int steps = 20;
     bool expect_scans = false; // some particle needs the index-order scan over all slabs
+    //! How the slabs place their overflow lists (the single rank always places them sequentially).
+    OverflowPlacement slab_placement = OverflowPlacement::automatic;
 };
 
 std::string describe( const Case& c, int slots )
 {
     return morula::core::detail::concat( slots, " slots, ", to_string( c.scheme ), ", z ", to_string( c.z_boundary ),
                                          ", nz ", c.nz, ", fill ", c.fill, c.tracers ? ", tracers" : "", c.marked ? ", marked tracers" : "", ", ",
-                                         world_size(), " ranks" );
+                                         world_size(), " ranks, slabs place ", to_string( c.slab_placement ) );
 }
 
 // Every rank builds the same lattice, steps it alone and distributed over MPI_COMM_WORLD, and compares
@@ -110,9 +112,14 @@ void check_against_single_rank( const Case& c )
     opt.seed = 23;
     Lattice<Slots, TEST_MEMSPACE> copy( shape );
     Kokkos::deep_copy( copy.sites(), whole.sites() );
-    LatticeDiffusion<Slots, TEST_EXECSPACE> single( exec, copy, rules, codes, opt );
+    LatticeDiffusion<Slots, TEST_EXECSPACE> single( exec, copy, rules, codes, [&] {
+        DiffusionOptions o = opt;
+        o.placement = OverflowPlacement::sequential;
+        return o;
+    }() );
     const auto mine = slab_of_rank( shape.nz, world_rank(), world_size() );
     const auto slab = slab_of( whole, mine.begin, mine.end );
+    opt.placement = c.slab_placement;
     LatticeDiffusion<Slots, TEST_EXECSPACE> dist( exec, MPI_COMM_WORLD, shape, slab, rules, codes, opt );
     ASSERT_EQ( dist.particles(), single.particles() );
     for ( int step = 1; step <= c.steps; ++step )
@@ -224,6 +231,31 @@ TEST( TEST_CATEGORY, distributed_lattice_crowded )
     c.steps = 10;
     check_against_single_rank<2>( c );
     check_against_single_rank<4>( c );
+}
+
+// The slabs place their lists in rounds (lattice/detail/OverflowRounds.hpp), the single rank in order:
+// the same lattice bit for bit, with the turns stopped and resumed at entries that need the scan over all
+// slabs (fused, reflecting z), crowded and nearly full, tracers.
+TEST( TEST_CATEGORY, distributed_lattice_overflow_rounds_match_single_rank )
+{
+    for ( auto scheme : { PassScheme::split, PassScheme::fused } )
+        for ( auto b : { LatticeBoundary::periodic, LatticeBoundary::reflecting } )
+        {
+            Case c;
+            c.scheme = scheme;
+            c.z_boundary = b;
+            c.slab_placement = OverflowPlacement::rounds;
+            c.expect_scans = scheme == PassScheme::fused && b == LatticeBoundary::reflecting;
+            c.steps = 12;
+            check_against_single_rank<2>( c );
+            check_against_single_rank<4>( c );
+            c.fill = 0.95;
+            c.expect_scans = false;
+            check_against_single_rank<2>( c );
+            c.fill = 0.6;
+            c.tracers = true;
+            check_against_single_rank<2>( c );
+        }
 }
 
 // On one rank (MPI_COMM_SELF) the distributed driver is the single-rank model.
