@@ -52,6 +52,7 @@ struct Settings
     int warmup = 2;
     int runs = 10;
     std::string space = "device";
+    std::string placement = "automatic"; // overflow placement: automatic, sequential, rounds
     std::string out;
     bool copy_bandwidth = true;
 };
@@ -132,6 +133,9 @@ nlohmann::json run_case( const ExecutionSpace& exec, const Settings& set, const 
     lat::DiffusionOptions opt;
     opt.scheme = scheme;
     opt.kernels = pass_kernels;
+    opt.placement = set.placement == "sequential" ? lat::OverflowPlacement::sequential
+                    : set.placement == "rounds"   ? lat::OverflowPlacement::rounds
+                                                  : lat::OverflowPlacement::automatic;
     lat::LatticeDiffusion<Slots, ExecutionSpace> model( exec, lattice, rules, opt );
     setup["construct_s"] = setup_phase( "LatticeDiffusion", t0 );
     const double sites = double( shape.sites() );
@@ -258,6 +262,7 @@ nlohmann::json run_case( const ExecutionSpace& exec, const Settings& set, const 
              { "occupancy", occupancy },
              { "particles", particles },
              { "move_probability", set.move_probability },
+             { "overflow_placement", set.placement },
              { "setup", setup },
              { "steps_per_run", set.steps },
              { "step_with_overflow_handling", full.to_json() },
@@ -349,6 +354,9 @@ int main( int argc, char* argv[] )
     app.add_option( "--runs", set.runs, "timed runs (the median is reported)" )->check( CLI::PositiveNumber );
     app.add_option( "--space", set.space, "device (default execution space) or host" )
         ->check( CLI::IsMember( { "device", "host" } ) );
+    app.add_option( "--placement", set.placement,
+                    "overflow placement: automatic (rounds on a device, sequential on a host), sequential, rounds" )
+        ->check( CLI::IsMember( { "automatic", "sequential", "rounds" } ) );
     app.add_option( "--out", set.out, "JSON result file" );
     bool suite = false;
     app.add_flag( "--roofline-suite", suite,
