@@ -201,7 +201,9 @@ struct FindBarrier
   now if its table finds room and no earlier unplaced entry's cube holds that site. Then no earlier
   entry can write where i looks (the table sites before i's are full and stay full; i's site is out of
   every earlier cube; no earlier entry needs the scan), and i writes where no earlier entry looks: i's
-  outcome is the sequential one. Entries placed in one round write distinct sites.
+  outcome is the sequential one. Entries placed in one round write distinct sites. An entry may see a
+  site written in the same round by an entry before it, never by one after it (that one's site lies
+  outside its cube): what it sees is still a state of the sequential order before its turn.
 */
 template <int Slots, class MemorySpace>
 struct PlaceReady
