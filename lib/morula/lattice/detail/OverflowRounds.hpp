@@ -1,8 +1,8 @@
 /*!
   \file detail/OverflowRounds.hpp
-  \brief The overflow placement in parallel: a radix sort of the list on the device, then rounds in
-  which every entry that no earlier unplaced entry can disturb is placed at once; the result is the
-  sequential placement (PlaceOverflow) bit for bit.
+  \brief The overflow placement in parallel: a radix sort of the list on the device, then the sequential
+  placement (PlaceOverflow) computed as the fixed point of parallel sweeps; the result is the sequential
+  one bit for bit.
 */
 #ifndef MORULA_LATTICE_DETAIL_OVERFLOWROUNDS_HPP
 #define MORULA_LATTICE_DETAIL_OVERFLOWROUNDS_HPP
@@ -17,233 +17,165 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 namespace morula::lattice::detail
 {
 
-//! The distinct coordinates within `reach` of c on an axis of extent n (wrapped where periodic, clipped
-//! where not); returns how many (at most 2 reach + 1, fewer on a short periodic axis).
-KOKKOS_INLINE_FUNCTION int axis_reach( int c, int reach, int n, bool periodic, int* out )
-{
-    int k = 0;
-    for ( int d = -reach; d <= reach; ++d )
-    {
-        int t = c + d;
-        if ( periodic )
-            t = ( ( t % n ) + n ) % n;
-        else if ( t < 0 || t >= n )
-            continue;
-        bool seen = false;
-        for ( int j = 0; j < k; ++j )
-            seen = seen || out[j] == t;
-        if ( !seen )
-            out[k++] = t;
-    }
-    return k;
-}
-
 /*!
-  \brief The device side of the rounds: the sequential kernel's data (PlaceOverflow, whose table search
-  and placement it shares), plus
-  - owner: per local site, the smallest index of an unplaced entry whose particle came from that site
-    in this round (~0: none); cleared after each round;
-  - origins: per local site, the unplaced entries whose particle came from it (all zero between
-    placements);
-  - state: per entry, placed (bit 0) and known to fit (bit 1, surely_fits(), which stays true).
+  \brief The device side of the fixed-point placement.
+
+  The sequential kernel places entry i (key order) at the first site of its table with o's type and
+  fewer particles than slots, counting the entries placed before it: T(i) = the first table site s with
+  base(s) + #{ j < i : T(j) = s } < Slots, base(s) the particles there after the pass. That defines T
+  entry by entry, and it is the only solution of the equations T = F(T), F(i) computed from T(j), j < i.
+  A sweep computes T_new(i) = F(i) from the previous sweep's targets T_old for every entry at once; after
+  sweep r every entry up to r has its final target (induction on i), and a sweep that changes nothing
+  has found the solution. On lattices where few placements interfere, a handful of sweeps suffice,
+  whatever the list's length.
+
+  The previous sweep's claims are lists per site: head(s), the last entry linked to s, and next(j);
+  "fewer than f earlier claimants" walks s's list, which is short (the entries whose table reaches s
+  and found room there). An entry whose table has no room has no target (none); the first such entry
+  at the fixed point needs the index-order scan, so the entries before it are final and those after it
+  are computed again once the sequential kernel has placed it.
 */
 template <int Slots, class MemorySpace>
-struct OverflowRoundsData
+struct FixedPointData
 {
     using layout = SiteLayout<Slots>;
     using serial_type = PlaceOverflow<Slots, MemorySpace>;
     serial_type p;
-    Kokkos::View<std::uint32_t*, MemorySpace> owner;
-    Kokkos::View<std::uint32_t*, MemorySpace> origins;
-    Kokkos::View<std::uint8_t*, MemorySpace> state;
+    Kokkos::View<std::uint32_t*, MemorySpace> head;          //!< per local site: a claimant (nobody: none)
+    Kokkos::View<std::uint32_t*, MemorySpace> next;          //!< per entry: the next claimant of its site
+    Kokkos::View<std::uint64_t*, MemorySpace> target_old;    //!< per entry: local site claimed (lists built from it)
+    Kokkos::View<std::uint64_t*, MemorySpace> target_new;    //!< per entry: local site of this sweep
+    Kokkos::View<std::uint64_t*, MemorySpace> target_global; //!< per entry: its global site (this sweep)
+    Kokkos::View<std::uint8_t*, MemorySpace> target_table;   //!< per entry: its table position (this sweep)
 
     static constexpr std::uint32_t nobody = ~std::uint32_t( 0 );
-    static constexpr std::uint8_t placed = 1, fits = 2;
+    static constexpr std::uint64_t none = ~std::uint64_t( 0 );
 
-    //! The local planes within `reach` of global plane z (-1 dropped); returns how many.
-    KOKKOS_INLINE_FUNCTION int plane_reach( int z, int reach, int* out ) const
+    //! Whether fewer than `free` entries before i claimed local site s in the previous sweep.
+    KOKKOS_INLINE_FUNCTION bool room_before( std::uint32_t i, std::size_t s, int free ) const
     {
-        int g[9];
-        const int m = axis_reach( z, reach, p.window.nz, p.periodic[2], g );
-        int k = 0;
-        for ( int j = 0; j < m; ++j )
+        int earlier = 0;
+        for ( std::uint32_t j = head( s ); j != nobody; j = next( j ) )
+            if ( j < i && ++earlier >= free )
+                return false;
+        return true;
+    }
+};
+
+//! find_room_if's predicate of a sweep: the slots the previous sweep's earlier entries claim are taken.
+template <int Slots, class MemorySpace>
+struct RoomBefore
+{
+    const FixedPointData<Slots, MemorySpace>* d;
+    std::uint32_t i;
+    KOKKOS_INLINE_FUNCTION bool operator()( std::size_t s, int free ) const { return d->room_before( i, s, free ); }
+};
+
+/*!
+  A sweep: every entry's target from the previous sweep's claims; reduces the first entry whose target
+  changed (a minimum). The entries before it are final: their targets depend only on earlier ones, which
+  did not change either, so the next sweep starts there.
+*/
+template <int Slots, class MemorySpace>
+struct SweepTargets
+{
+    FixedPointData<Slots, MemorySpace> d;
+    KOKKOS_INLINE_FUNCTION void operator()( const std::size_t i, std::size_t& first_changed ) const
+    {
+        const auto o = d.p.origin_of( i );
+        typename FixedPointData<Slots, MemorySpace>::serial_type::Room room;
+        std::uint64_t t = d.none;
+        if ( d.p.find_room_if( i, o, room, RoomBefore<Slots, MemorySpace>{ &d, std::uint32_t( i ) } ) )
         {
-            const int lz = p.window.local_of_global( g[j] );
-            if ( lz >= 0 )
-                out[k++] = lz;
+            t = room.local;
+            d.target_global( i ) = room.global;
+            d.target_table( i ) = std::uint8_t( room.table );
         }
-        return k;
-    }
-
-    /*!
-      Whether entry i (origin o) is sure to find room in its table whenever its turn comes, provided no
-      entry before it needs the index-order scan: the free slots of o's type in its cube outnumber the
-      earlier unplaced entries whose cubes overlap it (origins within 4 sites), for only those can take
-      them first (a placement by the table lands in the placed entry's own cube, and a later entry
-      never lands in the cube of an earlier unplaced one). Placements lower both sides alike: once
-      true, it stays true.
-    */
-    KOKKOS_INLINE_FUNCTION bool surely_fits( std::size_t i, const typename serial_type::Origin& o ) const
-    {
-        const std::size_t plane = std::size_t( p.nx ) * std::size_t( p.ny );
-        int c[3][9], k[3];
-        k[0] = axis_reach( o.c[0], 2, p.nx, p.periodic[0], c[0] );
-        k[1] = axis_reach( o.c[1], 2, p.ny, p.periodic[1], c[1] );
-        k[2] = plane_reach( o.c[2], 2, c[2] );
-        std::uint32_t free_slots = 0;
-        for ( int z = 0; z < k[2]; ++z )
-            for ( int y = 0; y < k[1]; ++y )
-                for ( int x = 0; x < k[0]; ++x )
-                {
-                    const site_word w = p.sites( std::size_t( c[0][x] ) + std::size_t( p.nx ) * std::size_t( c[1][y] ) +
-                                                 plane * std::size_t( c[2][z] ) );
-                    if ( layout::type( w ) == o.type )
-                        free_slots += std::uint32_t( Slots - layout::count( w ) );
-                }
-        k[0] = axis_reach( o.c[0], 4, p.nx, p.periodic[0], c[0] );
-        k[1] = axis_reach( o.c[1], 4, p.ny, p.periodic[1], c[1] );
-        k[2] = plane_reach( o.c[2], 4, c[2] );
-        std::uint32_t earlier = 0; // an upper bound: all entries of an origin that an earlier entry claimed
-        for ( int z = 0; z < k[2]; ++z )
-            for ( int y = 0; y < k[1]; ++y )
-                for ( int x = 0; x < k[0]; ++x )
-                {
-                    const std::size_t s = std::size_t( c[0][x] ) + std::size_t( p.nx ) * std::size_t( c[1][y] ) +
-                                          plane * std::size_t( c[2][z] );
-                    if ( owner( s ) < std::uint32_t( i ) )
-                    {
-                        earlier += origins( s );
-                        if ( earlier >= free_slots )
-                            return false;
-                    }
-                }
-        return earlier < free_slots;
-    }
-
-    //! Whether an unplaced entry before `i` has its origin within 2 sites of global site c (its cube then
-    //! holds c).
-    KOKKOS_INLINE_FUNCTION bool earlier_reaches( std::size_t i, const int* g ) const
-    {
-        int c[3][5], k[3];
-        k[0] = axis_reach( g[0], 2, p.nx, p.periodic[0], c[0] );
-        k[1] = axis_reach( g[1], 2, p.ny, p.periodic[1], c[1] );
-        k[2] = plane_reach( g[2], 2, c[2] );
-        const std::size_t plane = std::size_t( p.nx ) * std::size_t( p.ny );
-        for ( int z = 0; z < k[2]; ++z )
-            for ( int y = 0; y < k[1]; ++y )
-                for ( int x = 0; x < k[0]; ++x )
-                    if ( owner( std::size_t( c[0][x] ) + std::size_t( p.nx ) * std::size_t( c[1][y] ) +
-                                plane * std::size_t( c[2][z] ) ) < std::uint32_t( i ) )
-                        return true;
-        return false;
+        if ( t != d.target_old( i ) && i < first_changed )
+            first_changed = i;
+        d.target_new( i ) = t;
     }
 };
 
-//! Counts each entry of [first, n) at its origin (+1, clearing its state), or takes the ones not placed
-//! out again (-1), leaving every count at zero.
+//! Links every entry with a target into its site's list (link) or empties the lists (clear).
 template <int Slots, class MemorySpace>
-struct CountOrigins
+struct ClaimLists
 {
-    OverflowRoundsData<Slots, MemorySpace> d;
-    bool add;
+    FixedPointData<Slots, MemorySpace> d;
+    bool link;
     KOKKOS_INLINE_FUNCTION void operator()( const std::size_t i ) const
     {
-        if ( add )
-            d.state( i ) = 0;
-        else if ( d.state( i ) & d.placed )
+        const std::uint64_t t = d.target_old( i );
+        if ( t == d.none )
             return;
-        const std::size_t s = d.p.origin_of( i ).local;
-        Kokkos::atomic_add( &d.origins( s ), add ? std::uint32_t( 1 ) : ~std::uint32_t( 0 ) ); // +1 or -1
-    }
-};
-
-//! A round's first step: every unplaced entry claims its origin (atomic min of its index).
-template <int Slots, class MemorySpace>
-struct ClaimOrigins
-{
-    OverflowRoundsData<Slots, MemorySpace> d;
-    KOKKOS_INLINE_FUNCTION void operator()( const std::size_t i ) const
-    {
-        if ( !( d.state( i ) & d.placed ) )
-            Kokkos::atomic_fetch_min( &d.owner( d.p.origin_of( i ).local ), std::uint32_t( i ) );
-    }
-};
-
-//! A round's second step: reduces (the first unplaced entry, minus the first that might not fit).
-template <int Slots, class MemorySpace>
-struct FindBarrier
-{
-    using reducer = Kokkos::MinMax<std::int64_t>;
-    OverflowRoundsData<Slots, MemorySpace> d;
-    KOKKOS_INLINE_FUNCTION void operator()( const std::size_t i, typename reducer::value_type& r ) const
-    {
-        const std::uint8_t st = d.state( i );
-        if ( st & d.placed )
-            return;
-        const std::int64_t index = std::int64_t( i );
-        if ( index < r.min_val )
-            r.min_val = index;
-        if ( ( st & d.fits ) || -index <= r.max_val )
-            return; // known to fit, or after a known barrier
-        if ( d.surely_fits( i, d.p.origin_of( i ) ) )
-            d.state( i ) = st | d.fits;
+        if ( link )
+            d.next( i ) = Kokkos::atomic_exchange( &d.head( t ), std::uint32_t( i ) );
         else
-            r.max_val = -index;
+            d.head( t ) = d.nobody;
+    }
+};
+
+//! The first entry without a target at the fixed point (the one that needs the scan), as a minimum.
+template <int Slots, class MemorySpace>
+struct FirstWithoutTarget
+{
+    FixedPointData<Slots, MemorySpace> d;
+    KOKKOS_INLINE_FUNCTION void operator()( const std::size_t i, std::size_t& first ) const
+    {
+        if ( d.target_old( i ) == d.none && i < first )
+            first = i;
     }
 };
 
 /*!
-  \brief A round's third step: entry i (at most the first that might not fit) is placed
-  now if its table finds room and no earlier unplaced entry's cube holds that site. Then no earlier
-  entry can write where i looks (the table sites before i's are full and stay full; i's site is out of
-  every earlier cube; no earlier entry needs the scan), and i writes where no earlier entry looks: i's
-  outcome is the sequential one. Entries placed in one round write distinct sites. An entry may see a
-  site written in the same round by an entry before it, never by one after it (that one's site lies
-  outside its cube): what it sees is still a state of the sequential order before its turn.
+  \brief Places the entries [first, stop) at their fixed-point targets: each entry its tracer's
+  displacement and its placement log; the first claimant of a site (none before it) writes the codes of
+  all its site's claimants before `stop`, in entry order, into the free slots, as the sequential kernel
+  would one after the other. At the fixed point a site has at most as many claimants as free slots.
 */
 template <int Slots, class MemorySpace>
-struct PlaceReady
+struct CommitTargets
 {
     using layout = SiteLayout<Slots>;
-    OverflowRoundsData<Slots, MemorySpace> d;
-    typename Kokkos::MinMax<std::int64_t, MemorySpace>::result_view_type bounds; //!< FindBarrier's
-    std::int64_t n;
-    KOKKOS_INLINE_FUNCTION void operator()( const std::size_t i, std::size_t& count ) const
-    {
-        const std::int64_t first_unsure = bounds().max_val > -n ? -bounds().max_val : n;
-        if ( std::int64_t( i ) > first_unsure || ( d.state( i ) & d.placed ) )
-            return;
-        const auto& p = d.p;
-        const auto o = p.origin_of( i );
-        typename OverflowRoundsData<Slots, MemorySpace>::serial_type::Room room;
-        if ( !p.find_room( i, o, room ) || d.earlier_reaches( i, room.c ) )
-            return;
-        const std::uint32_t code = p.overflow.codes( i );
-        const std::uint8_t move = p.overflow.moves( i );
-        const site_word w = p.sites( room.local );
-        p.sites( room.local ) = layout::with_code( w, layout::count( w ), code );
-        p.tracers.add( code, room.off[0] - move_component( move, 0 ), room.off[1] - move_component( move, 1 ),
-                       room.off[2] - move_component( move, 2 ) );
-        if ( p.placed.extent( 0 ) > 0 )
-            p.placed( i ) = room.global;
-        d.state( i ) = d.placed;
-        Kokkos::atomic_add( &d.origins( o.local ), ~std::uint32_t( 0 ) ); // - 1
-        ++count;
-    }
-};
-
-//! Clears the origins claimed in a round.
-template <int Slots, class MemorySpace>
-struct ClearOrigins
-{
-    OverflowRoundsData<Slots, MemorySpace> d;
+    FixedPointData<Slots, MemorySpace> d;
+    std::uint32_t stop;
     KOKKOS_INLINE_FUNCTION void operator()( const std::size_t i ) const
     {
-        d.owner( d.p.origin_of( i ).local ) = OverflowRoundsData<Slots, MemorySpace>::nobody;
+        const auto& p = d.p;
+        const std::uint64_t t = d.target_old( i );
+        const std::uint32_t code = p.overflow.codes( i );
+        const std::uint8_t move = p.overflow.moves( i );
+        int off[3];
+        p.table_offset( i, d.target_table( i ), off );
+        p.tracers.add( code, off[0] - move_component( move, 0 ), off[1] - move_component( move, 1 ),
+                       off[2] - move_component( move, 2 ) );
+        if ( p.placed.extent( 0 ) > 0 )
+            p.placed( i ) = d.target_global( i );
+        std::uint32_t mine[Slots];
+        int k = 0;
+        for ( std::uint32_t j = d.head( t ); j != d.nobody; j = d.next( j ) )
+        {
+            if ( j < std::uint32_t( i ) )
+                return; // not the first claimant
+            if ( j < stop && k < Slots )
+                mine[k++] = j;
+        }
+        for ( int a = 1; a < k; ++a ) // insertion sort: entry order
+            for ( int b = a; b > 0 && mine[b] < mine[b - 1]; --b )
+            {
+                const std::uint32_t x = mine[b];
+                mine[b] = mine[b - 1];
+                mine[b - 1] = x;
+            }
+        site_word w = p.sites( t );
+        for ( int a = 0; a < k; ++a )
+            w = layout::with_code( w, layout::count( w ), p.overflow.codes( mine[a] ) );
+        p.sites( t ) = w;
     }
 };
 
@@ -313,16 +245,14 @@ struct RadixOffsets
 };
 
 /*!
-  \brief The host side of the placement in rounds: scratch that only grows, the sort and the rounds.
+  \brief The host side of the parallel placement: scratch that only grows, the sort and the sweeps.
 
-  place() sorts the list (when `first` is 0), then runs rounds of four kernels: ClaimOrigins,
-  FindBarrier (into device memory), PlaceReady (its count of placed entries is the round's one read on
-  the host), ClearOrigins. The first unplaced entry may always go, so a round that places nothing has
-  found it without room in its table: the sequential kernel places it alone (the scan over the
-  lattice; on a slab it stops there, as it does) and the rounds resume after it. A round that places
-  fewer than `min_progress` entries hands the rest to the sequential kernel, which skips the entries
-  placed out of turn: still the sequential result (every entry before one placed out of turn surely
-  fits, so none of them needs the scan, and none of them can reach the sites those took).
+  place() sorts the list (when `first` is 0), then runs sweeps of three kernels (SweepTargets over the
+  entries from the first one the previous sweep changed, whose first changed entry is the sweep's one
+  read on the host; clearing and linking the claim lists of all entries) until a sweep changes nothing; then CommitTargets places every entry before the first one without room in its
+  table, the sequential kernel places that one (the scan over the lattice; on a slab it stops there, as
+  it does) and the sweeps resume after it. After `max_sweeps` sweeps without a fixed point the
+  sequential kernel places the rest: the result is the sequential one in every case.
 */
 template <int Slots, class ExecutionSpace>
 class OverflowRounds
@@ -330,97 +260,110 @@ class OverflowRounds
   public:
     using memory_space = typename ExecutionSpace::memory_space;
     using serial_type = PlaceOverflow<Slots, memory_space>;
-    using data_type = OverflowRoundsData<Slots, memory_space>;
+    using data_type = FixedPointData<Slots, memory_space>;
 
     /*!
       Places entries [first, n) of p.overflow (n, the list's size, read by the caller) as the sequential
       kernel `p` would from first_entry = first, on `exec`; `key_bits` bounds the keys. Leaves
-      p.next_entry as the sequential kernel does. Rounds continue while each places at least
-      `min_progress` entries (1: to the end).
+      p.next_entry as the sequential kernel does.
     */
     void place( const ExecutionSpace& exec, serial_type p, std::size_t first, std::size_t n, int key_bits,
-                std::size_t min_progress )
+                int max_sweeps )
     {
         reserve( exec, p, n );
         if ( first == 0 )
             sort( exec, p, n, key_bits );
         p.presorted = true;
-        data_type d{ p, m_owner, m_origins, m_done };
         m_rounds = 0;
-        const auto range = [&]( std::size_t from ) { return core::LaunchRange<ExecutionSpace>( exec, from, n ); };
+        const auto range = [&]( std::size_t from, std::size_t to ) {
+            return core::LaunchRange<ExecutionSpace>( exec, from, to );
+        };
+        auto sequential = [&]( std::size_t from, std::size_t to ) {
+            serial_type s = p;
+            s.first_entry = from;
+            s.last_entry = to;
+            Kokkos::parallel_for( "morula::lattice::place_overflow", core::LaunchRange<ExecutionSpace>( exec, 0, 1 ), s );
+        };
         while ( true )
         {
-            Kokkos::parallel_for( "morula::lattice::overflow_count_origins", range( first ),
-                                  CountOrigins<Slots, memory_space>{ d, true } );
-            std::size_t remaining = n - first;
-            std::int64_t stuck = -1; // the first unplaced entry, whose table has no room
-            while ( remaining > 0 )
+            data_type d{ p, m_head, m_next, m_target_old, m_target_new, m_target_global, m_target_table };
+            Kokkos::deep_copy( exec, Kokkos::subview( m_target_old, Kokkos::make_pair( first, n ) ), data_type::none );
+            int sweeps = 0;
+            bool fixed = false;
+            std::size_t active = first; // the entries before it are final
+            while ( !fixed && sweeps < max_sweeps )
             {
-                Kokkos::parallel_for( "morula::lattice::overflow_claim_origins", range( first ),
-                                      ClaimOrigins<Slots, memory_space>{ d } );
-                Kokkos::parallel_reduce( "morula::lattice::overflow_find_barrier", range( first ),
-                                         FindBarrier<Slots, memory_space>{ d },
-                                         Kokkos::MinMax<std::int64_t, memory_space>( m_bounds ) );
-                std::size_t placed = 0; // the round's one read on the host
-                Kokkos::parallel_reduce( "morula::lattice::overflow_place_ready", range( first ),
-                                         PlaceReady<Slots, memory_space>{ d, m_bounds, std::int64_t( n ) }, placed );
-                Kokkos::parallel_for( "morula::lattice::overflow_clear_origins", range( first ),
-                                      ClearOrigins<Slots, memory_space>{ d } );
-                ++m_rounds;
-                remaining -= placed;
-                if ( placed == 0 )
-                {
-                    // The first unplaced entry is always free to go: its table has no room.
-                    typename Kokkos::MinMax<std::int64_t, memory_space>::value_type b;
-                    Kokkos::deep_copy( exec, b, m_bounds );
-                    exec.fence();
-                    stuck = b.min_val;
+                std::size_t changed = n; // the sweep's one read on the host
+                Kokkos::parallel_reduce( "morula::lattice::overflow_sweep", range( active, n ),
+                                         SweepTargets<Slots, memory_space>{ d }, Kokkos::Min<std::size_t>( changed ) );
+                ++sweeps;
+                fixed = changed >= n;
+                if ( fixed )
                     break;
-                }
-                if ( placed < min_progress )
-                    break; // too few per round: the sequential kernel is faster
+                active = changed;
+                Kokkos::parallel_for( "morula::lattice::overflow_clear_claims", range( first, n ),
+                                      ClaimLists<Slots, memory_space>{ d, false } );
+                std::swap( d.target_old, d.target_new );
+                std::swap( m_target_old, m_target_new );
+                Kokkos::parallel_for( "morula::lattice::overflow_link_claims", range( first, n ),
+                                      ClaimLists<Slots, memory_space>{ d, true } );
             }
-            // the counts back to zero; the sequential kernel does the rest
-            Kokkos::parallel_for( "morula::lattice::overflow_count_origins", range( first ),
-                                  CountOrigins<Slots, memory_space>{ d, false } );
-            serial_type s = d.p;
-            s.done = m_done;
-            s.first_entry = stuck >= 0 ? std::size_t( stuck ) : first;
-            if ( stuck >= 0 )
-                s.last_entry = std::size_t( stuck ) + 1;
-            Kokkos::parallel_for( "morula::lattice::place_overflow", core::LaunchRange<ExecutionSpace>( exec, 0, 1 ), s );
-            if ( stuck < 0 || !p.window.whole )
-                return; // done, or stopped at the entry (a slab's scan runs over all slabs)
-            first = std::size_t( stuck ) + 1;
+            m_rounds += sweeps;
+            if ( !fixed )
+            {
+                Kokkos::parallel_for( "morula::lattice::overflow_clear_claims", range( first, n ),
+                                      ClaimLists<Slots, memory_space>{ d, false } );
+                sequential( first, n ); // every entry in order: the result is the same
+                return;
+            }
+            std::size_t stop = n;
+            Kokkos::parallel_reduce( "morula::lattice::overflow_first_without_target", range( first, n ),
+                                     FirstWithoutTarget<Slots, memory_space>{ d }, Kokkos::Min<std::size_t>( stop ) );
+            stop = std::min( stop, n ); // the reducer's identity when every entry has a target
+            if ( stop > first )
+                Kokkos::parallel_for( "morula::lattice::overflow_commit", range( first, stop ),
+                                      CommitTargets<Slots, memory_space>{ d, std::uint32_t( stop ) } );
+            Kokkos::parallel_for( "morula::lattice::overflow_clear_claims", range( first, n ),
+                                  ClaimLists<Slots, memory_space>{ d, false } );
+            if ( stop >= n )
+            {
+                sequential( n, n ); // closes the list
+                return;
+            }
+            sequential( stop, stop + 1 ); // the scan over the lattice (on a slab: stops there)
+            if ( !p.window.whole )
+                return;
+            first = stop + 1;
             if ( first >= n )
                 return; // the sequential kernel placed the last entry and closed the list
         }
     }
 
-    //! Rounds run by the last place() (for tests and benchmarks).
+    //! Sweeps run by the last place() (for tests and benchmarks).
     int rounds() const { return m_rounds; }
 
   private:
     void reserve( const ExecutionSpace& exec, const serial_type& p, std::size_t n )
     {
         const std::size_t sites = p.sites.extent( 0 );
-        if ( m_owner.extent( 0 ) != sites )
+        if ( m_head.extent( 0 ) != sites )
         {
-            m_owner = Kokkos::View<std::uint32_t*, memory_space>(
-                Kokkos::view_alloc( Kokkos::WithoutInitializing, "lattice_overflow_owner" ), sites );
-            Kokkos::deep_copy( exec, m_owner, data_type::nobody );
-            m_origins = Kokkos::View<std::uint32_t*, memory_space>( "lattice_overflow_origins", sites );
+            m_head = Kokkos::View<std::uint32_t*, memory_space>(
+                Kokkos::view_alloc( Kokkos::WithoutInitializing, "lattice_overflow_claim_heads" ), sites );
+            Kokkos::deep_copy( exec, m_head, data_type::nobody );
         }
-        if ( m_done.extent( 0 ) < n )
+        if ( m_next.extent( 0 ) < n )
         {
-            const std::size_t c = std::max( n, m_done.extent( 0 ) + m_done.extent( 0 ) / 2 );
-            m_done = Kokkos::View<std::uint8_t*, memory_space>( "lattice_overflow_done", c );
-            m_keys = Kokkos::View<std::uint64_t*, memory_space>(
-                Kokkos::view_alloc( Kokkos::WithoutInitializing, "lattice_overflow_sort_keys" ), c );
-            m_codes = Kokkos::View<std::uint32_t*, memory_space>(
-                Kokkos::view_alloc( Kokkos::WithoutInitializing, "lattice_overflow_sort_codes" ), c );
-            m_moves = Kokkos::View<std::uint8_t*, memory_space>(
-                Kokkos::view_alloc( Kokkos::WithoutInitializing, "lattice_overflow_sort_moves" ), c );
+            const std::size_t c = std::max( n, m_next.extent( 0 ) + m_next.extent( 0 ) / 2 );
+            auto uninitialized = []( const char* name ) { return Kokkos::view_alloc( Kokkos::WithoutInitializing, std::string( name ) ); };
+            m_next = Kokkos::View<std::uint32_t*, memory_space>( uninitialized( "lattice_overflow_claim_next" ), c );
+            m_target_old = Kokkos::View<std::uint64_t*, memory_space>( uninitialized( "lattice_overflow_target_a" ), c );
+            m_target_new = Kokkos::View<std::uint64_t*, memory_space>( uninitialized( "lattice_overflow_target_b" ), c );
+            m_target_global = Kokkos::View<std::uint64_t*, memory_space>( uninitialized( "lattice_overflow_target_global" ), c );
+            m_target_table = Kokkos::View<std::uint8_t*, memory_space>( uninitialized( "lattice_overflow_target_table" ), c );
+            m_keys = Kokkos::View<std::uint64_t*, memory_space>( uninitialized( "lattice_overflow_sort_keys" ), c );
+            m_codes = Kokkos::View<std::uint32_t*, memory_space>( uninitialized( "lattice_overflow_sort_codes" ), c );
+            m_moves = Kokkos::View<std::uint8_t*, memory_space>( uninitialized( "lattice_overflow_sort_moves" ), c );
         }
     }
 
@@ -461,9 +404,9 @@ class OverflowRounds
         }
     }
 
-    Kokkos::View<std::uint32_t*, memory_space> m_owner, m_origins, m_offsets;
-    typename Kokkos::MinMax<std::int64_t, memory_space>::result_view_type m_bounds{ "lattice_overflow_bounds" };
-    Kokkos::View<std::uint8_t*, memory_space> m_done, m_moves;
+    Kokkos::View<std::uint32_t*, memory_space> m_head, m_next, m_offsets;
+    Kokkos::View<std::uint64_t*, memory_space> m_target_old, m_target_new, m_target_global;
+    Kokkos::View<std::uint8_t*, memory_space> m_target_table, m_moves;
     Kokkos::View<std::uint64_t*, memory_space> m_keys;
     Kokkos::View<std::uint32_t*, memory_space> m_codes;
     int m_rounds = 0;

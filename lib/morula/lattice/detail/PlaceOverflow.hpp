@@ -94,11 +94,9 @@ struct PlaceOverflow
     Kokkos::View<std::uint64_t*, MemorySpace> placed; // may be empty
     std::size_t first_entry = 0;                       //!< resume here (the list is sorted when 0)
     Kokkos::View<std::size_t, MemorySpace> next_entry; //!< the list's size, or the entry that stopped
-    //! Set by the placement in rounds (OverflowRounds.hpp), which sorts the list itself, places some
-    //! entries out of turn (bit 0 of done(i) set: skipped here; empty: none) and hands single entries, or the
-    //! rest, to this kernel: entries [first_entry, last_entry) only.
+    //! Set by the parallel placement (OverflowRounds.hpp), which sorts the list itself and hands single
+    //! entries, or the rest, to this kernel: entries [first_entry, last_entry) only.
     bool presorted = false;
-    Kokkos::View<const std::uint8_t*, MemorySpace> done;
     std::size_t last_entry = ~std::size_t( 0 );
 
     static constexpr std::uint64_t not_placed = ~std::uint64_t( 0 );
@@ -164,10 +162,11 @@ struct PlaceOverflow
         std::uint32_t type;
     };
 
-    //! A free slot found by the nearest-site table: the local and global site, its global coordinates and
-    //! its offset from the origin.
+    //! A free slot found by the nearest-site table: its place in the table, the local and global site, its
+    //! global coordinates and its offset from the origin.
     struct Room
     {
+        int table;
         std::size_t local;
         std::uint64_t global;
         int c[3];
@@ -188,12 +187,19 @@ struct PlaceOverflow
         return o;
     }
 
+    //! Every free slot counts (the sequential kernel's view: the sites hold every earlier placement).
+    struct AnyFreeSlot
+    {
+        KOKKOS_INLINE_FUNCTION bool operator()( std::size_t, int ) const { return true; }
+    };
+
     /*!
       The first site of the nearest-site table of entry i (its origin o) that has o's type and a free slot
-      now; false if none. Reads only: the placement in rounds (OverflowRounds.hpp) asks it before it
-      decides whether the entry may be placed out of turn.
+      now, and that `has_room( local site, free slots )` accepts; false if none. Reads only: the parallel
+      placement (OverflowRounds.hpp) passes a predicate that counts the slots earlier entries claim.
     */
-    KOKKOS_INLINE_FUNCTION bool find_room( std::size_t i, const Origin& o, Room& room ) const
+    template <class HasRoom>
+    KOKKOS_INLINE_FUNCTION bool find_room_if( std::size_t i, const Origin& o, Room& room, const HasRoom& has_room ) const
     {
         const std::size_t plane = std::size_t( nx ) * std::size_t( ny );
         const int n[3] = { nx, ny, window.nz };
@@ -218,8 +224,9 @@ struct PlaceOverflow
                 continue;
             const std::size_t local = std::size_t( c[0] ) + std::size_t( nx ) * std::size_t( c[1] ) + plane * std::size_t( lz );
             const site_word w = sites( local );
-            if ( layout::type( w ) != o.type || layout::count( w ) == Slots )
+            if ( layout::type( w ) != o.type || layout::count( w ) == Slots || !has_room( local, Slots - layout::count( w ) ) )
                 continue;
+            room.table = int( t );
             room.local = local;
             room.global = std::size_t( c[0] ) + std::size_t( nx ) * std::size_t( c[1] ) + plane * std::size_t( c[2] );
             for ( int a = 0; a < 3; ++a )
@@ -230,6 +237,19 @@ struct PlaceOverflow
             return true;
         }
         return false;
+    }
+
+    KOKKOS_INLINE_FUNCTION bool find_room( std::size_t i, const Origin& o, Room& room ) const
+    {
+        return find_room_if( i, o, room, AnyFreeSlot{} );
+    }
+
+    //! The offset from the origin of entry i's table position `table` (its symmetry of the cube applied).
+    KOKKOS_INLINE_FUNCTION void table_offset( std::size_t i, int table, int* off ) const
+    {
+        const CubeSymmetry g( rng.bits( overflow.keys( i ), 48u + pass, step ) );
+        const int base[3] = { offsets( table, 0 ), offsets( table, 1 ), offsets( table, 2 ) };
+        g.apply( base, off );
     }
 
     //! Places entry i (its particle overflowed at a global site); returns the global destination.
@@ -285,12 +305,9 @@ struct PlaceOverflow
         if ( first_entry == 0 && !presorted )
             sort( n );
         const bool record = placed.extent( 0 ) > 0;
-        const bool skip_done = done.extent( 0 ) > 0;
         const std::size_t end = last_entry < n ? last_entry : n;
         for ( std::size_t i = first_entry; i < end; ++i )
         {
-            if ( skip_done && ( done( i ) & 1u ) )
-                continue;
             const std::uint64_t to = place( i );
             if ( to == not_placed && !window.whole )
             {

@@ -26,8 +26,10 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
+#include <limits>
 #include <cstdint>
 #include <utility>
 #include <vector>
@@ -507,9 +509,11 @@ class SlabDiffusion
         int key_bits = 8;
         for ( std::uint64_t last = std::uint64_t( s.sites() ) - 1; last; last >>= 1 )
             ++key_bits;
-        // A round costs a few launches and a read: on a device, a handful of entries placed one after the
-        // other cost less (an estimate, not a measurement: no GPU has run this yet).
-        m_rounds.place( exec, place, first, n, key_bits, automatic ? min_round_progress : 1 );
+        // A sweep costs three launches and a read; the sequential kernel places one entry in about the time
+        // of a launch. Past n / 8 sweeps (never seen; the bound is for adversarial lists) it does the rest.
+        const int max_sweeps = automatic ? int( std::min<std::size_t>( std::max<std::size_t>( 64, n / 8 ), 1u << 30 ) )
+                                         : std::numeric_limits<int>::max();
+        m_rounds.place( exec, place, first, n, key_bits, max_sweeps );
         m_rounds_run = m_rounds.rounds();
     }
 
@@ -548,7 +552,6 @@ class SlabDiffusion
     // DiffusionOptions::placement automatic: lists this short are placed by the sequential kernel; after
     // quiet_passes such passes in a row the list's size is read only every probe_period passes.
     static constexpr std::size_t short_list = 256;
-    static constexpr std::size_t min_round_progress = 16;
     static constexpr int quiet_passes = 8;
     static constexpr unsigned probe_period = 64;
     int m_quiet_passes = 0;
