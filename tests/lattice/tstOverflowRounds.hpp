@@ -1,4 +1,4 @@
-// The overflow placement in rounds (lattice/detail/OverflowRounds.hpp) against the sequential kernel
+// The parallel overflow placement (fixed-point sweeps, lattice/detail/OverflowRounds.hpp) against the sequential kernel
 // (lattice/detail/PlaceOverflow.hpp), its reference: after every pass of crowded lattices (60% of the
 // slots and more; 2, 4 and 8 slots; split and fused passes; periodic and reflecting faces; obstacles)
 // the two give the same site words, tracer displacements, overflow counts and placement logs bit for bit.
@@ -137,7 +137,7 @@ RoundsStats check_rounds_equal_sequential( const RoundsCase& c )
         rounds->complete_step();
     }
     EXPECT_EQ( sequential->code_counts( TEST_EXECSPACE() ), rounds->code_counts( TEST_EXECSPACE() ) );
-    std::printf( "%d slots %-5s %-10s fill %.2f obstacles %.2f: %.0f entries, %.0f rounds (at most %d per pass), %.0f "
+    std::printf( "%d slots %-5s %-10s fill %.2f obstacles %.2f: %.0f entries, %.0f sweeps (at most %d per pass), %.0f "
                  "placed by the scan\n",
                  Slots, to_string( c.scheme ), to_string( c.boundary ), c.fill, c.obstacles, stats.entries, stats.rounds,
                  stats.max_rounds, stats.scans );

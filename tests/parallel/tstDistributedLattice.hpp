@@ -233,7 +233,7 @@ TEST( TEST_CATEGORY, distributed_lattice_crowded )
     check_against_single_rank<4>( c );
 }
 
-// The slabs place their lists in rounds (lattice/detail/OverflowRounds.hpp), the single rank in order:
+// The slabs place their lists in parallel (lattice/detail/OverflowRounds.hpp), the single rank in order:
 // the same lattice bit for bit, with the turns stopped and resumed at entries that need the scan over all
 // slabs (fused, reflecting z), crowded and nearly full, tracers.
 TEST( TEST_CATEGORY, distributed_lattice_overflow_rounds_match_single_rank )
@@ -246,7 +246,6 @@ TEST( TEST_CATEGORY, distributed_lattice_overflow_rounds_match_single_rank )
             c.z_boundary = b;
             c.slab_placement = OverflowPlacement::rounds;
             c.expect_scans = scheme == PassScheme::fused && b == LatticeBoundary::reflecting;
-            c.steps = 12;
             check_against_single_rank<2>( c );
             check_against_single_rank<4>( c );
             c.fill = 0.95;
