@@ -1,6 +1,7 @@
 #include "AngioCommand.hpp"
 #include "AngioPicture.hpp"
 #include "Checkpointing.hpp"
+#include "CliOverrides.hpp"
 #include "ConfigFile.hpp"
 #include "RunLoop.hpp"
 
@@ -343,29 +344,24 @@ int run_angiogenesis( const AngioSettings& s, const CheckpointFlags& flags )
 void add_angiogenesis_command( CLI::App& app )
 {
     auto config = std::make_shared<std::string>();
-    auto o = std::make_shared<AngioSettings>();
     auto checkpoints = std::make_shared<CheckpointFlags>();
     CLI::App* cmd = app.add_subcommand(
         "angiogenesis", "tumour growth and angiogenesis: cells, vessel tubes, oxygen and TAF (Worecki and Wcisło 2012)" );
+    auto o = make_cli_overrides<AngioSettings>( *cmd );
     cmd->add_option( "--config", *config, "JSON file; keys as in docs/models/angiogenesis.md" );
-    cmd->add_option( "--precision", o->precision, "float or double" )->check( CLI::IsMember( { "float", "double" } ) );
-    cmd->add_option( "--steps", o->steps, "time steps" )->check( CLI::Range( 0L, 1000000000L ) );
-    cmd->add_option( "--output-every", o->output_every, "steps between snapshots (0: first and last)" )
+    o->option( "--precision", &AngioSettings::precision, "float or double" )->check( CLI::IsMember( { "float", "double" } ) );
+    o->option( "--steps", &AngioSettings::steps, "time steps" )->check( CLI::Range( 0L, 1000000000L ) );
+    o->option( "--output-every", &AngioSettings::output_every, "steps between snapshots (0: first and last)" )
         ->check( CLI::Range( 0L, 1000000000L ) );
-    cmd->add_option( "--seed", o->seed, "seed of the random numbers" )->check( CLI::Range( 0L, 9007199254740991L ) );
-    cmd->add_option( "--output", o->output, "prefix of the .h5, .xmf, .csv and .png files" );
-    cmd->add_flag( "--no-progress", "no progress bar" );
+    o->option( "--seed", &AngioSettings::seed, "seed of the random numbers" )->check( CLI::Range( 0L, 9007199254740991L ) );
+    o->option( "--output", &AngioSettings::output, "prefix of the .h5, .xmf, .csv and .png files" );
+    o->flag( "--no-progress", &AngioSettings::progress, false, "no progress bar" );
     add_checkpoint_flags( *cmd, *checkpoints );
-    cmd->callback( [config, o, cmd, checkpoints] {
+    cmd->callback( [config, o, checkpoints] {
         AngioSettings s;
         if ( !config->empty() )
             read_config( *config, s );
-        if ( cmd->count( "--precision" ) ) s.precision = o->precision;
-        if ( cmd->count( "--steps" ) ) s.steps = o->steps;
-        if ( cmd->count( "--output-every" ) ) s.output_every = o->output_every;
-        if ( cmd->count( "--seed" ) ) s.seed = o->seed;
-        if ( cmd->count( "--output" ) ) s.output = o->output;
-        if ( cmd->count( "--no-progress" ) ) s.progress = false;
+        o->apply( s ); // options given on the command line win over the file
         if ( s.precision == "float" )
             run_angiogenesis<float>( s, *checkpoints );
         else

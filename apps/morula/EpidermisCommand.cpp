@@ -1,5 +1,6 @@
 #include "EpidermisCommand.hpp"
 #include "Checkpointing.hpp"
+#include "CliOverrides.hpp"
 #include "ConfigFile.hpp"
 #include "RunLoop.hpp"
 #include "TissuePicture.hpp"
@@ -346,42 +347,31 @@ int run_epidermis( const EpidermisSettings& s, const CheckpointFlags& flags )
 void add_epidermis_command( CLI::App& app )
 {
     auto config = std::make_shared<std::string>();
-    auto o = std::make_shared<EpidermisSettings>();
     auto checkpoints = std::make_shared<CheckpointFlags>();
     CLI::App* cmd = app.add_subcommand(
         "epidermis", "3D epidermis: subcellular elements, gene network, growth and division (Christley et al. 2010)" );
+    auto o = make_cli_overrides<EpidermisSettings>( *cmd );
     cmd->add_option( "--config", *config, "JSON file; keys as in docs/models/epidermis.md" );
-    cmd->add_option( "--model", o->model, "movement, gene_network or full" )
+    o->option( "--model", &EpidermisSettings::model, "movement, gene_network or full" )
         ->check( CLI::IsMember( { "movement", "gene_network", "full" } ) );
-    cmd->add_option( "--precision", o->precision, "float or double" )->check( CLI::IsMember( { "float", "double" } ) );
-    cmd->add_option( "--cells", o->cells, "initial cells on the membrane" )->check( CLI::Range( 1L, 10000000L ) );
-    cmd->add_option( "--elements-per-cell", o->elements_per_cell, "elements of each initial cell" )
+    o->option( "--precision", &EpidermisSettings::precision, "float or double" )->check( CLI::IsMember( { "float", "double" } ) );
+    o->option( "--cells", &EpidermisSettings::cells, "initial cells on the membrane" )->check( CLI::Range( 1L, 10000000L ) );
+    o->option( "--elements-per-cell", &EpidermisSettings::elements_per_cell, "elements of each initial cell" )
         ->check( CLI::Range( 1L, 10000L ) );
-    cmd->add_option( "--steps", o->steps, "time steps" )->check( CLI::Range( 0L, 1000000000L ) );
-    cmd->add_option( "--dt", o->dt, "time step" )->check( CLI::PositiveNumber );
-    cmd->add_option( "--boundary", o->boundary, "periodic or none" )->check( CLI::IsMember( { "periodic", "none" } ) );
-    cmd->add_option( "--output-every", o->output_every, "steps between snapshots (0: first and last)" )
+    o->option( "--steps", &EpidermisSettings::steps, "time steps" )->check( CLI::Range( 0L, 1000000000L ) );
+    o->option( "--dt", &EpidermisSettings::dt, "time step" )->check( CLI::PositiveNumber );
+    o->option( "--boundary", &EpidermisSettings::boundary, "periodic or none" )->check( CLI::IsMember( { "periodic", "none" } ) );
+    o->option( "--output-every", &EpidermisSettings::output_every, "steps between snapshots (0: first and last)" )
         ->check( CLI::Range( 0L, 1000000000L ) );
-    cmd->add_option( "--seed", o->seed, "seed of the cells' orientations" )->check( CLI::Range( 0L, 9007199254740991L ) );
-    cmd->add_option( "--output", o->output, "prefix of the .h5, .xmf, .csv and .png files" );
-    cmd->add_flag( "--no-progress", "no progress bar" );
+    o->option( "--seed", &EpidermisSettings::seed, "seed of the cells' orientations" )->check( CLI::Range( 0L, 9007199254740991L ) );
+    o->option( "--output", &EpidermisSettings::output, "prefix of the .h5, .xmf, .csv and .png files" );
+    o->flag( "--no-progress", &EpidermisSettings::progress, false, "no progress bar" );
     add_checkpoint_flags( *cmd, *checkpoints );
-    cmd->callback( [config, o, cmd, checkpoints] {
+    cmd->callback( [config, o, checkpoints] {
         EpidermisSettings s;
         if ( !config->empty() )
             read_config( *config, s );
-        // Flags given on the command line win over the file.
-        if ( cmd->count( "--model" ) ) s.model = o->model;
-        if ( cmd->count( "--precision" ) ) s.precision = o->precision;
-        if ( cmd->count( "--cells" ) ) s.cells = o->cells;
-        if ( cmd->count( "--elements-per-cell" ) ) s.elements_per_cell = o->elements_per_cell;
-        if ( cmd->count( "--steps" ) ) s.steps = o->steps;
-        if ( cmd->count( "--dt" ) ) s.dt = o->dt;
-        if ( cmd->count( "--boundary" ) ) s.boundary = o->boundary;
-        if ( cmd->count( "--output-every" ) ) s.output_every = o->output_every;
-        if ( cmd->count( "--seed" ) ) s.seed = o->seed;
-        if ( cmd->count( "--output" ) ) s.output = o->output;
-        if ( cmd->count( "--no-progress" ) ) s.progress = false;
+        o->apply( s ); // options given on the command line win over the file
         if ( s.precision == "float" )
             run_epidermis<float>( s, *checkpoints );
         else

@@ -1,5 +1,6 @@
 #include "LatticeCommand.hpp"
 #include "Checkpointing.hpp"
+#include "CliOverrides.hpp"
 #include "LatticeConfig.hpp"
 #include "MpiSession.hpp"
 #include "MsdSeries.hpp"
@@ -293,22 +294,22 @@ int run_lattice( const LatticeSettings& s, const CheckpointFlags& checkpoint_fla
 void add_lattice_command( CLI::App& app )
 {
     auto config = std::make_shared<std::string>();
-    auto overrides = std::make_shared<LatticeSettings>();
     auto checkpoints = std::make_shared<CheckpointFlags>();
     CLI::App* cmd = app.add_subcommand(
         "lattice", "Multiparticle lattice diffusion (Roberts et al. 2009): free, obstructed and crowded experiments, MSD" );
+    auto overrides = make_cli_overrides<LatticeSettings>( *cmd );
     cmd->add_option( "--config", *config, "JSON file; keys as in docs/models/lattice.md" );
-    cmd->add_option( "--steps", overrides->steps, "Number of time steps" )->check( CLI::Range( 0L, 4000000000L ) );
-    cmd->add_option( "--seed", overrides->seed, "Random seed" )->check( CLI::Range( 0L, 9007199254740991L ) );
-    cmd->add_option( "--output", overrides->output, "Prefix of the CSV and PNG outputs" );
-    cmd->add_option( "--scheme", overrides->scheme, "split or fused passes" )
+    overrides->option( "--steps", &LatticeSettings::steps, "Number of time steps" )->check( CLI::Range( 0L, 4000000000L ) );
+    overrides->option( "--seed", &LatticeSettings::seed, "Random seed" )->check( CLI::Range( 0L, 9007199254740991L ) );
+    overrides->option( "--output", &LatticeSettings::output, "Prefix of the CSV and PNG outputs" );
+    overrides->option( "--scheme", &LatticeSettings::scheme, "split or fused passes" )
         ->check( CLI::IsMember( { "split", "fused" } ) );
-    cmd->add_option( "--kernels", overrides->kernels,
+    overrides->option( "--kernels", &LatticeSettings::kernels,
                      "pass kernels: automatic, compacted, tiled or gather (the same results, different speed)" )
         ->check( CLI::IsMember( { "automatic", "compacted", "tiled", "gather" } ) );
-    cmd->add_flag( "!--no-progress", overrides->progress, "No progress bar" );
+    overrides->flag( "--no-progress", &LatticeSettings::progress, false, "No progress bar" );
     add_checkpoint_flags( *cmd, *checkpoints );
-    cmd->callback( [config, overrides, checkpoints, cmd] {
+    cmd->callback( [config, overrides, checkpoints] {
         LatticeSettings s;
         // Without a config file: two tracer species on the defaults' lattice.
         s.species = { { "fast", 2000, {} }, { "slow", 2000, {} } };
@@ -316,12 +317,7 @@ void add_lattice_command( CLI::App& app )
         s.species[1].p.fill( lat::probabilities_for_diffusion( 10e-3, s.spacing_nm, s.time_step_ns ) );
         if ( !config->empty() )
             read_lattice_config( *config, s );
-        if ( cmd->count( "--steps" ) ) s.steps = overrides->steps;
-        if ( cmd->count( "--seed" ) ) s.seed = overrides->seed;
-        if ( cmd->count( "--output" ) ) s.output = overrides->output;
-        if ( cmd->count( "--scheme" ) ) s.scheme = overrides->scheme;
-        if ( cmd->count( "--kernels" ) ) s.kernels = overrides->kernels;
-        if ( cmd->count( "--no-progress" ) ) s.progress = false;
+        overrides->apply( s ); // options given on the command line win over the file
         if ( s.capacity == 2 )
             run_lattice<2>( s, *checkpoints );
         else if ( s.capacity == 4 )

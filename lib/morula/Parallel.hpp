@@ -14,7 +14,7 @@
 #endif
 
 #include <morula/parallel/CartesianDecomposition.hpp>
-#include <morula/parallel/DistributedProliferation.hpp>
+#include <morula/mechanics/Proliferation.hpp>
 #include <morula/parallel/DistributedSphereMechanics.hpp>
 #include <morula/parallel/Halo.hpp>
 #include <morula/parallel/Migration.hpp>
