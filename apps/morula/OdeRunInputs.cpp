@@ -174,8 +174,14 @@ ode::SolverOptions solver_options( const RunArgs& a, const CLI::App& cmd, const 
     o.mode = systems > 1 ? ode::ExecutionMode::batched
                          : ( net.species_count() >= device_wide_species ? ode::ExecutionMode::device_wide
                                                                         : ode::ExecutionMode::fine_grained );
+    // The Rosenbrock methods run one system per thread, one system too.
+    if ( ode::is_rosenbrock( o.method ) )
+        o.mode = ode::ExecutionMode::batched;
     if ( given( cmd, "--mode" ) )
     {
+        if ( ode::is_rosenbrock( o.method ) && a.mode != ode::ExecutionMode::batched )
+            throw InputError( "--method rodas5p, rodas4 and rosenbrock23 run one system per thread: use --mode batched "
+                              "(or leave --mode out)" );
         if ( a.mode == ode::ExecutionMode::device_wide && systems > 1 )
             throw InputError( concat( "--mode device integrates one system; --batch is ", systems,
                                       " (use --mode batched or fine)" ) );
@@ -187,6 +193,13 @@ ode::SolverOptions solver_options( const RunArgs& a, const CLI::App& cmd, const 
     {
         require( a.team_size >= 1 && a.team_size <= 1 << 20, "--team-size", double( a.team_size ), "a size >= 1" );
         o.team_size = int( a.team_size );
+    }
+    if ( given( cmd, "--precision" ) )
+    {
+        if ( a.precision == ode::Precision::single_precision && !ode::is_rosenbrock( o.method ) )
+            throw InputError( "--precision single needs a Rosenbrock method (--method rodas5p, rodas4 or rosenbrock23); "
+                              "RKF45 and BDF run in double" );
+        o.precision = a.precision;
     }
     if ( given( cmd, "--max-steps" ) )
     {
