@@ -270,6 +270,24 @@ TEST( TEST_CATEGORY, rosenbrock_single_precision_robertson )
     }
 }
 
+// Pure relative tolerance (atol 0) with species that start at zero: their scale is 0, so the norm and
+// the first-step estimate must not divide by it (a NaN there failed the system at once).
+TEST( TEST_CATEGORY, rosenbrock_relative_tolerance_only )
+{
+    namespace rob = test::robertson;
+    const auto net = test::robertson_network();
+    const std::vector<double> times( rob::kDecadeTimes, rob::kDecadeTimes + 6 ); // to 4e4
+    for ( auto method : { ode::Method::rodas5p, ode::Method::rodas4 } )
+    {
+        auto r = solve_batch( net, rosenbrock_options( method, 1e-8, 0.0 ), times, 4 );
+        for ( int s = 0; s < 4; ++s )
+            ASSERT_EQ( r.status( s ), ode::SolverStatus::success ) << name( method );
+        for ( std::size_t t = 0; t < times.size(); ++t )
+            for ( int i = 0; i < 3; ++i )
+                EXPECT_NEAR( r.samples( 3, t, i ), rob::kDecadeStates[t][i], 1e-5 * rob::kDecadeStates[t][i] ) << name( method );
+    }
+}
+
 // A system that runs out of steps stops with max_steps; its unreached samples are NaN, and a neighbour
 // with an easy rate still finishes.
 TEST( TEST_CATEGORY, rosenbrock_failure_is_per_system )

@@ -24,6 +24,7 @@
 
 #include <morula/core/Error.hpp>
 #include <morula/core/KokkosCompat.hpp>
+#include <morula/core/LaunchPolicy.hpp>
 #include <morula/io/Checkpoint.hpp>
 #include <morula/ode/MassActionSystem.hpp>
 #include <morula/ode/OdeResult.hpp>
@@ -226,7 +227,10 @@ struct RosenbrockBatchKernel
         for ( int i = 0; i < N; ++i )
             if ( i < net.species )
             {
-                const double e = static_cast<double>( err[i] ) / scale( i, x[i], xnew[i] );
+                // With atol 0 a species at zero has scale 0: no error there is exact, any is infinite.
+                const double sc = scale( i, x[i], xnew[i] );
+                const double e = sc > 0 ? static_cast<double>( err[i] ) / sc
+                                        : ( err[i] == Real( 0 ) ? 0.0 : std::numeric_limits<double>::infinity() );
                 sum += e * e;
             }
         return compat::sqrt( sum / net.species );
@@ -241,8 +245,11 @@ struct RosenbrockBatchKernel
             if ( i < net.species )
             {
                 const double sc = scale( i, x[i], x[i] );
-                d0 += ( x[i] / sc ) * ( x[i] / sc );
-                d1 += ( f[i] / sc ) * ( f[i] / sc );
+                if ( sc > 0 ) // a species at zero with atol 0 says nothing about the scale
+                {
+                    d0 += ( x[i] / sc ) * ( x[i] / sc );
+                    d1 += ( f[i] / sc ) * ( f[i] / sc );
+                }
             }
         d0 = compat::sqrt( d0 / net.species );
         d1 = compat::sqrt( d1 / net.species );
@@ -489,9 +496,10 @@ class RosenbrockIntegration
                 kernel.begin = begin;
                 kernel.stop = stop;
                 kernel.first = first;
-                // Plain range policy: the functor (with the tables) goes to constant memory on CUDA, which
-                // serves the same table entry to a whole warp in one read.
-                Kokkos::parallel_for( "morula::ode::rosenbrock_batch", Kokkos::RangePolicy<ExecutionSpace>( space, 0, systems ), kernel );
+                // The functor (with the tables, under 2 KB) is the kernel's argument: on CUDA kernel
+                // arguments are read through the constant cache, which serves one table entry to a whole
+                // warp in one read.
+                Kokkos::parallel_for( "morula::ode::rosenbrock_batch", core::LaunchRange<ExecutionSpace>( space, 0, systems ), kernel );
             };
         };
         auto in_capacity = [&]( auto real, auto step ) {
