@@ -29,6 +29,7 @@
 #include <morula/ode/MassActionSystem.hpp>
 #include <morula/ode/OdeResult.hpp>
 #include <morula/ode/SolverOptions.hpp>
+#include <morula/ode/detail/BatchIntegration.hpp>
 #include <morula/ode/detail/RosenbrockTableau.hpp>
 #include <morula/ode/detail/SmallMassAction.hpp>
 
@@ -474,15 +475,8 @@ class RosenbrockIntegration
         if ( resumable )
             m_state = Kokkos::View<double**, Kokkos::LayoutLeft, MemorySpace>( "morula::ode::rosenbrock_state", m_systems,
                                                                                2 * m_species + 3 );
-        auto to_device = [&]( const char* label, const auto& v ) {
-            using T = typename std::decay_t<decltype( v )>::value_type;
-            Kokkos::View<T*, MemorySpace> d( Kokkos::view_alloc( Kokkos::WithoutInitializing, std::string( label ) ), v.size() );
-            Kokkos::deep_copy( exec, d, Kokkos::View<const T*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>( v.data(), v.size() ) );
-            exec.fence(); // the host vector may go before the copy ran
-            return Kokkos::View<const T*, MemorySpace>( d );
-        };
-        const auto times = to_device( "morula::ode::sample_times", sample_times );
-        const auto saved_view = to_device( "morula::ode::saved_species", saved );
+        const auto times = to_device<double, MemorySpace>( "morula::ode::sample_times", sample_times );
+        const auto saved_view = to_device<int, MemorySpace>( "morula::ode::saved_species", saved );
         // One launcher per (precision, method, capacity): the choice is made here, once.
         auto make = [&]( auto real, auto step, auto capacity ) {
             using Real = decltype( real );
