@@ -58,9 +58,6 @@ std::vector<int> parse_saved_species( const std::string& list, const ode::Reacti
     return saved;
 }
 
-//! One system with at least this many species runs in the device-wide mode unless --mode says otherwise.
-constexpr int device_wide_species = 4096;
-
 double host_memory_bytes()
 {
     return double( sysconf( _SC_PHYS_PAGES ) ) * double( sysconf( _SC_PAGE_SIZE ) );
@@ -169,14 +166,7 @@ ode::SolverOptions solver_options( const RunArgs& a, const CLI::App& cmd, const 
     }
     if ( given( cmd, "--linear" ) )
         o.linear_solver = a.linear;
-    // A batch maps one copy to one thread. One system: a team up to 2048 species, the whole device
-    // (one kernel per stage) from 4096 up - the crossover measured on the H100 (docs/performance.md).
-    o.mode = systems > 1 ? ode::ExecutionMode::batched
-                         : ( net.species_count() >= device_wide_species ? ode::ExecutionMode::device_wide
-                                                                        : ode::ExecutionMode::fine_grained );
-    // The Rosenbrock methods run one system per thread, one system too.
-    if ( ode::is_rosenbrock( o.method ) )
-        o.mode = ode::ExecutionMode::batched;
+    o.mode = ode::default_execution_mode( systems, net.species_count(), o.method );
     if ( given( cmd, "--mode" ) )
     {
         if ( ode::is_rosenbrock( o.method ) && a.mode != ode::ExecutionMode::batched )

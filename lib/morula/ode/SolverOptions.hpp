@@ -89,6 +89,20 @@ enum class ExecutionMode
     device_wide
 };
 
+/*!
+  The execution mode a run takes when none is asked for: a batch maps one copy to one thread; one system
+  gets a team up to 2048 species and the whole device (one kernel per stage) from 4096 up, the crossover
+  measured on the H100 (docs/performance.md); the Rosenbrock methods run one system per thread, one
+  system too. `morula ode run` and the Python module both resolve it here.
+*/
+inline ExecutionMode default_execution_mode( long systems, int species, Method method )
+{
+    constexpr int device_wide_species = 4096;
+    if ( is_rosenbrock( method ) || systems > 1 )
+        return ExecutionMode::batched;
+    return species >= device_wide_species ? ExecutionMode::device_wide : ExecutionMode::fine_grained;
+}
+
 struct SolverOptions
 {
     Method method = Method::automatic;

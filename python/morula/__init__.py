@@ -1,0 +1,61 @@
+"""Morula from Python: the models and kernels of the C++ library, driven from scripts and notebooks.
+
+Kokkos starts on first use (or call ``morula.initialize(["--kokkos-num-threads=8"])`` first) and stops
+at interpreter exit (or ``morula.finalize()``); nothing of the module works after that.
+
+Arrays come out without copies as :class:`morula.Array`: numpy reads host memory through it
+(``np.asarray(model.positions)``), DLPack consumers read host or device memory (``torch.from_dlpack``,
+``cupy.from_dlpack``). An Array raises :class:`morula.StaleArrayError` once its model has stepped or
+restarted since it was taken, because the data may have moved. docs/python.md has the whole story.
+"""
+import atexit as _atexit
+import json as _json
+import os as _os
+
+from . import _morula
+from ._morula import (Array, StaleArrayError, build_info, fence, finalize, initialize, is_finalized,
+                      is_initialized, ode)
+
+__version__ = _morula.__version__
+
+__all__ = ["Array", "StaleArrayError", "Epidermis", "build_info", "fence", "finalize", "initialize",
+           "is_finalized", "is_initialized", "ode", "__version__"]
+
+# Kokkos must be finalised before the interpreter tears down the objects that hold its memory.
+_atexit.register(_morula.finalize)
+
+
+def _config_text(config, overrides, what):
+    """(JSON text, name for messages) from a configuration file path, a dict, or None, plus keyword overrides."""
+    if config is None:
+        data, name = {}, "<keywords>"
+    elif isinstance(config, dict):
+        data, name = dict(config), "<dict>"
+    elif isinstance(config, (str, _os.PathLike)):
+        path = _os.fspath(config)
+        with open(path, encoding="utf-8") as f:  # a missing file raises FileNotFoundError, naming it
+            text = f.read()
+        if not overrides:
+            return text, path  # the library parses it: its errors name the file and line
+        try:
+            data = _json.loads(text)
+        except ValueError:
+            return text, path  # let the library report where the JSON is broken
+        name = f"{path} (with keyword overrides)"
+    else:
+        raise TypeError(f"{what}: config must be a path, a dict or None, not {type(config).__name__}")
+    if not isinstance(data, dict):
+        return _json.dumps(data), name
+    data.update(overrides)
+    return _json.dumps(data), name
+
+
+def Epidermis(config=None, **parameters):
+    """The 3D epidermis model (subcellular elements, gene network, growth and division).
+
+    ``config`` is the JSON file ``morula epidermis --config`` takes, or a dict of its keys; keyword
+    arguments override keys (``Epidermis("epidermis.json", cells=16, precision="float")``). The same
+    configuration gives the same run as the command, bit for bit. Keys: docs/models/epidermis.md.
+    """
+    text, name = _config_text(config, parameters, "morula.Epidermis")
+    return _morula._make_epidermis(text, name)
