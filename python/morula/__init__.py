@@ -13,12 +13,12 @@ import json as _json
 import os as _os
 
 from . import _morula
-from ._morula import (Array, StaleArrayError, build_info, fence, finalize, initialize, is_finalized,
+from ._morula import (Array, Box, StaleArrayError, build_info, fence, finalize, initialize, is_finalized,
                       is_initialized, ode)
 
 __version__ = _morula.__version__
 
-__all__ = ["Array", "StaleArrayError", "Epidermis", "build_info", "fence", "finalize", "initialize",
+__all__ = ["Array", "Box", "StaleArrayError", "Epidermis", "UniformGrid", "build_info", "fence", "finalize", "initialize",
            "is_finalized", "is_initialized", "ode", "__version__"]
 
 # Kokkos must be finalised before the interpreter tears down the objects that hold its memory.
@@ -59,3 +59,14 @@ def Epidermis(config=None, **parameters):
     """
     text, name = _config_text(config, parameters, "morula.Epidermis")
     return _morula._make_epidermis(text, name)
+
+
+def UniformGrid(box, cutoff, precision="double", ordering="row_major"):
+    """The sorted uniform grid (cell lists) over ``box`` (a :class:`morula.Box`) for neighbours within ``cutoff``.
+
+    ``grid.build(positions)`` bins an (n, 3) array read in place (DLPack: numpy, CuPy, PyTorch, a
+    morula.Array; or the buffer protocol), of the grid's precision and in the build's memory space;
+    ``grid.neighbor_counts()`` and ``grid.neighbor_list()`` (CSR offsets and indices) come back as arrays.
+    ``ordering`` is the cell numbering: ``row_major``, ``morton`` or ``morton_rows``.
+    """
+    return _morula._make_grid(box, float(cutoff), precision, ordering)

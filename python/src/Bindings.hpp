@@ -8,6 +8,7 @@ namespace morula::python
 {
 void bind_epidermis( pybind11::module_& m );
 void bind_ode( pybind11::module_& m );
+void bind_grid( pybind11::module_& m );
 } // namespace morula::python
 
 #endif

@@ -69,4 +69,5 @@ PYBIND11_MODULE( _morula, m )
     bind_arrays( m );
     bind_epidermis( m );
     bind_ode( m );
+    bind_grid( m );
 }
