@@ -63,27 +63,31 @@ class KeptAllocation
 
 namespace detail
 {
+//! The DLPack device of a memory space; a space with none (and not host-accessible) does not compile.
 template <class MemorySpace>
 DLDevice dlpack_device()
 {
 #if defined( KOKKOS_ENABLE_CUDA )
     if constexpr ( std::is_same_v<MemorySpace, Kokkos::CudaSpace> )
         return { kDLCUDA, Kokkos::Cuda().cuda_device() };
-    if constexpr ( std::is_same_v<MemorySpace, Kokkos::CudaUVMSpace> )
+    else if constexpr ( std::is_same_v<MemorySpace, Kokkos::CudaUVMSpace> )
         return { kDLCUDAManaged, Kokkos::Cuda().cuda_device() };
-    if constexpr ( std::is_same_v<MemorySpace, Kokkos::CudaHostPinnedSpace> )
+    else if constexpr ( std::is_same_v<MemorySpace, Kokkos::CudaHostPinnedSpace> )
         return { kDLCUDAHost, 0 };
-#endif
-#if defined( KOKKOS_ENABLE_HIP )
+    else
+#elif defined( KOKKOS_ENABLE_HIP )
     if constexpr ( std::is_same_v<MemorySpace, Kokkos::HIPSpace> )
         return { kDLROCM, Kokkos::HIP().hip_device() };
-    if constexpr ( std::is_same_v<MemorySpace, Kokkos::HIPHostPinnedSpace> )
+    else if constexpr ( std::is_same_v<MemorySpace, Kokkos::HIPHostPinnedSpace> )
         return { kDLROCMHost, 0 };
+    else
 #endif
-    static_assert( Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemorySpace>::accessible ||
-                       !std::is_same_v<MemorySpace, MemorySpace>,
-                   "a memory space without a DLPack device type" );
-    return { kDLCPU, 0 };
+    {
+        // Only in the branch no GPU space took: a CudaSpace must not reach this assertion.
+        static_assert( Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemorySpace>::accessible,
+                       "a memory space without a DLPack device type" );
+        return { kDLCPU, 0 };
+    }
 }
 
 template <class T>
