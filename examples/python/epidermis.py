@@ -38,10 +38,11 @@ def main():
         cells.append(model.cells)
         print(f"step {model.steps_done}: {model.cells} cells, {model.divisions} divisions")
 
-    # Arrays without copies; each is valid until the next step.
-    x = np.asarray(model.positions)
-    owner = np.asarray(model.element_cell)
-    state = np.asarray(model.cell_states())
+    # Host copies (to_host() works on any build; on a CPU build np.asarray(model.positions) reads the
+    # model's memory without a copy, valid until the next step).
+    x = model.positions.to_host()
+    owner = model.element_cell.to_host()
+    state = model.cell_states().to_host()
     fig, (side, growth) = plt.subplots(1, 2, figsize=(11, 4), gridspec_kw={"width_ratios": [3, 1]})
     colours = np.where(state[owner] == 0, "tab:blue", "tab:orange")
     side.scatter(x[:, 0], x[:, 2], s=4, c=colours)

@@ -3,10 +3,11 @@
 
     PYTHONPATH=build/release/python python3 examples/python/grid_neighbors.py --particles 100000 --out grid.png
 
-The particles here are numpy's (any array with __dlpack__ works: CuPy or PyTorch on a GPU build): a
-clustered cloud in a periodic box. The grid reads them in place, counts every particle's neighbours
-within the cutoff and lists them (CSR); the picture compares the counts with what a uniform cloud of
-the same density would give (a Poisson distribution), and shows the local density of a slice.
+The particles here are numpy's (on a GPU build, copied once into CuPy or PyTorch: any array with
+__dlpack__ in the grid's memory works): a clustered cloud in a periodic box. The grid reads them in
+place, counts every particle's neighbours within the cutoff and lists them (CSR); the picture compares
+the counts with what a uniform cloud of the same density would give (a Poisson distribution), and
+shows the local density of a slice.
 """
 import argparse
 import math
@@ -18,6 +19,22 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 import morula  # noqa: E402
+
+
+def where_the_grid_reads(x):
+    """The particles in the memory this build's grid reads: numpy's on a CPU build, CuPy's or PyTorch's on a GPU."""
+    if morula.build_info()["default_memory_space"] in ("Host", "HostSpace"):
+        return x
+    try:
+        import cupy
+        return cupy.asarray(x)
+    except ImportError:
+        pass
+    try:
+        import torch
+        return torch.as_tensor(x, device="cuda")
+    except ImportError:
+        raise SystemExit("this Morula's grid reads GPU memory: install CuPy or PyTorch to put the particles there")
 
 
 def main():
@@ -36,8 +53,7 @@ def main():
     x = np.mod(np.vstack([uniform, clustered]), a.box)
 
     grid = morula.UniformGrid(morula.Box((0, 0, 0), (a.box,) * 3, "periodic"), a.cutoff)
-    grid.build(x)
-    assert grid.positions_pointer == x.__array_interface__["data"][0]  # read in place
+    grid.build(where_the_grid_reads(x))  # read in place, no copy
     counts = grid.neighbor_counts().to_host()
     offsets, indices = (arr.to_host() for arr in grid.neighbor_list())
     mean = 4 / 3 * math.pi * a.cutoff ** 3 * a.particles / a.box ** 3

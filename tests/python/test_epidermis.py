@@ -33,7 +33,7 @@ def test_same_run_as_the_command_bit_for_bit(app, data, tmp_path, precision):
     loaded.restart(str(tmp_path / "cli.ckpt.h5"))
     assert loaded.steps_done == 300 and loaded.cells == model.cells
     for name in ("positions", "element_cell", "element_type", "cell_offset", "cell_count", "species", "centres"):
-        assert np.array_equal(np.asarray(getattr(model, name)), np.asarray(getattr(loaded, name))), name
+        assert np.array_equal(getattr(model, name).to_host(), getattr(loaded, name).to_host()), name
 
 
 def test_steps_one_at_a_time_equal_one_advance():
@@ -43,7 +43,7 @@ def test_steps_one_at_a_time_equal_one_advance():
     reports = [b.step() for _ in range(120)]
     assert [r["step"] for r in reports] == list(range(120))
     assert sum(r["divisions"] for r in reports) == a.divisions == b.divisions
-    assert np.array_equal(np.asarray(a.positions), np.asarray(b.positions))
+    assert np.array_equal(a.positions.to_host(), b.positions.to_host())
 
 
 def test_timed_steps_fill_the_phase_times():
@@ -60,17 +60,17 @@ def test_timed_steps_fill_the_phase_times():
 def test_state_arrays_have_the_model_shapes():
     model = morula.Epidermis(cells=9, elements_per_cell=20)
     assert model.positions.shape == (180, 3) and model.cells == 9 and model.elements == 180
-    cells = np.asarray(model.element_cell)
+    cells = model.element_cell.to_host()
     assert np.array_equal(np.bincount(cells), np.full(9, 20))
-    offsets, counts = np.asarray(model.cell_offset), np.asarray(model.cell_count)
+    offsets, counts = model.cell_offset.to_host(), model.cell_count.to_host()
     assert np.array_equal(offsets, np.arange(9) * 20) and np.array_equal(counts, np.full(9, 20))
     assert model.species.shape == (9, 6)
     model.update_geometry()
-    centres = np.asarray(model.centres)
-    x = np.asarray(model.positions)
+    centres = model.centres.to_host()
+    x = model.positions.to_host()
     for c in range(9):
         assert np.allclose(centres[c], x[cells == c].mean(axis=0), rtol=0, atol=1e-12)
-    states = np.asarray(model.cell_states())
+    states = model.cell_states().to_host()
     assert states.shape == (9,) and set(np.unique(states)) <= {0, 1}
 
 

@@ -27,7 +27,7 @@ def test_robertson_equals_the_command_bit_for_bit(app, data, tmp_path, method):
     network = ode.read_model(str(data / "ode_robertson.txt"))
     solution = ode.solve(network, times=list(rows[:, 0]), method=method, rtol=1e-8, atol=[1e-12])
     assert solution.status == ["success"]
-    samples = np.asarray(solution.samples)
+    samples = solution.samples.to_host()
     assert samples.shape == (1, 6, 3)
     assert np.array_equal(samples[0], rows[:, 1:])
     # Mass is conserved (A + B + C = 1) at the stiff end.
@@ -42,13 +42,13 @@ def test_a_sweep_from_numpy_equals_one_system_at_a_time():
     times = [1e-2, 1.0, 1e2, 1e4]
     batch = ode.solve(network, times=times, rate_constants=k, method="rodas5p", rtol=1e-8, atol=[1e-12])
     assert batch.status == ["success"] * 64
-    samples = np.asarray(batch.samples)
+    samples = batch.samples.to_host()
     assert samples.shape == (64, 4, 3)
     for s in (0, 17, 63):
         one = ode.solve(network, times=times, rate_constants=k[s:s + 1], method="rodas5p", rtol=1e-8, atol=[1e-12])
-        assert np.array_equal(np.asarray(one.samples)[0], samples[s])
+        assert np.array_equal(one.samples.to_host()[0], samples[s])
     assert np.allclose(samples.sum(axis=2), 1.0, rtol=0, atol=1e-8)
-    stats = np.asarray(batch.statistics)
+    stats = batch.statistics.to_host()
     assert stats.shape == (64, len(ode.statistics_columns))
     assert (stats[:, ode.statistics_columns.index("steps")] > 0).all()
 
@@ -58,7 +58,7 @@ def test_initial_states_per_system_against_the_analytic_decay():
     x0 = np.array([[1.0, 0.0], [2.0, 1.0], [0.5, 0.25]])
     t = np.array([0.5, 1.0, 4.0])
     solution = ode.solve(network, times=list(t), initial_states=x0, rtol=1e-10, atol=[1e-14], method="bdf")
-    samples = np.asarray(solution.samples)
+    samples = solution.samples.to_host()
     a = x0[:, :1] * np.exp(-0.5 * t)[None, :]
     assert np.allclose(samples[:, :, 0], a, rtol=1e-7, atol=0)
     assert np.allclose(samples[:, :, 0] + samples[:, :, 1], x0.sum(axis=1)[:, None], rtol=1e-12)
@@ -70,7 +70,7 @@ def test_a_failing_system_is_reported_beside_the_others():
     k = np.array([[0.5], [0.5]])
     solution = ode.solve(network, times=[1.0, 2.0], rate_constants=k, method="bdf", max_steps=1)
     assert solution.status == ["max_steps", "max_steps"]
-    assert np.isnan(np.asarray(solution.samples)[:, -1]).all()
+    assert np.isnan(solution.samples.to_host()[:, -1]).all()
 
 
 def test_bad_input_names_the_argument():
