@@ -3,6 +3,7 @@
 #include "CliOverrides.hpp"
 #include "ConfigFile.hpp"
 #include "MpiSession.hpp"
+#include "ProliferationSetup.hpp"
 #include "RunLoop.hpp"
 
 #include <morula/Morula.hpp>
@@ -23,80 +24,14 @@
 
 namespace morula::app
 {
-namespace
-{
-// Every key of the configuration file, with BioDynaMo's values as defaults.
-struct ProliferationSettings
-{
-    std::string scenario = "division"; // division (benchmark A) or static (benchmark B)
-    std::string precision = "double";
-    long cells_per_axis = 64;  // division: a cube of cells_per_axis^3 cells ...
-    double spacing = 20;       // ... this far apart
-    long agents = 2000000;     // static: this many agents at random positions ...
-    double neighbors = 27;     // ... with this many within interaction distance on average
-    double diameter = 30;
-    double adherence = 0.4;
-    double mass = 1;
-    double division_diameter = 30.05;
-    double growth_rate = 5000;
-    double time_step = 0.01;
-    double max_displacement = 3;
-    double repulsion = 2;
-    double attraction = 1;
-    double radius_extension = 1.5;
-    long sort_every = 1;
-    std::string ordering = "morton-rows";
-    long agents_per_thread = 0; // force kernel: agents of a grid cell per thread (0: automatic)
-    long steps = 10;
-    long seed = 1;
-    std::string output;          // JSON with counts and timings
-    std::string snapshots;       // HDF5 + XDMF prefix
-    long snapshot_every = 0;     // 0: first and last step only
-    bool progress = true;        // a progress bar on stderr
-};
-
-void read_config( const std::string& path, ProliferationSettings& s )
-{
-    const double big = ConfigTable::huge;
-    ConfigTable t;
-    t.choice( "scenario", s.scenario, { "division", "static" } )
-     .choice( "precision", s.precision, { "float", "double" } )
-     .integer( "cells_per_axis", s.cells_per_axis, 1, 1000 )
-     .number( "spacing", s.spacing, 1e-300, big )
-     .integer( "agents", s.agents, 1, 500000000 )
-     .number( "neighbors", s.neighbors, 1e-3, 1e4 )
-     .number( "diameter", s.diameter, 1e-300, big )
-     .number( "adherence", s.adherence, 0, big )
-     .number( "mass", s.mass, 1e-300, big )
-     .number( "division_diameter", s.division_diameter, 1e-300, big )
-     .number( "growth_rate", s.growth_rate, 0, big )
-     .number( "time_step", s.time_step, 1e-300, big )
-     .number( "max_displacement", s.max_displacement, 0, big )
-     .number( "repulsion", s.repulsion, 0, big )
-     .number( "attraction", s.attraction, 0, big )
-     .number( "radius_extension", s.radius_extension, 0, big )
-     .integer( "sort_every", s.sort_every, 0, 1000000 )
-     .choice( "ordering", s.ordering, { "morton", "morton-rows", "row-major" } )
-     .integer( "agents_per_thread", s.agents_per_thread, 0, 4 )
-     .integer( "steps", s.steps, 0, 100000000 )
-     .integer( "seed", s.seed, 0, 9007199254740991L )
-     .text( "output", s.output )
-     .text( "snapshots", s.snapshots )
-     .integer( "snapshot_every", s.snapshot_every, 0, 100000000 )
-     .flag( "progress", s.progress );
-    t.read( path );
-}
-} // namespace
-
 void check_proliferation_config( const std::string& path )
 {
     ProliferationSettings s;
-    read_config( path, s );
+    read_proliferation_config( path, s );
 }
 
 namespace
 {
-
 // The key 'output': the run's counts and timings as JSON.
 void write_output( const std::string& path, const nlohmann::json& j )
 {
@@ -142,66 +77,6 @@ void check_restart_step( long long done, long steps, const std::string& file )
                                                       ", past the run's ", steps, " steps" ) );
 }
 
-// What both runs (one rank, or distributed) start from: box, parameters and the initial agents.
-template <class Scalar>
-struct ProliferationSetup
-{
-    using mem = Kokkos::DefaultExecutionSpace::memory_space;
-    core::Box<Scalar> box;
-    mechanics::MechanicsParameters<Scalar> mp;
-    std::optional<mechanics::GrowthParameters<Scalar>> growth;
-    mechanics::SphereAgents<Scalar, mem> agents;
-};
-
-template <class Scalar>
-ProliferationSetup<Scalar> make_setup( const ProliferationSettings& s, const Kokkos::DefaultExecutionSpace& space )
-{
-    using mem = Kokkos::DefaultExecutionSpace::memory_space;
-    mechanics::AgentProperties<Scalar> props;
-    props.diameter = Scalar( s.diameter );
-    props.adherence = Scalar( s.adherence );
-    props.mass = Scalar( s.mass );
-    mechanics::MechanicsParameters<Scalar> mp;
-    mp.force.repulsion = Scalar( s.repulsion );
-    mp.force.attraction = Scalar( s.attraction );
-    mp.force.radius_extension = Scalar( s.radius_extension );
-    mp.time_step = Scalar( s.time_step );
-    mp.max_displacement = Scalar( s.max_displacement );
-    mp.sort_every = static_cast<int>( s.sort_every );
-    if ( !grid::parse_cell_ordering( s.ordering, mp.ordering ) )
-        throw core::InputError( "proliferation: unknown ordering '" + s.ordering + "'" );
-    mp.particles_per_thread = static_cast<int>( s.agents_per_thread );
-
-    const bool division = s.scenario == "division";
-    core::Box<Scalar> box;
-    std::optional<mechanics::GrowthParameters<Scalar>> growth;
-    mechanics::SphereAgents<Scalar, mem> agents;
-    if ( division )
-    {
-        const Scalar extent = Scalar( s.spacing * ( s.cells_per_axis - 1 ) );
-        box = core::Box<Scalar>( { 0, 0, 0 }, { extent, extent, extent }, core::Boundary::open );
-        agents = mechanics::lattice_agents<Scalar, mem>( space, static_cast<int>( s.cells_per_axis ),
-                                                         Scalar( s.spacing ), props );
-        mechanics::GrowthParameters<Scalar> gp;
-        gp.division_diameter = Scalar( s.division_diameter );
-        gp.growth_rate = Scalar( s.growth_rate );
-        gp.time_step = Scalar( s.time_step );
-        gp.seed = static_cast<std::uint64_t>( s.seed );
-        growth = gp;
-    }
-    else
-    {
-        // Agents locked in place (benchmark B): the box sets the mean number of interacting neighbours.
-        mp.max_displacement = 0;
-        const double edge = mechanics::box_edge_for_neighbors(
-            s.agents, s.neighbors, s.diameter + 2 * s.radius_extension );
-        box = core::Box<Scalar>::cube( Scalar( edge ), core::Boundary::periodic );
-        agents = mechanics::random_agents<Scalar, mem>( space, static_cast<int>( s.agents ), box,
-                                                        props, static_cast<std::uint64_t>( s.seed ) );
-    }
-    return { box, mp, growth, std::move( agents ) };
-}
-
 // The largest of `mine` over the ranks (one rank's step time for each rank).
 double over_ranks_max( double mine )
 {
@@ -232,7 +107,7 @@ int run_proliferation( const ProliferationSettings& s, const CheckpointFlags& fl
     if ( distributed && !s.snapshots.empty() )
         throw core::InputError( "config: key 'snapshots': a distributed run writes no snapshots yet; remove the key "
                                 "or run on one rank" );
-    auto [box, mp, growth, agents] = make_setup<Scalar>( s, space );
+    auto [box, mp, growth, agents] = make_proliferation_setup<Scalar>( s, space );
     const std::size_t initial = agents.size();
     std::printf( "%s\n", core::build_summary().c_str() );
     std::printf( "proliferation (%s, %s): %zu agents, %ld steps, sort every %ld (%s)", s.scenario.c_str(),
@@ -422,7 +297,7 @@ void add_proliferation_command( CLI::App& app )
     cmd->callback( [config, overrides, checkpoints] {
         ProliferationSettings s;
         if ( !config->empty() )
-            read_config( *config, s );
+            read_proliferation_config( *config, s );
         overrides->apply( s ); // options given on the command line win over the file
         if ( s.precision == "float" )
             run_proliferation<float>( s, *checkpoints );

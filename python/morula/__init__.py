@@ -18,7 +18,7 @@ from ._morula import (Array, Box, StaleArrayError, build_info, fence, finalize, 
 
 __version__ = _morula.__version__
 
-__all__ = ["Array", "Box", "StaleArrayError", "Epidermis", "UniformGrid", "build_info", "fence", "finalize", "initialize",
+__all__ = ["Array", "Box", "StaleArrayError", "Epidermis", "Proliferation", "UniformGrid", "build_info", "fence", "finalize", "initialize",
            "is_finalized", "is_initialized", "ode", "__version__"]
 
 # Kokkos must be finalised before the interpreter tears down the objects that hold its memory.
@@ -59,6 +59,17 @@ def Epidermis(config=None, **parameters):
     """
     text, name = _config_text(config, parameters, "morula.Epidermis")
     return _morula._make_epidermis(text, name)
+
+
+def Proliferation(config=None, **parameters):
+    """Sphere cells that grow, divide and push each other (BioDynaMo's benchmarks A and B), on one rank.
+
+    ``config`` is the JSON file ``morula proliferation --config`` takes, or a dict of its keys; keyword
+    arguments override keys (``Proliferation(scenario="division", cells_per_axis=16)``). The same
+    configuration gives the same run as the command, bit for bit. Keys: docs/models/proliferation.md.
+    """
+    text, name = _config_text(config, parameters, "morula.Proliferation")
+    return _morula._make_proliferation(text, name)
 
 
 def UniformGrid(box, cutoff, precision="double", ordering="row_major"):
