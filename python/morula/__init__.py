@@ -18,7 +18,7 @@ from ._morula import (Array, Box, StaleArrayError, build_info, fence, finalize, 
 
 __version__ = _morula.__version__
 
-__all__ = ["Array", "Box", "StaleArrayError", "Epidermis", "Proliferation", "UniformGrid", "build_info", "fence", "finalize", "initialize",
+__all__ = ["Array", "Box", "StaleArrayError", "Epidermis", "Lattice", "Proliferation", "UniformGrid", "build_info", "fence", "finalize", "initialize",
            "is_finalized", "is_initialized", "ode", "__version__"]
 
 # Kokkos must be finalised before the interpreter tears down the objects that hold its memory.
@@ -70,6 +70,18 @@ def Proliferation(config=None, **parameters):
     """
     text, name = _config_text(config, parameters, "morula.Proliferation")
     return _morula._make_proliferation(text, name)
+
+
+def Lattice(config=None, **parameters):
+    """Multiparticle lattice diffusion (Roberts et al. 2009: packed 32-bit sites, overflow list), on one rank.
+
+    ``config`` is the JSON file ``morula lattice --config`` takes, or a dict of its keys; keyword arguments
+    override keys (``Lattice(size=[32, 32, 32], capacity=4)``); without either, the command's default run
+    (two tracer species). The same configuration gives the same run as the command, bit for bit.
+    Keys: docs/models/lattice.md.
+    """
+    text, name = _config_text(config, parameters, "morula.Lattice")
+    return _morula._make_lattice(text, name)
 
 
 def UniformGrid(box, cutoff, precision="double", ordering="row_major"):
