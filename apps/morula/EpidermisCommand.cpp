@@ -143,35 +143,12 @@ int run_epidermis( const EpidermisSettings& s, const CheckpointFlags& flags )
 
     // A frame of the current state, recorded (a CSV row; the caller writes the snapshot) or not.
     auto frame = [&]( bool record ) {
-        model.update_geometry( space );
-        const auto state = model.cell_states( space );
-        const auto host = model.tissue().to_host();
-        const int m = static_cast<int>( host.cells() );
-        std::vector<int> hs;
-        std::vector<double> hc, ha; // centres: x, y, z per cell
-        core::copy_to_host( state, m, hs );
-        core::copy_to_host( model.tissue().centres(), m, hc );
+        io::TissueFrame f = epidermis_frame( model, space ); // centres and adhesion updated
+        const int m = static_cast<int>( f.cells() );
+        std::vector<double> ha;
         core::copy_to_host( model.tissue().adhesion(), m, ha );
-        io::TissueFrame f;
-        f.step = model.steps_done();
-        f.time = model.time();
-        f.positions = host.positions;
-        f.type.assign( host.type.begin(), host.type.end() );
-        for ( int c = 0; c < m; ++c )
-        {
-            for ( int k = 0; k < host.cell_elements[c]; ++k )
-            {
-                f.cell.push_back( c );
-                f.state.push_back( hs[c] );
-            }
-            for ( int d = 0; d < 3; ++d )
-                f.cell_centres.push_back( hc[3 * c + d] );
-            f.cell_elements.push_back( host.cell_elements[c] );
-            f.cell_state.push_back( hs[c] );
-        }
-        f.species = host.species;
-        f.species_count = sem::gene_species;
-        f.species_names = { "Notch", "Delta", "bound_Notch_Delta", "Ovol2", "Ovol1", "c-Myc" };
+        const auto& hs = f.cell_state;
+        const auto& hc = f.cell_centres;
         // Layer statistics: a cell's layer is its centre height in units of the cell footprint.
         int basal = 0, adherent = 0, layers = 0;
         double mean_z = 0, max_z = 0;
@@ -186,7 +163,7 @@ int run_epidermis( const EpidermisSettings& s, const CheckpointFlags& flags )
         }
         if ( record )
         {
-            csv << f.step << ',' << f.time << ',' << m << ',' << host.elements() << ',' << basal << ','
+            csv << f.step << ',' << f.time << ',' << m << ',' << f.elements() << ',' << basal << ','
                 << m - basal << ',' << adherent << ',' << mean_z << ',' << max_z << ',' << layers << '\n';
             csv.flush();
         }

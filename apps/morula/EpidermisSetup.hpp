@@ -5,6 +5,8 @@
 #ifndef MORULA_APPS_EPIDERMISSETUP_HPP
 #define MORULA_APPS_EPIDERMISSETUP_HPP
 
+#include <morula/core/HostCopy.hpp>
+#include <morula/io/TissueSnapshots.hpp>
 #include <morula/sem/Epidermis.hpp>
 #include <morula/sem/Initializers.hpp>
 
@@ -56,6 +58,42 @@ sem::EpidermisParameters epidermis_parameters( const EpidermisSettings& s );
 
 //! The initial monolayer's description (cells, elements, boundary, box, seed).
 sem::MonolayerSpec monolayer_spec( const EpidermisSettings& s );
+
+//! The model's state as one snapshot frame (io::TissueSnapshotWriter): elements, cells, their states
+//! and gene species. Updates the model's geometry (centres, adhesion) first, as every frame does.
+template <class Model, class ExecutionSpace>
+io::TissueFrame epidermis_frame( Model& model, const ExecutionSpace& space )
+{
+    model.update_geometry( space );
+    const auto state = model.cell_states( space );
+    const auto host = model.tissue().to_host();
+    const int m = static_cast<int>( host.cells() );
+    std::vector<int> hs;
+    std::vector<double> hc; // centres: x, y, z per cell
+    core::copy_to_host( state, m, hs );
+    core::copy_to_host( model.tissue().centres(), m, hc );
+    io::TissueFrame f;
+    f.step = model.steps_done();
+    f.time = model.time();
+    f.positions = host.positions;
+    f.type.assign( host.type.begin(), host.type.end() );
+    for ( int c = 0; c < m; ++c )
+    {
+        for ( int k = 0; k < host.cell_elements[c]; ++k )
+        {
+            f.cell.push_back( c );
+            f.state.push_back( hs[c] );
+        }
+        for ( int d = 0; d < 3; ++d )
+            f.cell_centres.push_back( hc[3 * c + d] );
+        f.cell_elements.push_back( host.cell_elements[c] );
+        f.cell_state.push_back( hs[c] );
+    }
+    f.species = host.species;
+    f.species_count = sem::gene_species;
+    f.species_names = { "Notch", "Delta", "bound_Notch_Delta", "Ovol2", "Ovol1", "c-Myc" };
+    return f;
+}
 } // namespace morula::app
 
 #endif

@@ -18,7 +18,7 @@ from ._morula import (Array, Box, StaleArrayError, build_info, fence, finalize, 
 
 __version__ = _morula.__version__
 
-__all__ = ["Array", "Box", "StaleArrayError", "Epidermis", "Lattice", "Proliferation", "UniformGrid", "build_info", "fence", "finalize", "initialize",
+__all__ = ["Angiogenesis", "Array", "Box", "StaleArrayError", "Epidermis", "Lattice", "Proliferation", "UniformGrid", "build_info", "fence", "finalize", "initialize",
            "is_finalized", "is_initialized", "ode", "__version__"]
 
 # Kokkos must be finalised before the interpreter tears down the objects that hold its memory.
@@ -82,6 +82,18 @@ def Lattice(config=None, **parameters):
     """
     text, name = _config_text(config, parameters, "morula.Lattice")
     return _morula._make_lattice(text, name)
+
+
+def Angiogenesis(config=None, **parameters):
+    """Tumour growth and angiogenesis (Worecki and Wcisło 2012): cells, vessel tubes, oxygen and TAF, on one rank.
+
+    ``config`` is the JSON file ``morula angiogenesis --config`` takes, or a dict of its keys; keyword
+    arguments override keys (``Angiogenesis(tumour_radius=30, sprouting=True)``). ``step()`` and
+    ``advance(n)`` apply the angiogenic switch before every step, as the command does, so the same
+    configuration gives the same run as the command, bit for bit. Keys: docs/models/angiogenesis.md.
+    """
+    text, name = _config_text(config, parameters, "morula.Angiogenesis")
+    return _morula._make_angiogenesis(text, name)
 
 
 def UniformGrid(box, cutoff, precision="double", ordering="row_major"):

@@ -26,6 +26,7 @@ inline pybind11::dict times_dict( const core::PhaseTimer& t )
 void bind_epidermis( pybind11::module_& m );
 void bind_proliferation( pybind11::module_& m );
 void bind_lattice( pybind11::module_& m );
+void bind_angiogenesis( pybind11::module_& m );
 void bind_ode( pybind11::module_& m );
 void bind_grid( pybind11::module_& m );
 } // namespace morula::python

@@ -5,6 +5,7 @@
 
 #include <EpidermisSetup.hpp>
 
+#include <morula/io/TissueSnapshots.hpp>
 #include <morula/sem/Epidermis.hpp>
 #include <morula/sem/EpidermisCheckpoint.hpp>
 #include <morula/sem/Initializers.hpp>
@@ -73,6 +74,15 @@ class EpidermisRun : private EpidermisStart<Scalar>, public ModelRun<sem::Epider
         this->model().update_geometry( this->exec() );
         this->exec().fence();
     }
+    //! The state as a frame of the series `prefix`, the command's frame (centres updated first).
+    void snapshot( const std::string& prefix )
+    {
+        auto& series = m_snapshots.at( prefix, [&] { return std::make_unique<io::TissueSnapshotWriter>( prefix ); } );
+        series.write( app::epidermis_frame( this->model(), this->exec() ) );
+    }
+
+  private:
+    SnapshotSeriesSet<io::TissueSnapshotWriter> m_snapshots;
 };
 
 template <class Scalar>
@@ -95,6 +105,9 @@ void bind_run( py::module_& m, const char* name )
                                 "the configuration's `steps` (what `morula epidermis` would run)" )
         .def_property_readonly( "output_every", []( Run& r ) { return r.settings().output_every; } )
         .def( "update_geometry", &Run::update_geometry, "computes the cells' centres and adhesion" )
+        .def( "snapshot", &Run::snapshot, py::arg( "prefix" ),
+              "writes the state as the frame <prefix>_<step>.h5 of the series <prefix>.xmf (HDF5 + XDMF, the "
+              "command's files); the first call with a prefix starts its series" )
         .def( "cell_states", &Run::cell_states, "each cell's state (0 basal, 1 suprabasal), computed now" )
         .def_property_readonly( "positions", []( Run& r ) {
             const auto& t = r.model().tissue();

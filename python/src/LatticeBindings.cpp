@@ -6,6 +6,7 @@
 
 #include <LatticeSetup.hpp>
 
+#include <morula/io/LatticeSnapshots.hpp>
 #include <morula/lattice/LatticeCheckpoint.hpp>
 #include <morula/lattice/LatticeDiffusion.hpp>
 
@@ -97,6 +98,17 @@ class LatticeRun : private LatticeStartHolder<Slots>, public ModelRun<lat::Latti
                 o[3 * i + a] = d( i, a );
         return out;
     }
+    //! The site words as the frame <prefix>_<step>.h5, the command's frame (time in seconds).
+    void snapshot( const std::string& prefix )
+    {
+        const auto& shape = this->model().shape();
+        auto& series = m_snapshots.at( prefix, [&] {
+            return std::make_unique<io::LatticeSnapshotWriter>( prefix, shape.nx, shape.ny, shape.nz,
+                                                                settings().spacing_nm, Slots );
+        } );
+        const long long step = this->model().steps_done();
+        series.write_view( step, double( step ) * settings().time_step_ns * 1e-9, this->model().gather( this->exec() ) );
+    }
     py::dict msd( int species )
     {
         if ( species < 0 || species >= int( settings().species.size() ) )
@@ -109,6 +121,9 @@ class LatticeRun : private LatticeStartHolder<Slots>, public ModelRun<lat::Latti
         d["total"] = m.total();
         return d;
     }
+
+  private:
+    SnapshotSeriesSet<io::LatticeSnapshotWriter> m_snapshots;
 };
 
 template <int Slots>
@@ -153,6 +168,9 @@ void bind_run( py::module_& m, const char* name )
               "particles with each code (index = code, 0 unused); re-checks every invariant" )
         .def( "msd", &Run::msd, py::arg( "species" ),
               "mean square displacement of the species' tracers in sites^2: {tracers, per_axis, total}" )
+        .def( "snapshot", &Run::snapshot, py::arg( "prefix" ),
+              "writes the site words as the frame <prefix>_<step>.h5 (HDF5, the command's files); the first call "
+              "with a prefix starts its series" )
         .def( "sites", &Run::sites, "the site words (uint32), a host copy shaped (nz, ny, nx)" )
         .def( "occupancy", &Run::occupancy, "particles per site, a host copy shaped (nz, ny, nx)" )
         .def( "displacements", &Run::displacements,

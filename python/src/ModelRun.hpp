@@ -15,12 +15,40 @@
 #include <Kokkos_Core.hpp>
 
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 namespace morula::python
 {
+
+/*!
+  The snapshot series a model writes from Python, one writer per prefix: a model's first snapshot() with
+  a prefix starts that series (removing the frames of an earlier series with the prefix, as the command
+  does when it starts), later ones add frames to it. The files are the command's: `<prefix>_<step>.h5`
+  per frame and, for the particle models, the XDMF index `<prefix>.xmf`.
+*/
+template <class Writer>
+class SnapshotSeriesSet
+{
+  public:
+    //! The series of `prefix`, made by `make()` (a std::unique_ptr<Writer>) on first use.
+    template <class Make>
+    Writer& at( const std::string& prefix, Make make )
+    {
+        if ( prefix.empty() )
+            throw core::InputError( "snapshot: the prefix is empty (expected a path such as 'out/run')" );
+        auto it = m_series.find( prefix );
+        if ( it == m_series.end() )
+            it = m_series.emplace( prefix, make() ).first;
+        return *it->second;
+    }
+
+  private:
+    std::map<std::string, std::unique_ptr<Writer>> m_series;
+};
 
 template <class Model>
 class ModelRun
@@ -39,6 +67,8 @@ class ModelRun
     }
 
     model_type& model() { return m_model.get(); }
+    //! Marks the model's arrays as moved: the Arrays taken before go stale.
+    void changed() { m_model.changed(); }
     const execution_space& exec() const { return m_exec; }
 
     report_type step( bool timed )

@@ -70,6 +70,7 @@ PYBIND11_MODULE( _morula, m )
     bind_epidermis( m );
     bind_proliferation( m );
     bind_lattice( m );
+    bind_angiogenesis( m );
     bind_ode( m );
     bind_grid( m );
 }

@@ -5,6 +5,7 @@
 
 #include <ProliferationSetup.hpp>
 
+#include <morula/io/AgentSnapshots.hpp>
 #include <morula/mechanics/Proliferation.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -49,6 +50,15 @@ class ProliferationRun : public ModelRun<mechanics::Proliferation<Scalar, Memory
     const app::ProliferationSettings& settings() const { return m_settings; }
     //! Divisions since the model was made (a restart keeps counting from its checkpoint, as the command).
     long long divisions() { return this->model().agents().next_id() - m_first_id; }
+    //! The agents as a frame of the series `prefix`, the command's frame (time = step x time_step).
+    void snapshot( const std::string& prefix )
+    {
+        auto& series = m_snapshots.at( prefix, [&] { return std::make_unique<io::AgentSnapshotWriter>( prefix ); } );
+        const auto& a = this->model().agents();
+        const long long step = this->model().steps_done();
+        series.write_views( step, double( step ) * m_settings.time_step, a.positions(), a.diameters(), a.ids(),
+                            a.size() );
+    }
 
   private:
     static typename base::model_type make_model( const app::ProliferationSettings& s )
@@ -59,6 +69,7 @@ class ProliferationRun : public ModelRun<mechanics::Proliferation<Scalar, Memory
 
     app::ProliferationSettings m_settings;
     std::int64_t m_first_id = 0;
+    SnapshotSeriesSet<io::AgentSnapshotWriter> m_snapshots;
 };
 
 template <class Scalar>
@@ -69,6 +80,9 @@ void bind_run( py::module_& m, const char* name )
     bind_model_run( c, report_dict );
     c.def_property_readonly( "agents", []( Run& r ) { return r.model().agents().size(); } )
         .def_property_readonly( "divisions", &Run::divisions )
+        .def( "snapshot", &Run::snapshot, py::arg( "prefix" ),
+              "writes the agents as the frame <prefix>_<step>.h5 of the series <prefix>.xmf (HDF5 + XDMF, the "
+              "command's files); the first call with a prefix starts its series" )
         .def_property_readonly( "next_id", []( Run& r ) { return r.model().agents().next_id(); } )
         .def_property_readonly( "precision", []( Run& ) { return std::is_same_v<Scalar, float> ? "float" : "double"; } )
         .def_property_readonly( "scenario", []( Run& r ) { return r.settings().scenario; } )
