@@ -10,7 +10,7 @@ packages=(
   libhdf5-dev libsbml5-dev libsundials-dev libgtest-dev libbenchmark-dev
   libcli11-dev nlohmann-json3-dev libfmt-dev libcairo2-dev
   libopenmpi-dev openmpi-bin
-  python3 python3-matplotlib
+  python3 python3-matplotlib python3-numpy python3-pytest python3-pybind11 pybind11-dev libdlpack-dev
   clang-14 libclang-rt-14-dev
 )
 missing=()

@@ -37,7 +37,6 @@ void check_view( const std::string& path, const AngioView& view )
                                                           "] must be finite with lo < hi" ) );
 }
 
-bool finite3( const double* p ) { return std::isfinite( p[0] ) && std::isfinite( p[1] ) && std::isfinite( p[2] ); }
 } // namespace
 
 AngioPictureLayout angio_picture_layout( const std::string& path, const AngioView& view )
@@ -65,6 +64,8 @@ AngioPictureLayout angio_picture_layout( const std::string& path, const AngioVie
 #if MORULA_APP_HAVE_CAIRO
 namespace
 {
+bool finite3( const double* p ) { return std::isfinite( p[0] ) && std::isfinite( p[1] ) && std::isfinite( p[2] ); }
+
 const double pi = std::acos( -1.0 );
 
 struct Rgb

@@ -33,6 +33,12 @@ ConfigFile ConfigFile::from_file( const std::string& path, const std::set<std::s
         throw InputError( "config '" + path + "': cannot open the file" );
     std::ostringstream text;
     text << in.rdbuf();
+    return from_text( text.str(), path, known_keys );
+}
+
+ConfigFile ConfigFile::from_text( const std::string& json, const std::string& path,
+                                  const std::set<std::string>& known_keys )
+{
     ConfigFile c;
     c.m_path = path;
     // The parser reports a number too large for a double without its place: remember the last key it
@@ -45,7 +51,7 @@ ConfigFile ConfigFile::from_file( const std::string& path, const std::set<std::s
     };
     try
     {
-        c.m_json = nlohmann::json::parse( text.str(), note_keys );
+        c.m_json = nlohmann::json::parse( json, note_keys );
     }
     catch ( const nlohmann::json::parse_error& e )
     {
@@ -58,7 +64,7 @@ ConfigFile ConfigFile::from_file( const std::string& path, const std::set<std::s
         const std::string what = e.what();
         const auto q0 = what.find( '\'' ), q1 = what.rfind( '\'' );
         const std::string token = q0 != std::string::npos && q1 > q0 ? what.substr( q0 + 1, q1 - q0 - 1 ) : "";
-        const std::string& t = text.str();
+        const std::string& t = json;
         const auto key_at = last_key.empty() ? std::string::npos : t.find( '"' + last_key + '"' );
         const auto at = token.empty() ? std::string::npos : t.find( token, key_at == std::string::npos ? 0 : key_at );
         const std::string line =

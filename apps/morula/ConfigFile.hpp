@@ -21,6 +21,9 @@ class ConfigFile
   public:
     //! Parses `path` (a JSON object); throws core::InputError naming the file and the problem.
     static ConfigFile from_file( const std::string& path, const std::set<std::string>& known_keys );
+    //! Parses the JSON text `json` the same way; errors name it as `path` (e.g. "<dict>" for a Python dict).
+    static ConfigFile from_text( const std::string& json, const std::string& path,
+                                 const std::set<std::string>& known_keys );
 
     bool has( const std::string& key ) const { return m_json.contains( key ); }
 
@@ -135,14 +138,22 @@ class ConfigTable
     //! The same for the keys `wanted` accepts (the others, e.g. set on the command line, are not read).
     ConfigFile read( const std::string& path, const std::function<bool( const std::string& )>& wanted ) const
     {
-        ConfigFile c = ConfigFile::from_file( path, keys() );
+        return read_keys( ConfigFile::from_file( path, keys() ), wanted );
+    }
+    //! The same for JSON text given in memory, named `name` in errors (the Python module's dicts).
+    ConfigFile read_text( const std::string& json, const std::string& name ) const
+    {
+        return read_keys( ConfigFile::from_text( json, name, keys() ), []( const std::string& ) { return true; } );
+    }
+
+  private:
+    ConfigFile read_keys( ConfigFile c, const std::function<bool( const std::string& )>& wanted ) const
+    {
         for ( const auto& e : m_entries )
             if ( c.has( e.key ) && wanted( e.key ) )
                 e.read( c, e.key );
         return c;
     }
-
-  private:
     struct Entry
     {
         std::string key;

@@ -1,5 +1,7 @@
 #include "EpidermisCommand.hpp"
+#include "EpidermisSetup.hpp"
 #include "Checkpointing.hpp"
+#include "CliOverrides.hpp"
 #include "ConfigFile.hpp"
 #include "RunLoop.hpp"
 #include "TissuePicture.hpp"
@@ -30,111 +32,10 @@
 
 namespace morula::app
 {
-namespace
-{
-// Every key of the configuration file (docs/models/epidermis.md), with the paper's values as defaults.
-struct EpidermisSettings
-{
-    std::string model = "full";
-    std::string precision = "double";
-    long cells = 100;
-    long elements_per_cell = 20;
-    long adhesive_elements = 5;
-    std::string boundary = "periodic";
-    double box_x = 0, box_y = 0;
-    long steps = 40000;
-    double dt = 0.01;
-    std::string integrator = "rk2";
-    long output_every = 2000;
-    long seed = 1;
-    std::string output = "epidermis";
-    double neighbor_cutoff = 0.75;
-    std::string coupling = "average";
-    double tgf_beta = 0.4;
-    long growth_interval = 2000;
-    long division_elements = 40;
-    std::string growth_rule = "basal_state";
-    double delta_threshold = 20;
-    std::vector<double> intra{ 0.3, 0.1, 0.12, 0.36 };
-    std::vector<double> inter{ 0.3, 0.05, 0.12, 0.24 };
-    std::vector<double> membrane{ 0.3, 0.1, 0.12, 0.36 };
-    double inter_cutoff = 0;
-    std::optional<double> skin_factor; //!< unset: the backend's default (sem::default_skin_factor)
-    bool progress = true;
-};
-
-void read_config( const std::string& path, EpidermisSettings& s )
-{
-    const double big = ConfigTable::huge;
-    ConfigTable t;
-    t.choice( "model", s.model, { "movement", "gene_network", "full" } )
-     .choice( "precision", s.precision, { "float", "double" } )
-     .integer( "cells", s.cells, 1, 10000000 )
-     .integer( "elements_per_cell", s.elements_per_cell, 1, 10000 )
-     .integer( "adhesive_elements", s.adhesive_elements, 0, 10000 )
-     .choice( "boundary", s.boundary, { "periodic", "none" } )
-     .number( "box_x", s.box_x, 0, big )
-     .number( "box_y", s.box_y, 0, big )
-     .integer( "steps", s.steps, 0, 1000000000 )
-     .number( "dt", s.dt, 1e-300, big )
-     .choice( "integrator", s.integrator, { "rk2", "euler" } )
-     .integer( "output_every", s.output_every, 0, 1000000000 )
-     .integer( "seed", s.seed, 0, 9007199254740991L )
-     .text( "output", s.output )
-     .number( "neighbor_cutoff", s.neighbor_cutoff, 1e-300, big )
-     .choice( "coupling", s.coupling, { "average", "distribute" } )
-     .number( "tgf_beta", s.tgf_beta, 0, big )
-     .integer( "growth_interval", s.growth_interval, 1, 1000000000 )
-     .integer( "division_elements", s.division_elements, 2, 10000 )
-     .choice( "growth_rule", s.growth_rule, { "basal_state", "low_delta" } )
-     .number( "delta_threshold", s.delta_threshold, 0, big )
-     .numbers( "intra", s.intra, 4, 0, big )
-     .numbers( "inter", s.inter, 4, 0, big )
-     .numbers( "membrane", s.membrane, 4, 0, big )
-     .number( "inter_cutoff", s.inter_cutoff, 0, big )
-     .number( "skin_factor", s.skin_factor, 1e-300, big )
-     .flag( "progress", s.progress );
-    t.read( path );
-}
-
-sem::MorsePotential morse( const std::vector<double>& v ) { return { v[0], v[1], v[2], v[3] }; }
-
-// The model's parameters from the settings, with every check the run makes before it allocates anything.
-sem::EpidermisParameters epidermis_parameters( const EpidermisSettings& s )
-{
-    sem::EpidermisParameters p;
-    p.model = s.model == "movement" ? sem::EpidermisModel::movement
-              : s.model == "gene_network" ? sem::EpidermisModel::gene_network : sem::EpidermisModel::full;
-    p.mechanics.intra = morse( s.intra );
-    p.mechanics.inter = morse( s.inter );
-    p.mechanics.membrane = morse( s.membrane );
-    p.mechanics.inter_cutoff = s.inter_cutoff;
-    p.mechanics.skin_factor = s.skin_factor;
-    p.mechanics.time_step = s.dt;
-    p.mechanics.integrator = s.integrator == "euler" ? sem::TimeScheme::euler : sem::TimeScheme::runge_kutta2;
-    p.genes.neighbor_cutoff = s.neighbor_cutoff;
-    p.genes.tgf_beta = s.tgf_beta;
-    p.genes.coupling = s.coupling == "distribute" ? sem::NeighborCoupling::distribute : sem::NeighborCoupling::average;
-    p.growth.interval = static_cast<int>( s.growth_interval );
-    p.growth.division_elements = static_cast<int>( s.division_elements );
-    p.growth.rule = s.growth_rule == "low_delta" ? sem::GrowthRule::low_delta : sem::GrowthRule::basal_state;
-    p.growth.delta_threshold = s.delta_threshold;
-    p.validate( "morula epidermis" );
-    if ( s.adhesive_elements > s.elements_per_cell )
-        throw core::InputError( core::detail::concat( "morula epidermis: adhesive_elements = ", s.adhesive_elements,
-                                                      " exceeds elements_per_cell = ", s.elements_per_cell ) );
-    if ( p.model == sem::EpidermisModel::full && s.division_elements <= s.elements_per_cell )
-        throw core::InputError( core::detail::concat(
-            "morula epidermis: division_elements = ", s.division_elements,
-            " must exceed elements_per_cell = ", s.elements_per_cell, " (cells would divide at once)" ) );
-    return p;
-}
-} // namespace
-
 void check_epidermis_config( const std::string& path )
 {
     EpidermisSettings s;
-    read_config( path, s );
+    read_epidermis_config( path, s );
     epidermis_parameters( s );
 }
 
@@ -182,15 +83,7 @@ int run_epidermis( const EpidermisSettings& s, const CheckpointFlags& flags )
     exec space;
     const sem::EpidermisParameters p = epidermis_parameters( s );
 
-    sem::MonolayerSpec spec;
-    spec.cells = static_cast<int>( s.cells );
-    spec.elements_per_cell = static_cast<int>( s.elements_per_cell );
-    spec.adhesive_elements = static_cast<int>( s.adhesive_elements );
-    spec.periodic = s.boundary == "periodic";
-    spec.box_x = s.box_x;
-    spec.box_y = s.box_y;
-    spec.seed = static_cast<std::uint64_t>( s.seed );
-    const auto layer = sem::monolayer<Scalar>( spec, p.mechanics );
+    const auto layer = sem::monolayer<Scalar>( monolayer_spec( s ), p.mechanics );
 
     // Memory bound before starting: every growth event adds at most one element per cell and a cell
     // holds at least division_elements / 2 of them, so elements grow at most by (1 + 2 / division_elements)
@@ -250,35 +143,12 @@ int run_epidermis( const EpidermisSettings& s, const CheckpointFlags& flags )
 
     // A frame of the current state, recorded (a CSV row; the caller writes the snapshot) or not.
     auto frame = [&]( bool record ) {
-        model.update_geometry( space );
-        const auto state = model.cell_states( space );
-        const auto host = model.tissue().to_host();
-        const int m = static_cast<int>( host.cells() );
-        std::vector<int> hs;
-        std::vector<double> hc, ha; // centres: x, y, z per cell
-        core::copy_to_host( state, m, hs );
-        core::copy_to_host( model.tissue().centres(), m, hc );
+        io::TissueFrame f = epidermis_frame( model, space ); // centres and adhesion updated
+        const int m = static_cast<int>( f.cells() );
+        std::vector<double> ha;
         core::copy_to_host( model.tissue().adhesion(), m, ha );
-        io::TissueFrame f;
-        f.step = model.steps_done();
-        f.time = model.time();
-        f.positions = host.positions;
-        f.type.assign( host.type.begin(), host.type.end() );
-        for ( int c = 0; c < m; ++c )
-        {
-            for ( int k = 0; k < host.cell_elements[c]; ++k )
-            {
-                f.cell.push_back( c );
-                f.state.push_back( hs[c] );
-            }
-            for ( int d = 0; d < 3; ++d )
-                f.cell_centres.push_back( hc[3 * c + d] );
-            f.cell_elements.push_back( host.cell_elements[c] );
-            f.cell_state.push_back( hs[c] );
-        }
-        f.species = host.species;
-        f.species_count = sem::gene_species;
-        f.species_names = { "Notch", "Delta", "bound_Notch_Delta", "Ovol2", "Ovol1", "c-Myc" };
+        const auto& hs = f.cell_state;
+        const auto& hc = f.cell_centres;
         // Layer statistics: a cell's layer is its centre height in units of the cell footprint.
         int basal = 0, adherent = 0, layers = 0;
         double mean_z = 0, max_z = 0;
@@ -293,7 +163,7 @@ int run_epidermis( const EpidermisSettings& s, const CheckpointFlags& flags )
         }
         if ( record )
         {
-            csv << f.step << ',' << f.time << ',' << m << ',' << host.elements() << ',' << basal << ','
+            csv << f.step << ',' << f.time << ',' << m << ',' << f.elements() << ',' << basal << ','
                 << m - basal << ',' << adherent << ',' << mean_z << ',' << max_z << ',' << layers << '\n';
             csv.flush();
         }
@@ -346,42 +216,31 @@ int run_epidermis( const EpidermisSettings& s, const CheckpointFlags& flags )
 void add_epidermis_command( CLI::App& app )
 {
     auto config = std::make_shared<std::string>();
-    auto o = std::make_shared<EpidermisSettings>();
     auto checkpoints = std::make_shared<CheckpointFlags>();
     CLI::App* cmd = app.add_subcommand(
         "epidermis", "3D epidermis: subcellular elements, gene network, growth and division (Christley et al. 2010)" );
+    auto o = make_cli_overrides<EpidermisSettings>( *cmd );
     cmd->add_option( "--config", *config, "JSON file; keys as in docs/models/epidermis.md" );
-    cmd->add_option( "--model", o->model, "movement, gene_network or full" )
+    o->option( "--model", &EpidermisSettings::model, "movement, gene_network or full" )
         ->check( CLI::IsMember( { "movement", "gene_network", "full" } ) );
-    cmd->add_option( "--precision", o->precision, "float or double" )->check( CLI::IsMember( { "float", "double" } ) );
-    cmd->add_option( "--cells", o->cells, "initial cells on the membrane" )->check( CLI::Range( 1L, 10000000L ) );
-    cmd->add_option( "--elements-per-cell", o->elements_per_cell, "elements of each initial cell" )
+    o->option( "--precision", &EpidermisSettings::precision, "float or double" )->check( CLI::IsMember( { "float", "double" } ) );
+    o->option( "--cells", &EpidermisSettings::cells, "initial cells on the membrane" )->check( CLI::Range( 1L, 10000000L ) );
+    o->option( "--elements-per-cell", &EpidermisSettings::elements_per_cell, "elements of each initial cell" )
         ->check( CLI::Range( 1L, 10000L ) );
-    cmd->add_option( "--steps", o->steps, "time steps" )->check( CLI::Range( 0L, 1000000000L ) );
-    cmd->add_option( "--dt", o->dt, "time step" )->check( CLI::PositiveNumber );
-    cmd->add_option( "--boundary", o->boundary, "periodic or none" )->check( CLI::IsMember( { "periodic", "none" } ) );
-    cmd->add_option( "--output-every", o->output_every, "steps between snapshots (0: first and last)" )
+    o->option( "--steps", &EpidermisSettings::steps, "time steps" )->check( CLI::Range( 0L, 1000000000L ) );
+    o->option( "--dt", &EpidermisSettings::dt, "time step" )->check( CLI::PositiveNumber );
+    o->option( "--boundary", &EpidermisSettings::boundary, "periodic or none" )->check( CLI::IsMember( { "periodic", "none" } ) );
+    o->option( "--output-every", &EpidermisSettings::output_every, "steps between snapshots (0: first and last)" )
         ->check( CLI::Range( 0L, 1000000000L ) );
-    cmd->add_option( "--seed", o->seed, "seed of the cells' orientations" )->check( CLI::Range( 0L, 9007199254740991L ) );
-    cmd->add_option( "--output", o->output, "prefix of the .h5, .xmf, .csv and .png files" );
-    cmd->add_flag( "--no-progress", "no progress bar" );
+    o->option( "--seed", &EpidermisSettings::seed, "seed of the cells' orientations" )->check( CLI::Range( 0L, 9007199254740991L ) );
+    o->option( "--output", &EpidermisSettings::output, "prefix of the .h5, .xmf, .csv and .png files" );
+    o->flag( "--no-progress", &EpidermisSettings::progress, false, "no progress bar" );
     add_checkpoint_flags( *cmd, *checkpoints );
-    cmd->callback( [config, o, cmd, checkpoints] {
+    cmd->callback( [config, o, checkpoints] {
         EpidermisSettings s;
         if ( !config->empty() )
-            read_config( *config, s );
-        // Flags given on the command line win over the file.
-        if ( cmd->count( "--model" ) ) s.model = o->model;
-        if ( cmd->count( "--precision" ) ) s.precision = o->precision;
-        if ( cmd->count( "--cells" ) ) s.cells = o->cells;
-        if ( cmd->count( "--elements-per-cell" ) ) s.elements_per_cell = o->elements_per_cell;
-        if ( cmd->count( "--steps" ) ) s.steps = o->steps;
-        if ( cmd->count( "--dt" ) ) s.dt = o->dt;
-        if ( cmd->count( "--boundary" ) ) s.boundary = o->boundary;
-        if ( cmd->count( "--output-every" ) ) s.output_every = o->output_every;
-        if ( cmd->count( "--seed" ) ) s.seed = o->seed;
-        if ( cmd->count( "--output" ) ) s.output = o->output;
-        if ( cmd->count( "--no-progress" ) ) s.progress = false;
+            read_epidermis_config( *config, s );
+        o->apply( s ); // options given on the command line win over the file
         if ( s.precision == "float" )
             run_epidermis<float>( s, *checkpoints );
         else

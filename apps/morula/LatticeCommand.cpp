@@ -1,6 +1,8 @@
 #include "LatticeCommand.hpp"
 #include "Checkpointing.hpp"
+#include "CliOverrides.hpp"
 #include "LatticeConfig.hpp"
+#include "LatticeSetup.hpp"
 #include "MpiSession.hpp"
 #include "MsdSeries.hpp"
 #include "RunLoop.hpp"
@@ -20,6 +22,12 @@
 
 namespace morula::app
 {
+void check_lattice_config( const std::string& path )
+{
+    LatticeSettings s;
+    read_lattice_config( path, s );
+}
+
 namespace
 {
 using core::InputError;
@@ -29,79 +37,6 @@ using exec_space = Kokkos::DefaultExecutionSpace;
 using mem_space = exec_space::memory_space;
 template <int Slots>
 using Model = lat::LatticeDiffusion<Slots, exec_space>;
-
-lat::DiffusionRules rules_of( const LatticeSettings& s )
-{
-    lat::DiffusionRules rules( int( s.species.size() ) );
-    for ( std::size_t i = 0; i < s.species.size(); ++i )
-        for ( int a = 0; a < 3; ++a )
-            rules.set( int( i ), a, s.species[i].p[a] );
-    for ( std::size_t k = 0; k < s.obstacles.size(); ++k )
-        rules.block( int( k + 1 ) );
-    return rules;
-}
-
-/*
-  The initial lattice, the same on every rank (obstacles and particles are placed on the host with the
-  hashed RNG): obstacles first, then the particles. Returns the code map; a placement the config cannot
-  have is named by its key.
-*/
-template <int Slots>
-lat::CodeMap fill_lattice( const exec_space& space, const LatticeSettings& s, const lat::DiffusionRules& rules,
-                           lat::Lattice<Slots, mem_space>& lattice, std::vector<double>& obstacle_fraction )
-{
-    for ( std::size_t k = 0; k < s.obstacles.size(); ++k )
-    {
-        try
-        {
-            const auto r = lat::place_sphere_obstacles( space, lattice, s.obstacles[k].radius_nm / s.spacing_nm,
-                                                        s.obstacles[k].volume_fraction, std::uint32_t( k + 1 ),
-                                                        std::uint64_t( s.seed ) * 31 + k );
-            obstacle_fraction.push_back( r.fraction );
-            std::printf( "obstacles[%zu]: radius %g nm (%g sites), %zu spheres, volume fraction %.4f (target %g)\n", k,
-                         s.obstacles[k].radius_nm, s.obstacles[k].radius_nm / s.spacing_nm, r.spheres, r.fraction,
-                         s.obstacles[k].volume_fraction );
-        }
-        catch ( const InputError& e )
-        {
-            throw InputError( concat( "config: key 'obstacles[", k, "].volume_fraction' = ", s.obstacles[k].volume_fraction,
-                                      ": ", e.what() ) );
-        }
-    }
-    std::vector<std::size_t> counts, marked_counts;
-    std::size_t total = 0;
-    // Marked tracers: some particles of a species carry ids, the others crowd without (any capacity);
-    // otherwise every particle is a tracer ("tracers": true) or none is.
-    bool marked = false;
-    for ( const auto& sp : s.species )
-    {
-        counts.push_back( std::size_t( sp.count ) );
-        total += std::size_t( sp.count );
-        marked = marked || sp.tracers >= 0;
-        marked_counts.push_back( std::size_t( std::max( 0L, sp.tracers ) ) );
-    }
-    if ( marked && !s.tracers )
-        throw InputError( "config: key 'tracers' = false, but species give 'tracers' counts; remove one of them" );
-    if ( !marked && s.tracers && total > lat::SiteLayout<Slots>::max_code )
-        throw InputError( concat( "config: key 'tracers' = true needs one id per particle, at most ",
-                                  lat::SiteLayout<Slots>::max_code, " with capacity ", Slots, "; the species have ",
-                                  total, " particles (give each species a 'tracers' count to follow some of them, set "
-                                         "\"tracers\": false to run without MSD, or use capacity 2)" ) );
-    try
-    {
-        if ( marked )
-            return lat::place_particles( lattice, counts, marked_counts, rules, std::uint64_t( s.seed ) );
-        if ( s.tracers )
-            return lat::CodeMap::tracers(
-                lat::place_particles( lattice, counts, rules, std::uint64_t( s.seed ), lat::ParticleCodes::tracers ) );
-        lat::place_particles( lattice, counts, rules, std::uint64_t( s.seed ), lat::ParticleCodes::species );
-        return lat::CodeMap::species( int( s.species.size() ) );
-    }
-    catch ( const InputError& e )
-    {
-        throw InputError( concat( "config: key 'species' (counts", marked ? " and tracers" : "", "): ", e.what() ) );
-    }
-}
 
 /*
   The driver on one rank or, under an MPI launcher with several ranks, on z slabs, each rank keeping its
@@ -139,25 +74,26 @@ template <int Slots>
 int run_lattice( const LatticeSettings& s, const CheckpointFlags& checkpoint_flags )
 {
     exec_space space;
-    lat::LatticeShape shape( int( s.size[0] ), int( s.size[1] ), int( s.size[2] ) );
-    for ( int a = 0; a < 3; ++a )
-        shape.boundary[a] = s.boundary[a] == "periodic" ? lat::LatticeBoundary::periodic : lat::LatticeBoundary::reflecting;
+    const lat::LatticeShape shape = lattice_shape( s );
     const int nspecies = int( s.species.size() );
-    const auto rules = rules_of( s );
+    const auto rules = lattice_rules( s );
 
     // Everything is checked before the first step: obstacles, particle counts, outputs.
-    lat::Lattice<Slots, mem_space> lattice( shape );
+    auto start_state = make_lattice_start<Slots>( space, s );
+    auto& lattice = start_state.lattice;
+    const lat::CodeMap& codes = start_state.codes;
     std::vector<double> obstacle_fraction;
-    const lat::CodeMap codes = fill_lattice( space, s, rules, lattice, obstacle_fraction );
+    for ( std::size_t k = 0; k < start_state.obstacles.size(); ++k )
+    {
+        const auto& r = start_state.obstacles[k];
+        obstacle_fraction.push_back( r.fraction );
+        std::printf( "obstacles[%zu]: radius %g nm (%g sites), %zu spheres, volume fraction %.4f (target %g)\n", k,
+                     s.obstacles[k].radius_nm, s.obstacles[k].radius_nm / s.spacing_nm, r.spheres, r.fraction,
+                     s.obstacles[k].volume_fraction );
+    }
     const bool tracking = codes.tracking();
     const bool marked = tracking && codes.species_codes > 0;
-    lat::DiffusionOptions opt;
-    opt.scheme = s.scheme == "fused" ? lat::PassScheme::fused : lat::PassScheme::split;
-    opt.seed = std::uint64_t( s.seed );
-    opt.kernels = s.kernels == "compacted" ? lat::PassKernels::compacted
-                  : s.kernels == "tiled"   ? lat::PassKernels::tiled
-                  : s.kernels == "gather"  ? lat::PassKernels::gather
-                                           : lat::PassKernels::automatic;
+    const lat::DiffusionOptions opt = lattice_options( s );
     std::optional<Model<Slots>> driver;
     start_model( driver, space, lattice, rules, codes, opt );
     auto& model = *driver;
@@ -293,35 +229,27 @@ int run_lattice( const LatticeSettings& s, const CheckpointFlags& checkpoint_fla
 void add_lattice_command( CLI::App& app )
 {
     auto config = std::make_shared<std::string>();
-    auto overrides = std::make_shared<LatticeSettings>();
     auto checkpoints = std::make_shared<CheckpointFlags>();
     CLI::App* cmd = app.add_subcommand(
         "lattice", "Multiparticle lattice diffusion (Roberts et al. 2009): free, obstructed and crowded experiments, MSD" );
+    auto overrides = make_cli_overrides<LatticeSettings>( *cmd );
     cmd->add_option( "--config", *config, "JSON file; keys as in docs/models/lattice.md" );
-    cmd->add_option( "--steps", overrides->steps, "Number of time steps" )->check( CLI::Range( 0L, 4000000000L ) );
-    cmd->add_option( "--seed", overrides->seed, "Random seed" )->check( CLI::Range( 0L, 9007199254740991L ) );
-    cmd->add_option( "--output", overrides->output, "Prefix of the CSV and PNG outputs" );
-    cmd->add_option( "--scheme", overrides->scheme, "split or fused passes" )
+    overrides->option( "--steps", &LatticeSettings::steps, "Number of time steps" )->check( CLI::Range( 0L, 4000000000L ) );
+    overrides->option( "--seed", &LatticeSettings::seed, "Random seed" )->check( CLI::Range( 0L, 9007199254740991L ) );
+    overrides->option( "--output", &LatticeSettings::output, "Prefix of the CSV and PNG outputs" );
+    overrides->option( "--scheme", &LatticeSettings::scheme, "split or fused passes" )
         ->check( CLI::IsMember( { "split", "fused" } ) );
-    cmd->add_option( "--kernels", overrides->kernels,
+    overrides->option( "--kernels", &LatticeSettings::kernels,
                      "pass kernels: automatic, compacted, tiled or gather (the same results, different speed)" )
         ->check( CLI::IsMember( { "automatic", "compacted", "tiled", "gather" } ) );
-    cmd->add_flag( "!--no-progress", overrides->progress, "No progress bar" );
+    overrides->flag( "--no-progress", &LatticeSettings::progress, false, "No progress bar" );
     add_checkpoint_flags( *cmd, *checkpoints );
-    cmd->callback( [config, overrides, checkpoints, cmd] {
-        LatticeSettings s;
+    cmd->callback( [config, overrides, checkpoints] {
         // Without a config file: two tracer species on the defaults' lattice.
-        s.species = { { "fast", 2000, {} }, { "slow", 2000, {} } };
-        s.species[0].p.fill( lat::probabilities_for_diffusion( 100e-3, s.spacing_nm, s.time_step_ns ) );
-        s.species[1].p.fill( lat::probabilities_for_diffusion( 10e-3, s.spacing_nm, s.time_step_ns ) );
+        LatticeSettings s = default_lattice_settings();
         if ( !config->empty() )
             read_lattice_config( *config, s );
-        if ( cmd->count( "--steps" ) ) s.steps = overrides->steps;
-        if ( cmd->count( "--seed" ) ) s.seed = overrides->seed;
-        if ( cmd->count( "--output" ) ) s.output = overrides->output;
-        if ( cmd->count( "--scheme" ) ) s.scheme = overrides->scheme;
-        if ( cmd->count( "--kernels" ) ) s.kernels = overrides->kernels;
-        if ( cmd->count( "--no-progress" ) ) s.progress = false;
+        overrides->apply( s ); // options given on the command line win over the file
         if ( s.capacity == 2 )
             run_lattice<2>( s, *checkpoints );
         else if ( s.capacity == 4 )

@@ -1,6 +1,5 @@
 #include "LatticeConfig.hpp"
 #include "ConfigFile.hpp"
-#include "LatticeCommand.hpp"
 
 #include <morula/core/Error.hpp>
 #include <morula/lattice/DiffusionRules.hpp>
@@ -32,9 +31,8 @@ lat::MoveProbabilities probabilities_from( const std::string& where, const std::
     return { v[0], v[1], v[2] };
 }
 
-} // namespace
-
-void read_lattice_config( const std::string& path, LatticeSettings& s )
+// Every key, each declared once; `path` names the file (or the text's name) in the checks' messages.
+ConfigTable lattice_table( LatticeSettings& s, const std::string& path )
 {
     const double big = ConfigTable::huge;
     ConfigTable t;
@@ -50,7 +48,7 @@ void read_lattice_config( const std::string& path, LatticeSettings& s )
                      s.boundary = c.choices( key, 3, { "periodic", "reflecting" } );
                  } )
         .custom( "capacity",
-                 [&s, &path]( const ConfigFile& c, const std::string& key ) {
+                 [&s, path]( const ConfigFile& c, const std::string& key ) {
                      s.capacity = c.integer( key, 2, 8 );
                      if ( s.capacity != 2 && s.capacity != 4 && s.capacity != 8 )
                          throw InputError( concat( "config '", path, "': key 'capacity' = ", s.capacity, " must be 2, 4 or 8" ) );
@@ -67,7 +65,7 @@ void read_lattice_config( const std::string& path, LatticeSettings& s )
         .flag( "progress", s.progress )
         // after spacing_nm and time_step_ns: a diffusion coefficient is checked against them
         .custom( "species",
-                 [&s, &path, big]( const ConfigFile& c, const std::string& key ) {
+                 [&s, path, big]( const ConfigFile& c, const std::string& key ) {
                     s.species.clear();
                     const auto list = c.objects( key, { "name", "count", "tracers", "diffusion_nm2_per_us", "probabilities" } );
                     for ( std::size_t i = 0; i < list.size(); ++i )
@@ -105,7 +103,7 @@ void read_lattice_config( const std::string& path, LatticeSettings& s )
                     }
                  } )
         .custom( "obstacles",
-                 [&s, &path, big]( const ConfigFile& c, const std::string& key ) {
+                 [&s, path, big]( const ConfigFile& c, const std::string& key ) {
                     const auto list = c.objects( key, { "radius_nm", "volume_fraction" }, true );
                     for ( const auto& o : list )
                     {
@@ -118,13 +116,15 @@ void read_lattice_config( const std::string& path, LatticeSettings& s )
                         throw InputError( concat( "config '", path, "': key 'obstacles' has ", s.obstacles.size(),
                                                   " classes; at most 15 (site types 1..15)" ) );
                  } );
-    t.read( path );
+    return t;
 }
+} // namespace
 
-void check_lattice_config( const std::string& path )
+void read_lattice_config( const std::string& path, LatticeSettings& s ) { lattice_table( s, path ).read( path ); }
+
+void read_lattice_config_text( const std::string& json, const std::string& name, LatticeSettings& s )
 {
-    LatticeSettings s;
-    read_lattice_config( path, s );
+    lattice_table( s, name ).read_text( json, name );
 }
 
 } // namespace morula::app

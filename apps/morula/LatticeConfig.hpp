@@ -52,6 +52,8 @@ struct LatticeSettings
 //! Reads every key of the configuration file `path` into `s` (keys not in the file keep their values).
 //! \throws core::InputError naming the file, key and value
 void read_lattice_config( const std::string& path, LatticeSettings& s );
+//! The same for JSON text in memory, named `name` in errors.
+void read_lattice_config_text( const std::string& json, const std::string& name, LatticeSettings& s );
 
 } // namespace morula::app
 

@@ -237,9 +237,20 @@ void add_ode_command( CLI::App& app )
     run->add_option( "--samples", r->samples, "Number of evenly spaced sample times, t-start to t-end inclusive (>= 2)" );
     run->add_option( "--rtol", r->rtol, "Relative tolerance (default the model's, else 1e-6)" );
     run->add_option( "--atol", r->atol, "Absolute tolerance, one value for all species (default the model's, else 1e-12)" );
-    run->add_option( "--method", r->method, "auto (RKF45/BDF switching), rkf45 or bdf" )
-        ->transform( cli_choice<ode::Method>(
-            { { "auto", ode::Method::automatic }, { "rkf45", ode::Method::rkf45 }, { "bdf", ode::Method::bdf } } ) );
+    run->add_option( "--method", r->method,
+                     "auto (RKF45/BDF switching), rkf45, bdf, or a Rosenbrock method for batches of networks of up to 8 "
+                     "species and 16 reactions: rodas5p (order 5), rodas4, rosenbrock23 (loose tolerances)" )
+        ->transform( cli_choice<ode::Method>( { { "auto", ode::Method::automatic },
+                                                { "rkf45", ode::Method::rkf45 },
+                                                { "bdf", ode::Method::bdf },
+                                                { "rodas5p", ode::Method::rodas5p },
+                                                { "rodas4", ode::Method::rodas4 },
+                                                { "rosenbrock23", ode::Method::rosenbrock23 } } ) );
+    run->add_option( "--precision", r->precision,
+                     "double (default) or single: float state and matrices, time and error norm in double "
+                     "(Rosenbrock methods only)" )
+        ->transform( cli_choice<ode::Precision>(
+            { { "double", ode::Precision::double_precision }, { "single", ode::Precision::single_precision } } ) );
     run->add_option( "--norm", r->norm, "Error norm: mixed (atol + rtol |x|) or paper (LASSIE's per-unit-time rule)" )
         ->transform( cli_choice<ode::ErrorNorm>( { { "mixed", ode::ErrorNorm::mixed }, { "paper", ode::ErrorNorm::paper } } ) );
     run->add_flag( "--paper", r->paper, "LASSIE's published settings (paper norm, eps 1e-12, fixed-step BDF1 h = 0.1, "

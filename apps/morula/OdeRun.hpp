@@ -37,6 +37,7 @@ struct RunArgs
     ode::ErrorNorm norm = ode::ErrorNorm::mixed;
     ode::LinearSolver linear = ode::LinearSolver::automatic;
     ode::ExecutionMode mode = ode::ExecutionMode::fine_grained;
+    ode::Precision precision = ode::Precision::double_precision;
     double t_start = 0;
     double t_end = 0;
     long samples = 0;

@@ -58,9 +58,6 @@ std::vector<int> parse_saved_species( const std::string& list, const ode::Reacti
     return saved;
 }
 
-//! One system with at least this many species runs in the device-wide mode unless --mode says otherwise.
-constexpr int device_wide_species = 4096;
-
 double host_memory_bytes()
 {
     return double( sysconf( _SC_PHYS_PAGES ) ) * double( sysconf( _SC_PAGE_SIZE ) );
@@ -169,13 +166,12 @@ ode::SolverOptions solver_options( const RunArgs& a, const CLI::App& cmd, const 
     }
     if ( given( cmd, "--linear" ) )
         o.linear_solver = a.linear;
-    // A batch maps one copy to one thread. One system: a team up to 2048 species, the whole device
-    // (one kernel per stage) from 4096 up - the crossover measured on the H100 (docs/performance.md).
-    o.mode = systems > 1 ? ode::ExecutionMode::batched
-                         : ( net.species_count() >= device_wide_species ? ode::ExecutionMode::device_wide
-                                                                        : ode::ExecutionMode::fine_grained );
+    o.mode = ode::default_execution_mode( systems, net.species_count(), o.method );
     if ( given( cmd, "--mode" ) )
     {
+        if ( ode::is_rosenbrock( o.method ) && a.mode != ode::ExecutionMode::batched )
+            throw InputError( "--method rodas5p, rodas4 and rosenbrock23 run one system per thread: use --mode batched "
+                              "(or leave --mode out)" );
         if ( a.mode == ode::ExecutionMode::device_wide && systems > 1 )
             throw InputError( concat( "--mode device integrates one system; --batch is ", systems,
                                       " (use --mode batched or fine)" ) );
@@ -187,6 +183,13 @@ ode::SolverOptions solver_options( const RunArgs& a, const CLI::App& cmd, const 
     {
         require( a.team_size >= 1 && a.team_size <= 1 << 20, "--team-size", double( a.team_size ), "a size >= 1" );
         o.team_size = int( a.team_size );
+    }
+    if ( given( cmd, "--precision" ) )
+    {
+        if ( a.precision == ode::Precision::single_precision && !ode::is_rosenbrock( o.method ) )
+            throw InputError( "--precision single needs a Rosenbrock method (--method rodas5p, rodas4 or rosenbrock23); "
+                              "RKF45 and BDF run in double" );
+        o.precision = a.precision;
     }
     if ( given( cmd, "--max-steps" ) )
     {

@@ -1,7 +1,9 @@
 #include "ProliferationCommand.hpp"
 #include "Checkpointing.hpp"
+#include "CliOverrides.hpp"
 #include "ConfigFile.hpp"
 #include "MpiSession.hpp"
+#include "ProliferationSetup.hpp"
 #include "RunLoop.hpp"
 
 #include <morula/Morula.hpp>
@@ -22,80 +24,14 @@
 
 namespace morula::app
 {
-namespace
-{
-// Every key of the configuration file, with BioDynaMo's values as defaults.
-struct ProliferationSettings
-{
-    std::string scenario = "division"; // division (benchmark A) or static (benchmark B)
-    std::string precision = "double";
-    long cells_per_axis = 64;  // division: a cube of cells_per_axis^3 cells ...
-    double spacing = 20;       // ... this far apart
-    long agents = 2000000;     // static: this many agents at random positions ...
-    double neighbors = 27;     // ... with this many within interaction distance on average
-    double diameter = 30;
-    double adherence = 0.4;
-    double mass = 1;
-    double division_diameter = 30.05;
-    double growth_rate = 5000;
-    double time_step = 0.01;
-    double max_displacement = 3;
-    double repulsion = 2;
-    double attraction = 1;
-    double radius_extension = 1.5;
-    long sort_every = 1;
-    std::string ordering = "morton-rows";
-    long agents_per_thread = 0; // force kernel: agents of a grid cell per thread (0: automatic)
-    long steps = 10;
-    long seed = 1;
-    std::string output;          // JSON with counts and timings
-    std::string snapshots;       // HDF5 + XDMF prefix
-    long snapshot_every = 0;     // 0: first and last step only
-    bool progress = true;        // a progress bar on stderr
-};
-
-void read_config( const std::string& path, ProliferationSettings& s )
-{
-    const double big = ConfigTable::huge;
-    ConfigTable t;
-    t.choice( "scenario", s.scenario, { "division", "static" } )
-     .choice( "precision", s.precision, { "float", "double" } )
-     .integer( "cells_per_axis", s.cells_per_axis, 1, 1000 )
-     .number( "spacing", s.spacing, 1e-300, big )
-     .integer( "agents", s.agents, 1, 500000000 )
-     .number( "neighbors", s.neighbors, 1e-3, 1e4 )
-     .number( "diameter", s.diameter, 1e-300, big )
-     .number( "adherence", s.adherence, 0, big )
-     .number( "mass", s.mass, 1e-300, big )
-     .number( "division_diameter", s.division_diameter, 1e-300, big )
-     .number( "growth_rate", s.growth_rate, 0, big )
-     .number( "time_step", s.time_step, 1e-300, big )
-     .number( "max_displacement", s.max_displacement, 0, big )
-     .number( "repulsion", s.repulsion, 0, big )
-     .number( "attraction", s.attraction, 0, big )
-     .number( "radius_extension", s.radius_extension, 0, big )
-     .integer( "sort_every", s.sort_every, 0, 1000000 )
-     .choice( "ordering", s.ordering, { "morton", "morton-rows", "row-major" } )
-     .integer( "agents_per_thread", s.agents_per_thread, 0, 4 )
-     .integer( "steps", s.steps, 0, 100000000 )
-     .integer( "seed", s.seed, 0, 9007199254740991L )
-     .text( "output", s.output )
-     .text( "snapshots", s.snapshots )
-     .integer( "snapshot_every", s.snapshot_every, 0, 100000000 )
-     .flag( "progress", s.progress );
-    t.read( path );
-}
-} // namespace
-
 void check_proliferation_config( const std::string& path )
 {
     ProliferationSettings s;
-    read_config( path, s );
+    read_proliferation_config( path, s );
 }
 
 namespace
 {
-
 // The key 'output': the run's counts and timings as JSON.
 void write_output( const std::string& path, const nlohmann::json& j )
 {
@@ -141,97 +77,76 @@ void check_restart_step( long long done, long steps, const std::string& file )
                                                       ", past the run's ", steps, " steps" ) );
 }
 
-// What both runs (one rank, or distributed) start from: box, parameters and the initial agents.
-template <class Scalar>
-struct ProliferationSetup
-{
-    using mem = Kokkos::DefaultExecutionSpace::memory_space;
-    core::Box<Scalar> box;
-    mechanics::MechanicsParameters<Scalar> mp;
-    std::optional<mechanics::GrowthParameters<Scalar>> growth;
-    mechanics::SphereAgents<Scalar, mem> agents;
-};
-
-template <class Scalar>
-ProliferationSetup<Scalar> make_setup( const ProliferationSettings& s, const Kokkos::DefaultExecutionSpace& space )
-{
-    using mem = Kokkos::DefaultExecutionSpace::memory_space;
-    mechanics::AgentProperties<Scalar> props;
-    props.diameter = Scalar( s.diameter );
-    props.adherence = Scalar( s.adherence );
-    props.mass = Scalar( s.mass );
-    mechanics::MechanicsParameters<Scalar> mp;
-    mp.force.repulsion = Scalar( s.repulsion );
-    mp.force.attraction = Scalar( s.attraction );
-    mp.force.radius_extension = Scalar( s.radius_extension );
-    mp.time_step = Scalar( s.time_step );
-    mp.max_displacement = Scalar( s.max_displacement );
-    mp.sort_every = static_cast<int>( s.sort_every );
-    if ( !grid::parse_cell_ordering( s.ordering, mp.ordering ) )
-        throw core::InputError( "proliferation: unknown ordering '" + s.ordering + "'" );
-    mp.particles_per_thread = static_cast<int>( s.agents_per_thread );
-
-    const bool division = s.scenario == "division";
-    core::Box<Scalar> box;
-    std::optional<mechanics::GrowthParameters<Scalar>> growth;
-    mechanics::SphereAgents<Scalar, mem> agents;
-    if ( division )
-    {
-        const Scalar extent = Scalar( s.spacing * ( s.cells_per_axis - 1 ) );
-        box = core::Box<Scalar>( { 0, 0, 0 }, { extent, extent, extent }, core::Boundary::open );
-        agents = mechanics::lattice_agents<Scalar, mem>( space, static_cast<int>( s.cells_per_axis ),
-                                                         Scalar( s.spacing ), props );
-        mechanics::GrowthParameters<Scalar> gp;
-        gp.division_diameter = Scalar( s.division_diameter );
-        gp.growth_rate = Scalar( s.growth_rate );
-        gp.time_step = Scalar( s.time_step );
-        gp.seed = static_cast<std::uint64_t>( s.seed );
-        growth = gp;
-    }
-    else
-    {
-        // Agents locked in place (benchmark B): the box sets the mean number of interacting neighbours.
-        mp.max_displacement = 0;
-        const double edge = mechanics::box_edge_for_neighbors(
-            s.agents, s.neighbors, s.diameter + 2 * s.radius_extension );
-        box = core::Box<Scalar>::cube( Scalar( edge ), core::Boundary::periodic );
-        agents = mechanics::random_agents<Scalar, mem>( space, static_cast<int>( s.agents ), box,
-                                                        props, static_cast<std::uint64_t>( s.seed ) );
-    }
-    return { box, mp, growth, std::move( agents ) };
-}
-
-#if MORULA_HAVE_MPI
-template <class Scalar>
-int run_distributed( const ProliferationSettings& s, const CheckpointFlags& flags );
-#endif
-
-template <class Scalar>
-int run_proliferation( const ProliferationSettings& s, const CheckpointFlags& flags )
+// The largest of `mine` over the ranks (one rank's step time for each rank).
+double over_ranks_max( double mine )
 {
 #if MORULA_HAVE_MPI
     if ( MpiSession::size() > 1 )
-        return run_distributed<Scalar>( s, flags );
+    {
+        double all = 0;
+        MPI_Allreduce( &mine, &all, 1, MPI_DOUBLE, MPI_MAX, MpiSession::comm() );
+        return all;
+    }
 #endif
+    return mine;
+}
+
+/*
+  One driver on one rank or under an MPI launcher with several ranks: there, rank 0 starts with every agent
+  and the first migration hands them to the ranks of a Cartesian decomposition of the box. Ids, diameters
+  and counts are those of one rank; positions agree to round-off. The lines per step and the JSON rows
+  give the phases on one rank and the slowest rank's step on several.
+*/
+template <class Scalar>
+int run_proliferation( const ProliferationSettings& s, const CheckpointFlags& flags )
+{
     using exec = Kokkos::DefaultExecutionSpace;
     using mem = exec::memory_space;
     exec space;
-    auto [box, mp, growth, agents] = make_setup<Scalar>( s, space );
+    const bool distributed = MpiSession::size() > 1;
+    if ( distributed && !s.snapshots.empty() )
+        throw core::InputError( "config: key 'snapshots': a distributed run writes no snapshots yet; remove the key "
+                                "or run on one rank" );
+    auto [box, mp, growth, agents] = make_proliferation_setup<Scalar>( s, space );
+    const std::size_t initial = agents.size();
     std::printf( "%s\n", core::build_summary().c_str() );
-    std::printf( "proliferation (%s, %s): %zu agents, %ld steps, sort every %ld (%s)\n",
-                 s.scenario.c_str(), s.precision.c_str(), agents.size(), s.steps, s.sort_every,
-                 s.ordering.c_str() );
-    mechanics::Proliferation<Scalar, mem> model( std::move( agents ), box, mp, growth );
-    model.set_count_interactions( true ); // the per-step lines report neighbours per agent
-    // Divisions are counted by the ids they gave out, so that a resumed run counts those before it too.
+    std::printf( "proliferation (%s, %s): %zu agents, %ld steps, sort every %ld (%s)", s.scenario.c_str(),
+                 s.precision.c_str(), initial, s.steps, s.sort_every, s.ordering.c_str() );
+    const auto make_model = [&, &box = box, &mp = mp, &growth = growth, &agents = agents] {
+#if MORULA_HAVE_MPI
+        if ( distributed )
+        {
+            if ( MpiSession::rank() != 0 )
+                agents.resize( 0 );
+            // The halo covers the interaction distance: the largest diameter (a growing cell passes the
+            // division diameter by at most one step's growth; 10% covers it) plus two radius extensions.
+            const double largest = std::max( s.diameter, growth ? 1.1 * s.division_diameter : 0.0 );
+            const double halo = largest + 2 * s.radius_extension;
+            const parallel::CartesianDecomposition<Scalar> dec( MpiSession::comm(), box, Scalar( halo ) );
+            const auto dims = dec.dims();
+            std::printf( "; %d MPI ranks (%d x %d x %d), halo width %g", MpiSession::size(), dims[0], dims[1],
+                         dims[2], halo );
+            return mechanics::Proliferation<Scalar, mem>( std::move( agents ), dec, mp, growth );
+        }
+#endif
+        return mechanics::Proliferation<Scalar, mem>( std::move( agents ), box, mp, growth );
+    };
+    mechanics::Proliferation<Scalar, mem> model = make_model();
+    std::printf( "\n" );
+    // The per-step lines report neighbours per agent (one rank).
+    model.set_count_interactions( !distributed );
+    // Divisions are counted by the ids they gave out (next_id is the same on every rank after a step), so
+    // that a resumed run counts those before it too.
     const std::int64_t first_id = model.agents().next_id();
     CheckpointSchedule schedule( flags, checkpoint_prefix( s ) );
     if ( schedule.restarting() )
     {
+        // On several ranks every rank reads the file and keeps its agents (all of them, in their order,
+        // on the ranks that wrote it; else those it owns).
         io::restart_from_checkpoint( model, schedule.restart_file() );
         check_restart_step( model.steps_done(), s.steps, schedule.restart_file() );
-        std::printf( "resumed from '%s' at step %lld: %zu agents\n", schedule.restart_file().c_str(),
-                     model.steps_done(), model.agents().size() );
+        std::printf( "resumed from '%s' at step %lld: %lld agents\n", schedule.restart_file().c_str(),
+                     model.steps_done(), model.all_agents() );
     }
     const long start = static_cast<long>( model.steps_done() );
 
@@ -249,53 +164,71 @@ int run_proliferation( const ProliferationSettings& s, const CheckpointFlags& fl
             snapshot( 0 );
     }
 
-    nlohmann::json steps = schedule.restarting() ? steps_before( s.output, start ) : nlohmann::json::array();
-    long long divisions = 0, interactions = 0;
+    const bool writes_output = !s.output.empty() && MpiSession::rank() == 0;
+    nlohmann::json steps = schedule.restarting() && writes_output ? steps_before( s.output, start )
+                                                                    : nlohmann::json::array();
+    long long all_agents = model.all_agents(), divisions = 0, interactions = 0;
     const auto json_output = [&] {
-        return nlohmann::json{ { "scenario", s.scenario },
-                               { "precision", s.precision },
-                               { "build", core::build_summary() },
-                               { "final_agents", model.agents().size() },
-                               { "divisions", divisions },
-                               { "last_interacting_pairs", interactions },
-                               { "steps", steps } };
+        nlohmann::json out{ { "scenario", s.scenario }, { "precision", s.precision }, { "build", core::build_summary() } };
+        if ( distributed )
+            out["mpi_ranks"] = MpiSession::size();
+        out["final_agents"] = all_agents;
+        out["divisions"] = divisions;
+        if ( !distributed )
+            out["last_interacting_pairs"] = interactions;
+        out["steps"] = steps;
+        return out;
     };
-    // A line per step, printed after the run: while it runs, the progress bar shows the step.
+    using Phase = mechanics::ProliferationPhase;
+    const auto& t = model.times();
+    // A line per step, printed after the run: while it runs, (rank 0's) progress bar shows the step.
     std::string step_lines;
     char line[256];
-    double neighbours = 0;
+    double neighbours = 0, last_total = 0;
     RunLoop loop( schedule, s.steps, s.progress );
     loop.stop_every( 1 ); // a line per step
     auto one_step = [&]( long long ) {
         const long step = long( model.steps_done() );
         // Seconds per phase in this step: the timer's sums after it less those before it.
-        using Phase = mechanics::ProliferationPhase;
-        const auto& t = model.times();
         std::vector<double> before( t.num_phases() );
         for ( int p = 0; p < t.num_phases(); ++p )
             before[p] = t.seconds( p );
         const auto r = model.step( space, true );
-        const auto in_step = [&]( int p ) { return t.seconds( p ) - before[p]; };
+        all_agents = model.all_agents();
         divisions = model.agents().next_id() - first_id;
-        interactions = r.interactions;
-        neighbours = double( r.interactions ) / double( model.agents().size() );
-        std::snprintf( line, sizeof line,
-                       "step %4ld: %9zu agents, %7d divisions, %.2f neighbours/agent | ms: division "
-                       "%.3f, grid %.3f, sort %.3f, forces %.3f, move %.3f\n",
-                       step, model.agents().size(), r.divisions, neighbours, 1e3 * in_step( Phase::division ),
-                       1e3 * in_step( Phase::grid_build ), 1e3 * in_step( Phase::sort ),
-                       1e3 * in_step( Phase::forces ), 1e3 * in_step( Phase::displacement ) );
+        if ( distributed )
+        {
+            // The slowest rank's step (each rank's phases are fenced and timed alone).
+            const double slowest = over_ranks_max( t.total() );
+            std::snprintf( line, sizeof line, "step %4ld: %9lld agents, %7lld divisions | %.3f ms (slowest rank)\n",
+                           step, all_agents, model.all_divisions(), 1e3 * ( slowest - last_total ) );
+            steps.push_back( { { "step", step }, { "agents", all_agents }, { "divisions", model.all_divisions() },
+                               { "slowest_rank_s", slowest - last_total } } );
+            last_total = slowest;
+        }
+        else
+        {
+            const auto in_step = [&]( int p ) { return t.seconds( p ) - before[p]; };
+            interactions = r.interactions;
+            neighbours = double( r.interactions ) / double( model.agents().size() );
+            std::snprintf( line, sizeof line,
+                           "step %4ld: %9zu agents, %7d divisions, %.2f neighbours/agent | ms: division "
+                           "%.3f, grid %.3f, sort %.3f, forces %.3f, move %.3f\n",
+                           step, model.agents().size(), r.divisions, neighbours, 1e3 * in_step( Phase::division ),
+                           1e3 * in_step( Phase::grid ), 1e3 * in_step( Phase::sort ),
+                           1e3 * in_step( Phase::forces ), 1e3 * in_step( Phase::move ) );
+            steps.push_back( { { "step", step },
+                               { "agents", model.agents().size() },
+                               { "divisions", r.divisions },
+                               { "interacting_pairs", r.interactions },
+                               { "sorted", r.sorted },
+                               { "division_s", in_step( Phase::division ) },
+                               { "grid_build_s", in_step( Phase::grid ) },
+                               { "sort_s", in_step( Phase::sort ) },
+                               { "forces_s", in_step( Phase::forces ) },
+                               { "displacement_s", in_step( Phase::move ) } } );
+        }
         step_lines += line;
-        steps.push_back( { { "step", step },
-                           { "agents", model.agents().size() },
-                           { "divisions", r.divisions },
-                           { "interacting_pairs", r.interactions },
-                           { "sorted", r.sorted },
-                           { "division_s", in_step( Phase::division ) },
-                           { "grid_build_s", in_step( Phase::grid_build ) },
-                           { "sort_s", in_step( Phase::sort ) },
-                           { "forces_s", in_step( Phase::forces ) },
-                           { "displacement_s", in_step( Phase::displacement ) } } );
     };
     loop.run(
         start, one_step,
@@ -305,172 +238,67 @@ int run_proliferation( const ProliferationSettings& s, const CheckpointFlags& fl
         },
         [&] {
             io::write_checkpoint( model, schedule.file() );
-            if ( !s.output.empty() )
+            if ( writes_output )
                 write_output( s.output, json_output() ); // its rows so far, for a resumed run to keep
         },
         [&] {
-            std::snprintf( line, sizeof line, "%zu agents  %lld divisions  %.2f neighbours/agent",
-                           model.agents().size(), divisions, neighbours );
+            if ( distributed )
+                std::snprintf( line, sizeof line, "%lld agents  %lld divisions", all_agents, divisions );
+            else
+                std::snprintf( line, sizeof line, "%lld agents  %lld divisions  %.2f neighbours/agent", all_agents,
+                               divisions, neighbours );
             return std::string( line );
         } );
     std::fputs( step_lines.c_str(), stdout );
-    using Phase = mechanics::ProliferationPhase;
-    const auto& t = model.times();
+    all_agents = model.all_agents();
     divisions = model.agents().next_id() - first_id;
     const long run_steps = s.steps - start; // timed in this process
     const auto per_step = [&]( double seconds ) { return run_steps ? 1e3 * seconds / double( run_steps ) : 0.0; };
-    std::printf( "total: %zu agents (%lld divisions), %.3f ms per step (division %.3f, grid %.3f, "
-                 "sort %.3f, forces %.3f, move %.3f; timed with a fence per operation)\n",
-                 model.agents().size(), divisions, per_step( t.total() ), per_step( t.seconds( Phase::division ) ),
-                 per_step( t.seconds( Phase::grid_build ) ), per_step( t.seconds( Phase::sort ) ),
-                 per_step( t.seconds( Phase::forces ) ), per_step( t.seconds( Phase::displacement ) ) );
+    if ( distributed )
+        std::printf( "total: %lld agents (%lld divisions), %.3f ms per step on the slowest rank; rank 0: division "
+                     "%.3f, migration %.3f, halo %.3f, sort %.3f, grid %.3f, forces %.3f, move %.3f ms per step\n",
+                     all_agents, divisions, per_step( last_total ), per_step( t.seconds( Phase::division ) ),
+                     per_step( t.seconds( Phase::migration ) ),
+                     per_step( t.seconds( Phase::halo_build ) + t.seconds( Phase::halo_update ) ),
+                     per_step( t.seconds( Phase::sort ) ), per_step( t.seconds( Phase::grid ) ),
+                     per_step( t.seconds( Phase::forces ) ), per_step( t.seconds( Phase::move ) ) );
+    else
+        std::printf( "total: %lld agents (%lld divisions), %.3f ms per step (division %.3f, grid %.3f, "
+                     "sort %.3f, forces %.3f, move %.3f; timed with a fence per operation)\n",
+                     all_agents, divisions, per_step( t.total() ), per_step( t.seconds( Phase::division ) ),
+                     per_step( t.seconds( Phase::grid ) ), per_step( t.seconds( Phase::sort ) ),
+                     per_step( t.seconds( Phase::forces ) ), per_step( t.seconds( Phase::move ) ) );
     if ( writer )
         std::printf( "snapshots: %s\n", writer->xdmf_path().c_str() );
-    if ( !s.output.empty() )
+    if ( writes_output )
         write_output( s.output, json_output() );
     return 0;
 }
-
-#if MORULA_HAVE_MPI
-/*
-  The same config under an MPI launcher with several ranks: rank 0 starts with every agent, the first
-  migration hands them to the ranks of a Cartesian decomposition of the box
-  (parallel::DistributedProliferation). Ids, diameters and counts are those of one rank; positions
-  agree to round-off.
-*/
-template <class Scalar>
-int run_distributed( const ProliferationSettings& s, const CheckpointFlags& flags )
-{
-    using exec = Kokkos::DefaultExecutionSpace;
-    using mem = exec::memory_space;
-    exec space;
-    if ( !s.snapshots.empty() )
-        throw core::InputError( "config: key 'snapshots': a distributed run writes no snapshots yet; remove the key "
-                                "or run on one rank" );
-    auto [box, mp, growth, agents] = make_setup<Scalar>( s, space );
-    const std::size_t initial = agents.size();
-    if ( MpiSession::rank() != 0 )
-        agents.resize( 0 );
-    // The halo covers the interaction distance: the largest diameter (a growing cell passes the
-    // division diameter by at most one step's growth; 10% covers it) plus two radius extensions.
-    const double largest = std::max( s.diameter, growth ? 1.1 * s.division_diameter : 0.0 );
-    const double halo = largest + 2 * s.radius_extension;
-    const parallel::CartesianDecomposition<Scalar> dec( MpiSession::comm(), box, Scalar( halo ) );
-    parallel::DistributedProliferation<Scalar, mem> model( dec, std::move( agents ), mp, growth );
-    // Divisions are counted by the ids they gave out (next_id is the same on every rank after a step).
-    const std::int64_t first_id = model.agents().next_id();
-    CheckpointSchedule schedule( flags, checkpoint_prefix( s ) );
-    if ( schedule.restarting() )
-        // Every rank reads the file and keeps its agents (all of them, in their order, on the ranks that
-        // wrote it; else those it owns).
-        io::restart_from_checkpoint( model, schedule.restart_file() );
-    check_restart_step( model.steps_done(), s.steps, schedule.restart_file() );
-    const long start = static_cast<long>( model.steps_done() );
-    const auto dims = dec.dims();
-    std::printf( "%s\n", core::build_summary().c_str() );
-    std::printf( "proliferation (%s, %s): %zu agents, %ld steps, sort every %ld (%s); %d MPI ranks (%d x %d x %d), "
-                 "halo width %g\n",
-                 s.scenario.c_str(), s.precision.c_str(), initial, s.steps, s.sort_every, s.ordering.c_str(),
-                 MpiSession::size(), dims[0], dims[1], dims[2], halo );
-    if ( schedule.restarting() )
-        std::printf( "resumed from '%s' at step %ld: %lld agents\n", schedule.restart_file().c_str(), start,
-                     model.all_agents() );
-    nlohmann::json steps = nlohmann::json::array();
-    if ( schedule.restarting() && MpiSession::rank() == 0 )
-        steps = steps_before( s.output, start );
-    long long divisions = 0;
-    const auto json_output = [&]( long long all ) {
-        return nlohmann::json{ { "scenario", s.scenario },
-                               { "precision", s.precision },
-                               { "build", core::build_summary() },
-                               { "mpi_ranks", MpiSession::size() },
-                               { "final_agents", all },
-                               { "divisions", divisions },
-                               { "steps", steps } };
-    };
-    using Phase = parallel::DistributedMechanicsPhase;
-    const auto& t = model.times();
-    double last_total = 0;
-    // A line per step, printed after the run: while it runs, rank 0's progress bar shows the step.
-    std::string step_lines;
-    char line[160];
-    long long all = 0;
-    RunLoop loop( schedule, s.steps, s.progress );
-    loop.stop_every( 1 ); // a line per step
-    auto one_step = [&]( long long ) {
-        const long step = long( model.steps_done() );
-        model.step( space, true );
-        all = model.all_agents();
-        divisions = model.agents().next_id() - first_id;
-        // The slowest rank's step (each rank's phases are fenced and timed alone).
-        const double mine = t.total();
-        double slowest = 0;
-        MPI_Allreduce( &mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, MpiSession::comm() );
-        std::snprintf( line, sizeof line, "step %4ld: %9lld agents, %7lld divisions | %.3f ms (slowest rank)\n", step,
-                       all, model.all_divisions(), 1e3 * ( slowest - last_total ) );
-        step_lines += line;
-        steps.push_back( { { "step", step }, { "agents", all }, { "divisions", model.all_divisions() },
-                           { "slowest_rank_s", slowest - last_total } } );
-        last_total = slowest;
-    };
-    loop.run(
-        start, one_step, []( long long ) {},
-        [&] {
-            model.write_checkpoint( schedule.file() );
-            if ( !s.output.empty() && MpiSession::rank() == 0 )
-                write_output( s.output, json_output( all ) );
-        },
-        [&] {
-            std::snprintf( line, sizeof line, "%lld agents  %lld divisions", all, divisions );
-            return std::string( line );
-        } );
-    std::fputs( step_lines.c_str(), stdout );
-    all = model.all_agents();
-    divisions = model.agents().next_id() - first_id;
-    const long run_steps = s.steps - start; // timed in this process
-    const auto per_step = [&]( double seconds ) { return run_steps ? 1e3 * seconds / double( run_steps ) : 0.0; };
-    std::printf( "total: %lld agents (%lld divisions), %.3f ms per step on the slowest rank; rank 0: division %.3f, "
-                 "migration %.3f, halo %.3f, sort %.3f, grid %.3f, forces %.3f, move %.3f ms per step\n",
-                 all, divisions, per_step( last_total ), per_step( t.seconds( Phase::division ) ),
-                 per_step( t.seconds( Phase::migration ) ),
-                 per_step( t.seconds( Phase::halo_build ) + t.seconds( Phase::halo_update ) ),
-                 per_step( t.seconds( Phase::sort ) ), per_step( t.seconds( Phase::grid ) ),
-                 per_step( t.seconds( Phase::forces ) ), per_step( t.seconds( Phase::move ) ) );
-    if ( !s.output.empty() && MpiSession::rank() == 0 )
-        write_output( s.output, json_output( all ) );
-    return 0;
-}
-#endif
 } // namespace
 
 void add_proliferation_command( CLI::App& app )
 {
     auto config = std::make_shared<std::string>();
-    auto overrides = std::make_shared<ProliferationSettings>();
     CLI::App* cmd = app.add_subcommand(
         "proliferation",
         "Sphere cells that grow, divide and push each other (benchmarks A and B of Hesam et al. 2021); alias: mechanics" );
     cmd->alias( "mechanics" );
+    auto overrides = make_cli_overrides<ProliferationSettings>( *cmd );
     cmd->add_option( "--config", *config, "JSON file; keys as in docs/models/proliferation.md" );
-    cmd->add_option( "--scenario", overrides->scenario, "division (benchmark A) or static (B)" )
+    overrides->option( "--scenario", &ProliferationSettings::scenario, "division (benchmark A) or static (B)" )
         ->check( CLI::IsMember( { "division", "static" } ) );
-    cmd->add_option( "--precision", overrides->precision, "float or double" )
+    overrides->option( "--precision", &ProliferationSettings::precision, "float or double" )
         ->check( CLI::IsMember( { "float", "double" } ) );
-    cmd->add_option( "--steps", overrides->steps, "Number of steps" )->check( CLI::Range( 0L, 100000000L ) );
-    cmd->add_option( "--output", overrides->output, "JSON file for counts and timings" );
-    cmd->add_flag( "--no-progress", "No progress bar (the lines per step are printed after the run either way)" );
+    overrides->option( "--steps", &ProliferationSettings::steps, "Number of steps" )->check( CLI::Range( 0L, 100000000L ) );
+    overrides->option( "--output", &ProliferationSettings::output, "JSON file for counts and timings" );
+    overrides->flag( "--no-progress", &ProliferationSettings::progress, false, "No progress bar (the lines per step are printed after the run either way)" );
     auto checkpoints = std::make_shared<CheckpointFlags>();
     add_checkpoint_flags( *cmd, *checkpoints );
-    cmd->callback( [config, overrides, cmd, checkpoints] {
+    cmd->callback( [config, overrides, checkpoints] {
         ProliferationSettings s;
         if ( !config->empty() )
-            read_config( *config, s );
-        // Flags given on the command line win over the file.
-        if ( cmd->count( "--scenario" ) ) s.scenario = overrides->scenario;
-        if ( cmd->count( "--precision" ) ) s.precision = overrides->precision;
-        if ( cmd->count( "--steps" ) ) s.steps = overrides->steps;
-        if ( cmd->count( "--output" ) ) s.output = overrides->output;
-        if ( cmd->count( "--no-progress" ) ) s.progress = false;
+            read_proliferation_config( *config, s );
+        overrides->apply( s ); // options given on the command line win over the file
         if ( s.precision == "float" )
             run_proliferation<float>( s, *checkpoints );
         else

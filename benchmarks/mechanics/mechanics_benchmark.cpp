@@ -405,10 +405,10 @@ nlohmann::json benchmark_a( const ExecutionSpace& exec, const Settings& set, con
         using Phase = mechanics::ProliferationPhase;
         const auto& t = model.times();
         division.push_back( t.seconds( Phase::division ) );
-        build.push_back( t.seconds( Phase::grid_build ) );
+        build.push_back( t.seconds( Phase::grid ) );
         sort.push_back( t.seconds( Phase::sort ) );
         forces.push_back( t.seconds( Phase::forces ) );
-        move.push_back( t.seconds( Phase::displacement ) );
+        move.push_back( t.seconds( Phase::move ) );
         total.push_back( t.total() );
         final_agents = model.agents().size();
     }

@@ -152,8 +152,37 @@ nlohmann::json table1( const Settings& cfg, const std::vector<int>& sizes, const
 }
 
 // --- batched Robertson --------------------------------------------------------------------------------
+// Issue #45's ensemble: Robertson's problem with per-system rates, either every rate varied +-10% (seed 7)
+// or k3 swept evenly over [0, 1e4] as DiffEqGPU's benchmark does, integrated to t_end by each method.
+struct RobertsonCase
+{
+    std::vector<std::string> methods{ "auto", "bdf" };
+    std::string sweep = "rates"; // rates | k3
+    double rtol = 1e-6;
+    double atol = 1e-12;
+    std::string precision = "double";
+    long check_systems = 0; // write this many systems' rates and last samples (evenly spread) for a reference check
+};
+
+ode::Method method_named( const std::string& name )
+{
+    if ( name == "auto" )
+        return ode::Method::automatic;
+    if ( name == "bdf" )
+        return ode::Method::bdf;
+    if ( name == "rkf45" )
+        return ode::Method::rkf45;
+    if ( name == "rodas5p" )
+        return ode::Method::rodas5p;
+    if ( name == "rodas4" )
+        return ode::Method::rodas4;
+    if ( name == "rosenbrock23" )
+        return ode::Method::rosenbrock23;
+    throw std::invalid_argument( "unknown method '" + name + "' (auto, bdf, rkf45, rodas5p, rodas4, rosenbrock23)" );
+}
+
 template <class Exec>
-nlohmann::json robertson( const Settings& cfg, const std::vector<long>& system_counts, double t_end )
+nlohmann::json robertson( const Settings& cfg, const std::vector<long>& system_counts, double t_end, const RobertsonCase& rc )
 {
     using Mem = typename Exec::memory_space;
     nlohmann::json out = nlohmann::json::array();
@@ -175,46 +204,75 @@ nlohmann::json robertson( const Settings& cfg, const std::vector<long>& system_c
     Exec exec;
     const std::vector<double> times{ 0.0, 0.4, 4.0, 40.0, 400.0, 4e3, 4e4, t_end };
     for ( long systems : system_counts )
-        for ( auto method : { ode::Method::automatic, ode::Method::bdf } )
+    {
+        Kokkos::View<double**, Kokkos::LayoutLeft, Mem> x0( "x0", systems, 3 ), k( "k", systems, 3 );
+        auto hx = Kokkos::create_mirror_view( x0 );
+        auto hk = Kokkos::create_mirror_view( k );
+        std::mt19937_64 rng( 7 );
+        for ( long s = 0; s < systems; ++s )
         {
-            Kokkos::View<double**, Kokkos::LayoutLeft, Mem> x0( "x0", systems, 3 ), k( "k", systems, 3 );
-            auto hx = Kokkos::create_mirror_view( x0 );
-            auto hk = Kokkos::create_mirror_view( k );
-            std::mt19937_64 rng( 7 );
-            for ( long s = 0; s < systems; ++s )
-            {
-                hx( s, 0 ) = 1.0;
-                for ( int r = 0; r < 3; ++r )
-                    hk( s, r ) = net.reactions[r].rate_constant * ( 0.9 + 0.2 * ( ( rng() >> 11 ) * 0x1.0p-53 ) );
-            }
-            Kokkos::deep_copy( x0, hx );
-            Kokkos::deep_copy( k, hk );
+            hx( s, 0 ) = 1.0;
+            for ( int r = 0; r < 3; ++r )
+                hk( s, r ) = rc.sweep == "k3" ? net.reactions[r].rate_constant
+                                              : net.reactions[r].rate_constant * ( 0.9 + 0.2 * ( ( rng() >> 11 ) * 0x1.0p-53 ) );
+            if ( rc.sweep == "k3" )
+                hk( s, 2 ) = systems > 1 ? 1e4 * static_cast<double>( s ) / static_cast<double>( systems - 1 ) : 1e4;
+        }
+        Kokkos::deep_copy( x0, hx );
+        Kokkos::deep_copy( k, hk );
+        for ( const auto& method_name : rc.methods )
+        {
             ode::SolverOptions options;
-            options.method = method;
-            options.relative_tolerance = 1e-6;
-            options.absolute_tolerance = { 1e-12 };
+            options.method = method_named( method_name );
+            options.relative_tolerance = rc.rtol;
+            options.absolute_tolerance = { rc.atol };
             options.mode = ode::ExecutionMode::batched;
+            options.precision = rc.precision == "float" ? ode::Precision::single_precision : ode::Precision::double_precision;
             ode::OdeSolver<Exec> solver( system, options );
             ode::OdeResult<Mem> result;
             auto stats = bench::time_phase( exec, cfg.warmup, cfg.runs, [] {}, [&] { result = solver.solve( exec, x0, k, times ); } );
             auto hs = Kokkos::create_mirror_view( result.samples );
             Kokkos::deep_copy( hs, result.samples );
+            const std::size_t last = times.size() - 1;
             double mass_error = 0.0;
             for ( long s = 0; s < systems; ++s )
-                mass_error = std::max( mass_error, std::fabs( hs( s, times.size() - 1, 0 ) + hs( s, times.size() - 1, 1 ) +
-                                                              hs( s, times.size() - 1, 2 ) - 1.0 ) );
+                mass_error = std::max( mass_error, std::fabs( hs( s, last, 0 ) + hs( s, last, 1 ) + hs( s, last, 2 ) - 1.0 ) );
             nlohmann::json j{ { "case", "robertson_batched" },
                               { "systems", systems },
-                              { "method", method == ode::Method::bdf ? "bdf" : "automatic" },
+                              { "method", method_name },
+                              { "sweep", rc.sweep },
+                              { "precision", rc.precision },
                               { "t_end", t_end },
-                              { "rtol", 1e-6 },
-                              { "atol", 1e-12 },
+                              { "rtol", rc.rtol },
+                              { "atol", rc.atol },
                               { "time", stats.to_json() },
                               { "max_mass_error", mass_error },
                               { "statistics", statistics_json( result ) } };
-            std::cout << j.dump() << std::endl;
+            if ( rc.check_systems > 0 )
+            {
+                // Evenly spread systems across the sweep, with their rates and every sample, for a
+                // reference solver (benchmarks/ode/robertson_reference.py) to check.
+                nlohmann::json check = nlohmann::json::array();
+                const long count = std::min( rc.check_systems, systems );
+                for ( long c = 0; c < count; ++c )
+                {
+                    const long s = count > 1 ? c * ( systems - 1 ) / ( count - 1 ) : 0;
+                    nlohmann::json row{ { "system", s }, { "k", { hk( s, 0 ), hk( s, 1 ), hk( s, 2 ) } } };
+                    nlohmann::json samples = nlohmann::json::array();
+                    for ( std::size_t t = 0; t < times.size(); ++t )
+                        samples.push_back( { hs( s, t, 0 ), hs( s, t, 1 ), hs( s, t, 2 ) } );
+                    row["samples"] = samples;
+                    check.push_back( row );
+                }
+                j["times"] = times;
+                j["check"] = check;
+            }
+            nlohmann::json brief = j;
+            brief.erase( "check" );
+            std::cout << brief.dump() << std::endl;
             out.push_back( j );
         }
+    }
     return out;
 }
 
@@ -781,6 +839,7 @@ struct Sizes
     int lu_n = 8;
     long rhs_systems = 100000;
     int rhs_species = 32;
+    RobertsonCase robertson;
 };
 
 template <class Exec>
@@ -794,7 +853,7 @@ nlohmann::json run( const std::string& which, const Settings& cfg, const Sizes& 
     if ( which == "table1" )
         results["results"] = table1<Exec>( cfg, z.sizes, z.sample_counts, z.settings, z.models, z.write_models );
     else if ( which == "robertson" )
-        results["results"] = robertson<Exec>( cfg, z.systems, z.t_end );
+        results["results"] = robertson<Exec>( cfg, z.systems, z.t_end, z.robertson );
     else if ( which == "genes" )
         results["results"] = gene_network<Exec>( cfg, z.systems, z.t_end );
     else if ( which == "lu" )
@@ -844,6 +903,17 @@ int main( int argc, char* argv[] )
     app.add_option( "--write-models", z.write_models, "table1: also write each model in the folder format here" );
     app.add_option( "--systems", z.systems, "robertson, genes: batch sizes" )->delimiter( ',' );
     app.add_option( "--t-end", z.t_end, "robertson, genes: end time" );
+    app.add_option( "--methods", z.robertson.methods, "robertson: auto, bdf, rkf45, rodas5p, rodas4, rosenbrock23" )
+        ->delimiter( ',' )
+        ->check( CLI::IsMember( { "auto", "bdf", "rkf45", "rodas5p", "rodas4", "rosenbrock23" } ) );
+    app.add_option( "--sweep", z.robertson.sweep, "robertson: rates (every rate +-10%) or k3 (k3 evenly over [0, 1e4])" )
+        ->check( CLI::IsMember( { "rates", "k3" } ) );
+    app.add_option( "--rtol", z.robertson.rtol, "robertson: relative tolerance" );
+    app.add_option( "--atol", z.robertson.atol, "robertson: absolute tolerance" );
+    app.add_option( "--precision", z.robertson.precision, "robertson: double or float (Rosenbrock methods)" )
+        ->check( CLI::IsMember( { "double", "float" } ) );
+    app.add_option( "--check-systems", z.robertson.check_systems,
+                    "robertson: write this many systems' rates and samples to --out for robertson_reference.py" );
     app.add_option( "--lu-systems", z.lu_systems, "lu, roofline: number of systems" );
     app.add_option( "--lu-n", z.lu_n, "lu, roofline: matrix size" );
     app.add_option( "--rhs-systems", z.rhs_systems, "roofline: systems of the right-hand-side and Jacobian kernels" );

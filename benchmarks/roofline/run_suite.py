@@ -5,7 +5,7 @@ Runs the roofline probe (the machine's measured roofs) and every kernel benchmar
 the "kernels" records the benchmarks write (bytes and flops counted analytically, docs/roofline.md), adds each
 kernel's applicable roof and the fraction of it reached, and writes one JSON file:
 
-    python3 benchmarks/roofline/run_suite.py --bin build/release/benchmarks [--quick]
+    python3 benchmarks/roofline/run_suite.py --bin build/bench/benchmarks [--quick]
                                              [--out roofline_<backend>_<date>.json]
 
 The benchmarks run on the build's default execution space (CUDA, HIP, OpenMP or Serial): the same suite,

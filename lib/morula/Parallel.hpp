@@ -1,7 +1,8 @@
 /*!
   \file Parallel.hpp
-  \brief Distributed runs over MPI: Cartesian domain decomposition, ghost (halo) particles,
-  migration, the distributed sphere mechanics and the distributed lattice diffusion. Only available when Morula was built with MPI
+  \brief Distributed runs over MPI: Cartesian domain decomposition, ghost (halo) particles, migration,
+  the distributed sphere mechanics, and the drivers that take a decomposition or a communicator
+  (mechanics::Proliferation, lattice::LatticeDiffusion). Only available when Morula was built with MPI
   (MORULA_HAVE_MPI).
 */
 #ifndef MORULA_PARALLEL_HPP
@@ -14,7 +15,7 @@
 #endif
 
 #include <morula/parallel/CartesianDecomposition.hpp>
-#include <morula/parallel/DistributedProliferation.hpp>
+#include <morula/mechanics/Proliferation.hpp>
 #include <morula/parallel/DistributedSphereMechanics.hpp>
 #include <morula/parallel/Halo.hpp>
 #include <morula/parallel/Migration.hpp>

@@ -11,6 +11,7 @@
 
 #include <cstdio>
 #include <numeric>
+#include <type_traits>
 #include <vector>
 
 namespace morula_test_lattice
@@ -153,6 +154,54 @@ TEST( TEST_CATEGORY, lattice_tracer_displacements_unwrap_periodic_faces_and_over
 {
     check_tracer_displacements<PassScheme::split>();
     check_tracer_displacements<PassScheme::fused>();
+}
+
+// The driver owns its state and moves with it: a driver moved mid-run (construction, then assignment over
+// another driver) continues the run bit for bit, sites and tracer displacements, at half of the slots
+// (overflows every pass); copies are refused (they would share the lattice's Views).
+TEST( TEST_CATEGORY, lattice_driver_moves_mid_run )
+{
+    using Driver = LatticeDiffusion<2, TEST_EXECSPACE>;
+    static_assert( !std::is_copy_constructible_v<Driver> && !std::is_copy_assignable_v<Driver> );
+    static_assert( std::is_move_constructible_v<Driver> && std::is_move_assignable_v<Driver> );
+    TEST_EXECSPACE exec;
+    LatticeShape shape( 7, 5, 6 );
+    shape.boundary = { LatticeBoundary::periodic, LatticeBoundary::reflecting, LatticeBoundary::periodic };
+    DiffusionRules rules( 1 );
+    rules.set_isotropic( 0, 0.5 );
+    Lattice<2, TEST_MEMSPACE> initial( shape );
+    const std::size_t n = shape.sites();
+    const auto species = place_particles( initial, { n }, rules, 4, ParticleCodes::tracers );
+    auto copy_of_initial = [&] {
+        Lattice<2, TEST_MEMSPACE> l( shape );
+        Kokkos::deep_copy( l.sites(), initial.sites() );
+        return l;
+    };
+    Driver straight( exec, copy_of_initial(), rules, species, {} );
+    Driver first( exec, copy_of_initial(), rules, species, {} );
+    straight.advance( exec, 3 );
+    first.advance( exec, 3 );
+    Driver second( std::move( first ) );
+    straight.advance( exec, 2 );
+    second.advance( exec, 2 );
+    Driver third( exec, copy_of_initial(), rules, species, {} );
+    third.advance( exec, 1 ); // another state, replaced whole by the assignment
+    third = std::move( second );
+    EXPECT_EQ( third.steps_done(), 5 );
+    straight.advance( exec, 4 );
+    third.advance( exec, 4 );
+    EXPECT_GT( straight.overflows(), 0u ) << "the case did not crowd the lattice";
+    EXPECT_EQ( third.overflows(), straight.overflows() );
+    const auto a = to_host( straight.lattice() );
+    const auto b = to_host( third.lattice() );
+    ASSERT_EQ( a.size(), b.size() );
+    for ( std::size_t i = 0; i < a.size(); ++i )
+        ASSERT_EQ( a[i], b[i] ) << "site " << i;
+    auto da = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), straight.displacements() );
+    auto db = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), third.displacements() );
+    for ( std::size_t c = 1; c <= n; ++c )
+        for ( int d = 0; d < 3; ++d )
+            ASSERT_EQ( db( c, d ), da( c, d ) ) << "tracer " << c;
 }
 
 // FNV-1a of the words: a fingerprint of the whole lattice.

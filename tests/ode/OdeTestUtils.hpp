@@ -7,6 +7,7 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <cmath>
 #include <initializer_list>
 #include <string>
 #include <utility>
@@ -47,6 +48,29 @@ inline ode::ReactionNetwork robertson_network()
                       reaction( { { 1, 2 } }, { { 1, 1 }, { 2, 1 } }, 3e7 ),
                       reaction( { { 1, 1 }, { 2, 1 } }, { { 0, 1 }, { 2, 1 } }, 1e4 ) },
                     { 1.0, 0.0, 0.0 } );
+}
+
+// Bateman's solution of the linear chain in long double: A_n(t) = prod_{i<n} k_i sum_{j<=n} e^{-k_j t} / prod_{l!=j} (k_l - k_j).
+inline std::vector<double> bateman( const std::vector<double>& k, double t, int length )
+{
+    std::vector<double> a( length );
+    for ( int n = 0; n < length; ++n )
+    {
+        long double prefactor = 1.0L, sum = 0.0L;
+        for ( int i = 0; i < n; ++i )
+            prefactor *= k[i];
+        for ( int j = 0; j <= n; ++j )
+        {
+            const long double kj = j < length - 1 ? k[j] : 0.0L;
+            long double denom = 1.0L;
+            for ( int l = 0; l <= n; ++l )
+                if ( l != j )
+                    denom *= ( ( l < length - 1 ? k[l] : 0.0L ) - kj );
+            sum += std::exp( -kj * t ) / denom;
+        }
+        a[n] = static_cast<double>( prefactor * sum );
+    }
+    return a;
 }
 
 //! Copies a result to the host: (systems, samples, saved) and the statistics.

@@ -164,6 +164,58 @@ PausedState paused_state( const Solver& solver, const Batch& b, const std::vecto
     return p;
 }
 
+// The Rosenbrock methods' register-resident kernel paused at every sample, in double and float: the
+// state it stores (x, f(x), t, the proposed step, the rejection flag) is all its next step reads.
+TEST( TEST_CATEGORY, ode_checkpoint_rosenbrock_bit_identical_at_every_sample )
+{
+    const auto net = test::robertson_network();
+    const auto times = robertson_times();
+    const Batch b = batch_of( net, 24 );
+    for ( auto method : { ode::Method::rodas5p, ode::Method::rodas4, ode::Method::rosenbrock23 } )
+        for ( auto precision : { ode::Precision::double_precision, ode::Precision::single_precision } )
+        {
+            ode::SolverOptions o;
+            o.method = method;
+            o.precision = precision;
+            o.relative_tolerance = precision == ode::Precision::single_precision ? 1e-3 : 1e-6;
+            o.absolute_tolerance = { precision == ode::Precision::single_precision ? 1e-6 : 1e-10 };
+            const std::string name = "rosenbrock_" + std::to_string( static_cast<int>( method ) ) + "_" +
+                                     std::to_string( static_cast<int>( precision ) );
+            const auto r = check_restarts( net, o, b, times, every_sample( times, 3 ), name );
+            for ( long s = 0; s < 24; ++s )
+            {
+                ASSERT_EQ( r.status( s ), ode::SolverStatus::success ) << name << " system " << s;
+                EXPECT_GT( r.stat( ode::stat_steps, s ), 20 ) << name;
+            }
+        }
+    // A checkpoint of a float run does not restart a double run.
+    Exec exec;
+    ode::MassActionSystem<Mem> system( net );
+    ode::SolverOptions single;
+    single.method = ode::Method::rodas5p;
+    single.precision = ode::Precision::single_precision;
+    ode::SolverOptions twice = single;
+    twice.precision = ode::Precision::double_precision;
+    Solver solver_float( system, single ), solver_double( system, twice );
+    const std::string path = scratch( "rosenbrock_precision" );
+    {
+        Integration run( solver_float, exec, b.x0, b.k, times );
+        run.advance_to( exec, 5 );
+        io::write_checkpoint( run, path );
+    }
+    Integration other( solver_double, exec, b.x0, b.k, times );
+    try
+    {
+        io::restart_from_checkpoint( other, path );
+        ADD_FAILURE() << "a float checkpoint restarted a double run";
+    }
+    catch ( const core::InputError& e )
+    {
+        EXPECT_NE( std::string( e.what() ).find( "precision" ), std::string::npos ) << e.what();
+    }
+    std::remove( path.c_str() );
+}
+
 TEST( TEST_CATEGORY, ode_checkpoint_batched_robertson_bit_identical_at_every_sample )
 {
     const auto net = test::robertson_network();

@@ -29,29 +29,6 @@ ode::ReactionNetwork stiff_chain( int length = 9 )
     return network( names, reactions, x0 );
 }
 
-// Bateman's solution of the linear chain in long double: A_n(t) = prod_{i<n} k_i sum_{j<=n} e^{-k_j t} / prod_{l!=j} (k_l - k_j).
-std::vector<double> bateman( const std::vector<double>& k, double t, int length )
-{
-    std::vector<double> a( length );
-    for ( int n = 0; n < length; ++n )
-    {
-        long double prefactor = 1.0L, sum = 0.0L;
-        for ( int i = 0; i < n; ++i )
-            prefactor *= k[i];
-        for ( int j = 0; j <= n; ++j )
-        {
-            const long double kj = j < length - 1 ? k[j] : 0.0L;
-            long double denom = 1.0L;
-            for ( int l = 0; l <= n; ++l )
-                if ( l != j )
-                    denom *= ( ( l < length - 1 ? k[l] : 0.0L ) - kj );
-            sum += std::exp( -kj * t ) / denom;
-        }
-        a[n] = static_cast<double>( prefactor * sum );
-    }
-    return a;
-}
-
 TEST( TEST_CATEGORY, ode_stiff_chain_over_eight_decades )
 {
     const int length = 9;
@@ -72,7 +49,7 @@ TEST( TEST_CATEGORY, ode_stiff_chain_over_eight_decades )
             ASSERT_EQ( r.status(), ode::SolverStatus::success );
             for ( std::size_t i = 0; i < times.size(); ++i )
             {
-                const auto exact = bateman( k, times[i], length );
+                const auto exact = test::bateman( k, times[i], length );
                 double total = 0.0;
                 for ( int s = 0; s < length; ++s )
                 {

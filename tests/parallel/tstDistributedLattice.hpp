@@ -319,7 +319,22 @@ TEST( TEST_CATEGORY, lattice_driver_on_slabs_cut_from_a_whole_lattice )
         EXPECT_THROW( morula::parallel::owned_slab( exec, thin, rank, ranks ), morula::core::InputError );
     }
     else
+    {
         EXPECT_NO_THROW( slabs.split_pass( exec, 0 ) );
+        // On one rank, too, the driver steps a copy of the lattice it is given (the caller's stays its own).
+        const auto before = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), whole.sites() );
+        LatticeDiffusion<2, TEST_EXECSPACE> alone( exec, MPI_COMM_WORLD, shape, whole, rules );
+        alone.advance( exec, 3 );
+        const auto after = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), whole.sites() );
+        const auto stepped = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), alone.lattice().sites() );
+        bool moved = false;
+        for ( std::size_t i = 0; i < after.extent( 0 ); ++i )
+        {
+            ASSERT_EQ( after( i ), before( i ) ) << "site " << i << " of the caller's lattice changed";
+            moved = moved || stepped( i ) != before( i );
+        }
+        EXPECT_TRUE( moved ) << "the driver's lattice did not change";
+    }
 }
 
 // Refused on every rank alike, before any communication (a rank that did not throw would hang).

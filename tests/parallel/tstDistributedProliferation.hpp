@@ -1,10 +1,9 @@
-// DistributedProliferation: growth, division and mechanics over the ranks give a single rank's agents:
-// the same ids and diameters exactly, the same positions to round-off, every agent once.
+// mechanics::Proliferation over the ranks of a decomposition: growth, division and mechanics give a single
+// rank's agents: the same ids and diameters exactly, the same positions to round-off, every agent once.
 #include <morula/core/Box.hpp>
 #include <morula/mechanics/Initializers.hpp>
 #include <morula/mechanics/Proliferation.hpp>
 #include <morula/parallel/CartesianDecomposition.hpp>
-#include <morula/parallel/DistributedProliferation.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -86,8 +85,18 @@ void check_division_against_single_rank( core::Boundary boundary, int sort_every
         agents.resize( 0 );
     // halo: the largest diameter reached before division (about 30.05) plus two radius extensions
     const parallel::CartesianDecomposition<double> dec( MPI_COMM_WORLD, box, 36.0 );
-    parallel::DistributedProliferation<double, TEST_MEMSPACE> dist( dec, agents, mp, gp );
+    mechanics::Proliferation<double, TEST_MEMSPACE> dist( agents, dec, mp, gp );
     static_assert( core::is_driver_v<decltype( dist ), TEST_EXECSPACE> );
+    int size = 1;
+    MPI_Comm_size( MPI_COMM_WORLD, &size );
+    ASSERT_EQ( dist.size(), size );
+    ASSERT_EQ( dist.rank(), rank );
+    // One rank is the one-rank driver; several ranks run the distributed mechanics.
+    ASSERT_EQ( dist.distributed_mechanics() == nullptr, size == 1 );
+    // One phase table on one rank and many: a report reads the same indices whatever the rank count.
+    ASSERT_EQ( dist.times().num_phases(), single.times().num_phases() );
+    for ( int p = 0; p < single.times().num_phases(); ++p )
+        ASSERT_EQ( dist.times().phase_name( p ), single.times().phase_name( p ) );
     static_assert( core::is_driver_v<decltype( single ), TEST_EXECSPACE> );
     single.set_count_interactions( true );
     dist.set_count_interactions( true );
@@ -133,8 +142,14 @@ void check_division_against_single_rank( core::Boundary boundary, int sort_every
     // Every other step was timed, division included.
     EXPECT_EQ( dist.steps_done(), steps );
     EXPECT_EQ( dist.times().steps(), steps / 2 );
-    EXPECT_GT( dist.times().seconds( parallel::DistributedMechanicsPhase::division ), 0.0 );
+    using Phase = mechanics::ProliferationPhase;
+    EXPECT_GT( dist.times().seconds( Phase::division ), 0.0 );
     EXPECT_GT( dist.times().seconds( "forces" ), 0.0 );
+    if ( size > 1 )
+        // The exchange is timed into the driver's own table (not its operator's).
+        EXPECT_GT( Phase::communication( dist.times() ), 0.0 );
+    else
+        EXPECT_EQ( Phase::communication( dist.times() ), 0.0 );
 }
 
 TEST( TEST_CATEGORY, distributed_proliferation_matches_single_rank_open_box )

@@ -1,4 +1,4 @@
-// DistributedProliferation's checkpoint and restart: one file, written by rank 0 in a single rank's
+// mechanics::Proliferation over the ranks: checkpoint and restart: one file, written by rank 0 in a single rank's
 // layout. On the same ranks a resumed run is the uninterrupted one bit for bit; on another rank count
 // (one rank, other ranks per axis) and between one rank and several it continues to round-off, with the
 // same ids and diameters; bad checkpoints are refused on every rank alike.
@@ -9,7 +9,6 @@
 #include <morula/mechanics/Initializers.hpp>
 #include <morula/mechanics/Proliferation.hpp>
 #include <morula/parallel/CartesianDecomposition.hpp>
-#include <morula/parallel/DistributedProliferation.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -32,8 +31,8 @@ namespace morula_test_distributed_proliferation_checkpoint
 {
 using namespace morula;
 
-static_assert( io::is_checkpointable_v<parallel::DistributedProliferation<double, TEST_MEMSPACE>> );
-static_assert( io::is_checkpointable_v<parallel::DistributedProliferation<float, TEST_MEMSPACE>> );
+static_assert( io::is_checkpointable_v<mechanics::Proliferation<double, TEST_MEMSPACE>> );
+static_assert( io::is_checkpointable_v<mechanics::Proliferation<float, TEST_MEMSPACE>> );
 
 #if MORULA_HAVE_HDF5
 
@@ -111,7 +110,7 @@ struct Scenario
         return a;
     }
 
-    parallel::DistributedProliferation<double, TEST_MEMSPACE>
+    mechanics::Proliferation<double, TEST_MEMSPACE>
     distributed( MPI_Comm comm, std::array<int, 3> dims = { 0, 0, 0 }, int per_axis = 6,
                  double first_diameter = 27 ) const
     {
@@ -121,7 +120,7 @@ struct Scenario
         Agents a = agents( per_axis, first_diameter, false );
         if ( rank != 0 )
             a.resize( 0 );
-        return parallel::DistributedProliferation<double, TEST_MEMSPACE>( dec, a, mp, gp );
+        return mechanics::Proliferation<double, TEST_MEMSPACE>( a, dec, mp, gp );
     }
 
     mechanics::Proliferation<double, TEST_MEMSPACE> single( int per_axis = 6, double first_diameter = 27 ) const
@@ -189,7 +188,7 @@ void expect_same_agents( const std::map<std::int64_t, AgentState>& expected,
 }
 
 // Rank 0's checkpoint entries of a distributed run (the other ranks' are empty).
-io::CheckpointEntries entries_of( const parallel::DistributedProliferation<double, TEST_MEMSPACE>& model )
+io::CheckpointEntries entries_of( const mechanics::Proliferation<double, TEST_MEMSPACE>& model )
 {
     io::CheckpointWriter out( model.checkpoint_model );
     model.checkpoint( out );

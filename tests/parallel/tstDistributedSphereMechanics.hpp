@@ -498,7 +498,7 @@ TEST( TEST_CATEGORY, distributed_mechanics_phase_times )
     for ( int p : { Phase::migration, Phase::sort, Phase::halo_build, Phase::halo_update, Phase::grid,
                     Phase::forces, Phase::move } )
         EXPECT_GT( t.seconds( p ), 0.0 ) << t.phase_name( p );
-    EXPECT_EQ( t.seconds( Phase::division ), 0.0 ); // no DistributedProliferation drives these mechanics
+    EXPECT_EQ( t.seconds( Phase::division ), 0.0 ); // the mechanics alone: no growth or division
     EXPECT_LE( t.total(), timed_wall );
     EXPECT_EQ( sum_all( t.count( Count::migrated_sent ) ), sum_all( t.count( Count::migrated_received ) ) );
     if ( size > 1 ) // one rank in a periodic box reaches its images by the minimum image

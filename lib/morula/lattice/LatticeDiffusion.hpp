@@ -176,6 +176,9 @@ class LatticeDiffusion
     }
 #endif
 
+    //! The driver owns its state and moves with it; a copy would share the lattice's Views.
+    LatticeDiffusion( LatticeDiffusion&& ) = default;
+    LatticeDiffusion& operator=( LatticeDiffusion&& ) = default;
     LatticeDiffusion( const LatticeDiffusion& ) = delete;
     LatticeDiffusion& operator=( const LatticeDiffusion& ) = delete;
 
@@ -473,7 +476,12 @@ class LatticeDiffusion
                                     const DiffusionOptions& options )
     {
         if ( !peers )
-            return engine_type( exec, owned, rules, codes, options );
+        {
+            // One rank: the whole lattice, copied as on several ranks (the caller's View stays its own).
+            lattice_type copy( owned.shape() );
+            Kokkos::deep_copy( exec, copy.sites(), owned.sites() );
+            return engine_type( exec, copy, rules, codes, options );
+        }
         return engine_type( exec, peers->take_initial_window(), whole, peers->window(), rules, codes, options,
                             peers->overflow_capacity() );
     }

@@ -120,7 +120,7 @@ class GrowthDivision
     }
 
     /*!
-      \brief The same step for agents spread over several ranks (parallel::DistributedProliferation).
+      \brief The same step for agents spread over several ranks (Proliferation over a decomposition).
       `all_mothers(local)` gets this rank's dividing mothers' ids, sorted, in a View of MemorySpace,
       and returns the sorted ids of the mothers of every rank (collective); a daughter's id is
       next_id() + the rank of its mother's id in that list, so ids are those of a single rank. Every

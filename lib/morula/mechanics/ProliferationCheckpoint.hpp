@@ -1,8 +1,8 @@
 /*!
   \file ProliferationCheckpoint.hpp
-  \brief The checkpoint layout of the proliferation model, shared by mechanics::Proliferation and
-  parallel::DistributedProliferation, so that a checkpoint of either restarts the other, on any rank
-  count.
+  \brief The checkpoint layout of the proliferation model, on one rank and over several
+  (mechanics::Proliferation with a decomposition), so that a checkpoint of any rank count restarts on any
+  other.
 
   Entries (Scalar: float32 or float64, the run's precision; a float run refuses a double checkpoint):
   - "step" (int64): steps done; it is also the step index of the growth's counter-based RNG, whose

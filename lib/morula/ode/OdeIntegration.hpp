@@ -71,7 +71,13 @@ class OdeIntegration
     {
         m_saved = m_solver.checked_inputs( initial_states, rate_constants, sample_times, saved_species, t_start );
         const auto& options = m_solver.m_options;
-        if ( options.mode == ExecutionMode::device_wide )
+        if ( is_rosenbrock( options.method ) )
+        {
+            if constexpr ( Solver::is_mass_action ) // the solver refused any other model
+                m_rosenbrock = std::make_unique<Rosenbrock>( exec, m_solver.m_system, options, m_solver.m_atol, initial_states,
+                                                             rate_constants, m_times, m_saved, t_start, true );
+        }
+        else if ( options.mode == ExecutionMode::device_wide )
         {
             if ( initial_states.extent( 0 ) != 1 )
                 throw core::InputError( core::detail::concat( "OdeIntegration: the device-wide mode integrates one system; got ",
@@ -128,6 +134,8 @@ class OdeIntegration
         compat::ScopedRegion region( "morula::ode::OdeIntegration::advance" );
         if ( m_batch )
             m_batch->advance( exec, stop );
+        else if ( m_rosenbrock )
+            m_rosenbrock->advance( exec, stop );
         else
             m_device_wide->advance( exec, stop );
         m_started = true;
@@ -140,6 +148,8 @@ class OdeIntegration
     {
         if ( m_batch )
             return m_batch->result();
+        if ( m_rosenbrock )
+            return m_rosenbrock->result();
         return m_device_wide->result( exec );
     }
 
@@ -158,6 +168,8 @@ class OdeIntegration
         out.put_scalar( "started", static_cast<std::uint8_t>( m_started ? 1 : 0 ) );
         if ( m_batch )
             m_batch->checkpoint( exec, out, "batch/" );
+        else if ( m_rosenbrock )
+            m_rosenbrock->checkpoint( exec, out, "rosenbrock/" );
         else
             m_device_wide->checkpoint( exec, out );
     }
@@ -175,6 +187,8 @@ class OdeIntegration
             in.fail( core::detail::concat( "'samples_done' = ", done, "; expected 0 to ", sample_count() ) );
         if ( m_batch )
             m_batch->restart( exec, in, "batch/" );
+        else if ( m_rosenbrock )
+            m_rosenbrock->restart( exec, in, "rosenbrock/" );
         else
             m_device_wide->restart( exec, in, done );
         m_samples_done = done;
@@ -184,6 +198,7 @@ class OdeIntegration
   private:
     using Batch = detail::BatchIntegration<ExecutionSpace, MemorySpace, Model>;
     using DeviceWide = detail::DeviceWideIntegration<ExecutionSpace, MemorySpace>;
+    using Rosenbrock = detail::RosenbrockIntegration<ExecutionSpace, MemorySpace>;
 
     // Every input that changes the run, as the checkpoint stores it.
     struct Parameters
@@ -235,6 +250,11 @@ class OdeIntegration
             { "device_wide_lanes", { o.device_wide_lanes } },
             { "saved_species", std::vector<std::int64_t>( m_saved.begin(), m_saved.end() ) },
         };
+        // Only a single-precision run records its precision, so that checkpoints of double runs keep the
+        // parameter list they had before single precision existed (check_parameters treats a missing
+        // "precision" as double).
+        if ( o.precision != Precision::double_precision )
+            p.integers.push_back( { "precision", { static_cast<std::int64_t>( o.precision ) } } );
         p.reals = {
             { "t_start", { m_t_start } },
             { "sample_times", m_times },
@@ -302,6 +322,8 @@ class OdeIntegration
     void check_parameters( const io::CheckpointReader& in ) const
     {
         const Parameters p = parameters();
+        if ( in.has( "run/precision" ) && m_solver.m_options.precision == Precision::double_precision )
+            compare( in, "precision", std::vector<std::int64_t>{ static_cast<std::int64_t>( Precision::double_precision ) } );
         for ( const auto& e : p.integers )
             compare( in, e.first, e.second );
         for ( const auto& e : p.reals )
@@ -316,6 +338,7 @@ class OdeIntegration
     bool m_started = false;
     int m_samples_done = 0;
     std::unique_ptr<Batch> m_batch;
+    std::unique_ptr<Rosenbrock> m_rosenbrock;
     std::unique_ptr<DeviceWide> m_device_wide;
 };
 

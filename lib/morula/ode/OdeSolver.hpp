@@ -27,6 +27,7 @@
 #include <morula/ode/detail/DeviceWideDriver.hpp>
 #include <morula/ode/detail/DeviceWideIntegration.hpp>
 #include <morula/ode/detail/Integrator.hpp>
+#include <morula/ode/detail/RosenbrockBatch.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -64,6 +65,7 @@ class OdeSolver
         , m_options( options )
     {
         m_options.validate( system.species );
+        check_rosenbrock_network();
         m_linear = resolve_linear_solver();
         m_device.method = options.method;
         m_device.norm = options.error_norm;
@@ -112,6 +114,9 @@ class OdeSolver
                 throw InputError( "OdeSolver::solve: the device-wide mode is for mass-action systems; use the "
                                   "fine-grained or batched mode for this model" );
         }
+        if constexpr ( is_mass_action )
+            if ( is_rosenbrock( m_options.method ) )
+                return solve_rosenbrock( exec, initial_states, rate_constants, sample_times, saved, t_start );
         return launch( exec, initial_states, rate_constants, sample_times, saved, t_start,
                        m_options.mode == ExecutionMode::fine_grained, m_device );
     }
@@ -197,6 +202,34 @@ class OdeSolver
         };
         return rate_constants.extent( 0 ) > 0 ? run( Kokkos::subview( rate_constants, 0, Kokkos::ALL ) )
                                               : run( m_system.rate_constants );
+    }
+
+    //! The Rosenbrock methods' register-resident kernels need a mass-action network of bounded size.
+    void check_rosenbrock_network() const
+    {
+        using core::detail::concat;
+        if ( !is_rosenbrock( m_options.method ) )
+            return;
+        if ( !is_mass_action )
+            throw core::InputError( "ODE solver: the Rosenbrock methods are for mass-action networks; use method "
+                                    "bdf or automatic for this model" );
+        if ( m_system.species > detail::rosenbrock_max_species || m_system.reactions > detail::rosenbrock_max_reactions )
+            throw core::InputError( concat( "ODE solver: the Rosenbrock methods take networks of up to ",
+                                            detail::rosenbrock_max_species, " species and ",
+                                            detail::rosenbrock_max_reactions, " reactions; this one has ",
+                                            m_system.species, " species and ", m_system.reactions,
+                                            " reactions (use method bdf or automatic)" ) );
+    }
+
+    //! The batched Rosenbrock kernel of the method and precision in the options, in one leg.
+    OdeResult<MemorySpace> solve_rosenbrock( const ExecutionSpace& exec, const matrix_type& initial_states,
+                                             const matrix_type& rate_constants, const std::vector<double>& times,
+                                             const std::vector<int>& saved, double t_start )
+    {
+        detail::RosenbrockIntegration<ExecutionSpace, MemorySpace> run( exec, m_system, m_options, m_atol, initial_states,
+                                                                        rate_constants, times, saved, t_start, false );
+        run.run_to_end( exec );
+        return run.result();
     }
 
     detail::LinearKind resolve_linear_solver() const

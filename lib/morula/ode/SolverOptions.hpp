@@ -19,7 +19,26 @@ enum class Method
 {
     automatic, //!< RKF45 while not stiff, BDF while stiff (LASSIE's scheme, with switching back)
     rkf45,     //!< RKF45 only (fails with status step_too_small where the problem is stiff)
-    bdf        //!< BDF only
+    bdf,       //!< BDF only
+    /*!
+      Rosenbrock methods (one Jacobian and one LU of W = I/(h gamma) - J per step, no Newton iteration),
+      for batches of small mass-action networks (up to 8 species and 16 reactions) in the batched mode:
+      one thread per system with its state and matrices in registers (detail/RosenbrockBatch.hpp).
+      Rodas5P (Steinebach 2023): order 5, 8 stages, the most accurate per step at tight tolerances.
+    */
+    rodas5p,
+    rodas4,      //!< Rodas4 (Hairer & Wanner): order 4, 6 stages
+    rosenbrock23 //!< Rosenbrock23 (Shampine & Reichelt's ode23s): order 2, 3 stages, for loose tolerances
+};
+
+//! True for the methods of the register-resident batched Rosenbrock solver.
+inline bool is_rosenbrock( Method m ) { return m == Method::rodas5p || m == Method::rodas4 || m == Method::rosenbrock23; }
+
+//! The arithmetic of a system's state and stages (time, step and error norm are double either way).
+enum class Precision
+{
+    double_precision,
+    single_precision //!< float state, rates and matrices: the Rosenbrock methods only
 };
 
 enum class ErrorNorm
@@ -70,6 +89,20 @@ enum class ExecutionMode
     device_wide
 };
 
+/*!
+  The execution mode a run takes when none is asked for: a batch maps one copy to one thread; one system
+  gets a team up to 2048 species and the whole device (one kernel per stage) from 4096 up, the crossover
+  measured on the H100 (docs/performance.md); the Rosenbrock methods run one system per thread, one
+  system too. `morula ode run` and the Python module both resolve it here.
+*/
+inline ExecutionMode default_execution_mode( long systems, int species, Method method )
+{
+    constexpr int device_wide_species = 4096;
+    if ( is_rosenbrock( method ) || systems > 1 )
+        return ExecutionMode::batched;
+    return species >= device_wide_species ? ExecutionMode::device_wide : ExecutionMode::fine_grained;
+}
+
 struct SolverOptions
 {
     Method method = Method::automatic;
@@ -90,6 +123,7 @@ struct SolverOptions
     //! faster above (docs/performance.md, "Newton linear solver crossover (fine-grained, BDF only)").
     int dense_limit = 16;
     ExecutionMode mode = ExecutionMode::batched;
+    Precision precision = Precision::double_precision;
     int team_size = 0;                   //!< fine-grained mode: threads per team (0: Kokkos chooses)
     //! Device-wide mode: RKF45 attempts launched between two reads of the device-side status by the host
     //! (the step is decided on the device); 0 picks 1 to 32 from the steps expected to be left. The
@@ -177,6 +211,16 @@ struct SolverOptions
                                       "; expected 0 (automatic) or a power of two up to 32" ) );
         if ( team_size < 0 )
             throw InputError( concat( "ODE solver: team_size = ", team_size, "; expected >= 0" ) );
+        if ( is_rosenbrock( method ) && mode != ExecutionMode::batched )
+            throw InputError( "ODE solver: the Rosenbrock methods (rodas5p, rodas4, rosenbrock23) run in the batched "
+                              "mode (one system per thread); use method bdf or automatic for the fine-grained and "
+                              "device-wide modes" );
+        if ( is_rosenbrock( method ) && error_norm != ErrorNorm::mixed )
+            throw InputError( "ODE solver: the Rosenbrock methods use the mixed error norm; the paper norm is "
+                              "RKF45's (method automatic or rkf45)" );
+        if ( precision == Precision::single_precision && !is_rosenbrock( method ) )
+            throw InputError( "ODE solver: single precision is implemented for the Rosenbrock methods (rodas5p, "
+                              "rodas4, rosenbrock23); RKF45 and BDF run in double" );
         if ( linear_solver == LinearSolver::sparse_iterative && mode == ExecutionMode::batched )
             throw InputError( "ODE solver: the sparse iterative linear solver needs the fine-grained or "
                               "device-wide mode" );

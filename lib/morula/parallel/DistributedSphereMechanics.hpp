@@ -223,7 +223,7 @@ class DistributedSphereMechanics
     /*!
       \brief step() with the phases (and counts) going to a driver's timer: `phase` is the core::StepPhases
       of the step of a driver on core::ModelDriver whose phase declaration numbers these mechanics'
-      phases as DistributedMechanicsPhase does (DistributedProliferation's).
+      phases as DistributedMechanicsPhase does (mechanics::ProliferationPhase, over several ranks).
     */
     template <class ExecutionSpace, class Phases>
     long long run_step( const ExecutionSpace& exec, agents_type& agents, Phases& phase )

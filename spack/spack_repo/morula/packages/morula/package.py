@@ -63,6 +63,11 @@ class Morula(CMakePackage, CudaPackage, ROCmPackage):
         description="NCCL (CUDA) or RCCL (ROCm) transport between GPUs for distributed runs",
     )
     variant("cairo", default=False, description="PNG plots and pictures of the morula program")
+    variant(
+        "python",
+        default=False,
+        description="The Python module `morula` (pybind11, numpy; DLPack for device arrays)",
+    )
 
     depends_on("cxx", type="build")
     depends_on("cmake@3.21:", type="build")
@@ -110,6 +115,11 @@ class Morula(CMakePackage, CudaPackage, ROCmPackage):
     depends_on("cli11@2:", type="build", when="+apps")
     depends_on("nlohmann-json@3.2:", type="build", when="+apps")
     depends_on("cairo+png", when="+cairo")
+    extends("python", when="+python")
+    depends_on("python@3.8:", type=("build", "link", "run"), when="+python")
+    depends_on("py-pybind11@2.6:", type="build", when="+python")
+    depends_on("py-numpy", type=("build", "run"), when="+python")
+    depends_on("dlpack", type="build", when="+python")
     depends_on("googletest@1.10:", type="test")
 
     conflicts("+cuda", when="+rocm", msg="Kokkos has one GPU backend at a time: drop +cuda or +rocm")
@@ -136,6 +146,16 @@ class Morula(CMakePackage, CudaPackage, ROCmPackage):
     )
     conflicts("+cairo", when="~apps", msg="+cairo is for the morula program: add +apps or drop +cairo")
     conflicts(
+        "+python",
+        when="~apps",
+        msg="+python builds models from the morula program's configurations: add +apps",
+    )
+    conflicts(
+        "^kokkos~shared~pic",
+        when="+python",
+        msg="+python links Kokkos into a shared module: use ^kokkos+shared or ^kokkos+pic",
+    )
+    conflicts(
         "^kokkos cxxstd=14",
         msg="Morula is C++17: use ^kokkos cxxstd=17 (or 20)",
     )
@@ -161,6 +181,7 @@ class Morula(CMakePackage, CudaPackage, ROCmPackage):
             on_off("SBML", "sbml"),
             on_off("MPI", "mpi"),
             on_off("NCCL", "nccl"),
+            on_off("PYTHON", "python"),
             # The unit tests are CI's job (`spack install --test=root` builds and runs them); the
             # benchmarks and fuzz targets are for developers.
             self.define("Morula_ENABLE_TESTS", self.run_tests),
@@ -177,6 +198,11 @@ class Morula(CMakePackage, CudaPackage, ROCmPackage):
             args.append(self.define("NCCL_ROOT", spec["nccl"].prefix))
         if spec.satisfies("+nccl+rocm"):
             args.append(self.define("RCCL_ROOT", spec["rccl"].prefix))
+        if spec.satisfies("+python"):
+            args.append(self.define("Python_EXECUTABLE", spec["python"].command.path))
+            args.append(self.define("DLPACK_ROOT", spec["dlpack"].prefix))
+            # The module goes where `extends("python")` looks: the prefix's site-packages.
+            args.append(self.define("Morula_PYTHON_INSTALL_DIR", spec["python"].package.platlib))
         if spec.satisfies("+apps~cairo"):
             # cairo is looked up through pkg-config; keep a system cairo out of the build.
             args.append(self.define("CMAKE_DISABLE_FIND_PACKAGE_PkgConfig", True))
@@ -231,6 +257,21 @@ class Morula(CMakePackage, CudaPackage, ROCmPackage):
             "grid", "--particles", "2000", "--check", "200", output=str.split, error=str.split
         )
         assert "all equal" in out, f"morula grid printed {out!r}"
+
+    def test_python(self):
+        """import morula from the installed module and run a tiny ODE solve"""
+        if not self.spec.satisfies("+python"):
+            raise SkipTest("the Python module is not built (~python)")
+        os.environ["OMP_NUM_THREADS"] = "2"
+        python = which(self.spec["python"].command.path, required=True)
+        out = python(
+            "-c",
+            "import morula; n = morula.ode.parse_text('A -> B, k=0.5\\ninit A = 1\\n'); "
+            "s = morula.ode.solve(n, times=[1.0]); print(morula.__version__, s.status[0])",
+            output=str.split,
+            error=str.split,
+        )
+        assert f"{self.spec.version} success" in out, f"python printed {out!r}"
 
     def test_find_package(self):
         """build a find_package(Morula) project against the install and run it"""

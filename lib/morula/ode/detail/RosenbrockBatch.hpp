@@ -1,0 +1,624 @@
+/*!
+  \file RosenbrockBatch.hpp
+  \brief The batched Rosenbrock solver for small mass-action networks: one thread integrates one system
+         from the start to its last sample in one kernel, with its state, Jacobian, factorised W matrix
+         and stage vectors in registers (SmallMassAction.hpp), and its own step size.
+
+  Why this shape (issue #45; DiffEqGPU's EnsembleGPUKernel, Utkarsh et al. 2024, does the same for
+  Julia): a Rosenbrock method needs one Jacobian and one LU of W = I/(h gamma) - J per step and no
+  Newton iteration, so a step is a fixed sequence of arithmetic with no data-dependent loop; with the
+  system size fixed at compile time nothing of one system's work touches memory except its inputs, the
+  samples it writes and the network's tables (the same for all threads, read from the kernel's parameter
+  block). The general batched BDF path (Integrator.hpp) keeps its per-system vectors and matrices in
+  global memory, interleaved by system, for networks of any size.
+
+  Step control: the mixed error norm err = RMS_i e_i / (atol_i + rtol max(|x_i|, |x_new,i|)) over the
+  network's species, err <= 1 accepts; the next step is h min(5, max(0.2, 0.9 err^(-1/(q+1)))) with q
+  the order of the error estimate (no growth right after a rejection). A step that would pass the next
+  sample time ends on it (the step the controller wanted is kept for after the sample), so samples are
+  the method's own solution, not an interpolant. The first step is Hairer and Wanner's estimate
+  0.01 ||x|| / ||f(x)|| in the same norm. Time, step and the error norm are double whatever `Real` is.
+*/
+#ifndef MORULA_ODE_DETAIL_ROSENBROCKBATCH_HPP
+#define MORULA_ODE_DETAIL_ROSENBROCKBATCH_HPP
+
+#include <morula/core/Error.hpp>
+#include <morula/core/KokkosCompat.hpp>
+#include <morula/core/LaunchPolicy.hpp>
+#include <morula/io/Checkpoint.hpp>
+#include <morula/ode/MassActionSystem.hpp>
+#include <morula/ode/OdeResult.hpp>
+#include <morula/ode/SolverOptions.hpp>
+#include <morula/ode/detail/BatchIntegration.hpp>
+#include <morula/ode/detail/RosenbrockTableau.hpp>
+#include <morula/ode/detail/SmallMassAction.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace morula::ode::detail
+{
+
+//! One attempt of a stiffly accurate Rodas method (Rodas4, Rodas5P) from x with step h.
+template <class Tableau>
+struct RodasStep
+{
+    static constexpr int error_order = Tableau::error_order;
+    static constexpr bool first_same_as_last = false;
+
+    /*!
+      Fills x_new and the error estimate; `fx` is f(x), `J` the Jacobian at x. Returns false when W is
+      singular (the caller retries with a smaller step). `fnew` is not written (no FSAL).
+    */
+    template <class Real, int N, int M>
+    KOKKOS_INLINE_FUNCTION static bool attempt( const SmallMassAction<N, M>& net, const Real ( &k )[M], const Real ( &x )[N],
+                                                const Real ( &fx )[N], const Real ( &J )[N][N], double h,
+                                                Real ( &xnew )[N], Real ( &err )[N], Real ( & /*fnew*/ )[N], long& rhs_count )
+    {
+        constexpr int S = Tableau::stages;
+        Real W[N][N];
+        int pivot[N];
+        const Real diagonal = static_cast<Real>( 1.0 / ( h * Tableau::gamma ) );
+        MORULA_UNROLL
+        for ( int i = 0; i < N; ++i )
+            MORULA_UNROLL
+            for ( int j = 0; j < N; ++j )
+                W[i][j] = ( i == j ? diagonal : Real( 0 ) ) - J[i][j];
+        if ( !small_lu_factor( W, pivot ) )
+            return false;
+        const Real inverse_h = static_cast<Real>( 1.0 / h );
+        Real K[S][N];
+        MORULA_UNROLL
+        for ( int stage = 0; stage < S; ++stage )
+        {
+            Real u[N], b[N];
+            if ( stage == 0 )
+            {
+                MORULA_UNROLL
+                for ( int i = 0; i < N; ++i )
+                    u[i] = x[i], b[i] = fx[i];
+            }
+            else
+            {
+                MORULA_UNROLL
+                for ( int i = 0; i < N; ++i )
+                {
+                    Real s = x[i];
+                    MORULA_UNROLL
+                    for ( int j = 0; j < stage; ++j )
+                        s += static_cast<Real>( Tableau::a( stage, j ) ) * K[j][i];
+                    u[i] = s;
+                }
+                small_rhs( net, k, u, b );
+                ++rhs_count;
+                MORULA_UNROLL
+                for ( int i = 0; i < N; ++i )
+                {
+                    Real s = 0;
+                    MORULA_UNROLL
+                    for ( int j = 0; j < stage; ++j )
+                        s += static_cast<Real>( Tableau::c( stage, j ) ) * K[j][i];
+                    b[i] += s * inverse_h;
+                }
+            }
+            small_lu_solve( W, pivot, b );
+            MORULA_UNROLL
+            for ( int i = 0; i < N; ++i )
+                K[stage][i] = b[i];
+            if ( stage == S - 1 )
+                MORULA_UNROLL
+                for ( int i = 0; i < N; ++i )
+                {
+                    xnew[i] = u[i] + b[i];
+                    err[i] = b[i];
+                }
+        }
+        return true;
+    }
+};
+
+/*!
+  One attempt of Shampine and Reichelt's Rosenbrock23 (ode23s) for an autonomous system, W = I - h d J:
+    k1 = W^-1 F0,  F1 = f(x + h/2 k1),  k2 = W^-1 (F1 - k1) + k1,  x_new = x + h k2,
+    F2 = f(x_new),  k3 = W^-1 (F2 - e32 (k2 - F1) - 2 (k1 - F0)),  error = h/6 (k1 - 2 k2 + k3).
+  F2 is f at the new state: the next step's F0 when this one is accepted.
+*/
+struct Rosenbrock23Step
+{
+    static constexpr int error_order = Rosenbrock23Constants::error_order;
+    static constexpr bool first_same_as_last = true;
+
+    template <class Real, int N, int M>
+    KOKKOS_INLINE_FUNCTION static bool attempt( const SmallMassAction<N, M>& net, const Real ( &k )[M], const Real ( &x )[N],
+                                                const Real ( &fx )[N], const Real ( &J )[N][N], double h,
+                                                Real ( &xnew )[N], Real ( &err )[N], Real ( &fnew )[N], long& rhs_count )
+    {
+        using C = Rosenbrock23Constants;
+        Real W[N][N];
+        int pivot[N];
+        const Real hd = static_cast<Real>( h * C::d );
+        MORULA_UNROLL
+        for ( int i = 0; i < N; ++i )
+            MORULA_UNROLL
+            for ( int j = 0; j < N; ++j )
+                W[i][j] = ( i == j ? Real( 1 ) : Real( 0 ) ) - hd * J[i][j];
+        if ( !small_lu_factor( W, pivot ) )
+            return false;
+        const Real hr = static_cast<Real>( h );
+        Real k1[N], k2[N], F1[N], u[N];
+        MORULA_UNROLL
+        for ( int i = 0; i < N; ++i )
+            k1[i] = fx[i];
+        small_lu_solve( W, pivot, k1 );
+        MORULA_UNROLL
+        for ( int i = 0; i < N; ++i )
+            u[i] = x[i] + Real( 0.5 ) * hr * k1[i];
+        small_rhs( net, k, u, F1 );
+        MORULA_UNROLL
+        for ( int i = 0; i < N; ++i )
+            k2[i] = F1[i] - k1[i];
+        small_lu_solve( W, pivot, k2 );
+        MORULA_UNROLL
+        for ( int i = 0; i < N; ++i )
+        {
+            k2[i] += k1[i];
+            xnew[i] = x[i] + hr * k2[i];
+        }
+        small_rhs( net, k, xnew, fnew );
+        rhs_count += 2;
+        Real k3[N];
+        MORULA_UNROLL
+        for ( int i = 0; i < N; ++i )
+            k3[i] = fnew[i] - static_cast<Real>( C::e32 ) * ( k2[i] - F1[i] ) - Real( 2 ) * ( k1[i] - fx[i] );
+        small_lu_solve( W, pivot, k3 );
+        const Real sixth = hr / Real( 6 );
+        MORULA_UNROLL
+        for ( int i = 0; i < N; ++i )
+            err[i] = sixth * ( k1[i] - Real( 2 ) * k2[i] + k3[i] );
+        return true;
+    }
+};
+
+/*!
+  The kernel: thread s integrates system s through samples [begin, stop). On the first leg it starts
+  from the initial state; on later legs it loads what the previous leg stored in `state` (a row per
+  system: x, f(x), t, the step the controller proposed, the after-rejection flag); with `state` empty
+  the run is one leg to the last sample. The Jacobian is evaluated at one place, lazily before the first
+  attempt from a new state, so a resumed run evaluates it where the uninterrupted run did and takes the
+  same steps bit for bit. Samples a system did not reach stay NaN (the caller fills them first); its
+  statistics row gets the status and the counters.
+*/
+template <class MemorySpace, class Real, int N, int M, class Step>
+struct RosenbrockBatchKernel
+{
+    using matrix_type = Kokkos::View<const double**, Kokkos::LayoutLeft, MemorySpace>;
+    SmallMassAction<N, M> net;
+    matrix_type initial_states;
+    matrix_type rate_constants; // (systems, reactions) or empty: default_rates for all
+    Kokkos::View<const double*, MemorySpace> default_rates;
+    Kokkos::View<const double*, MemorySpace> times;
+    Kokkos::View<const int*, MemorySpace> saved;
+    Kokkos::View<const double*, MemorySpace> atol; // 1 or one per species
+    double rtol = 0;
+    double t_start = 0;
+    long max_steps = 0;
+    Kokkos::View<double***, Kokkos::LayoutLeft, MemorySpace> samples;
+    Kokkos::View<long**, Kokkos::LayoutLeft, MemorySpace> statistics;
+    Kokkos::View<double**, Kokkos::LayoutLeft, MemorySpace> state; // (systems, 2 species + 3) or empty
+    int begin = 0;
+    int stop = 0;
+    bool first = true;
+
+    KOKKOS_INLINE_FUNCTION double scale( int i, double x, double y ) const
+    {
+        const double a = atol.extent( 0 ) == 1 ? atol( 0 ) : atol( i );
+        return a + rtol * compat::fmax( compat::fabs( x ), compat::fabs( y ) );
+    }
+
+    KOKKOS_INLINE_FUNCTION double error_norm( const Real ( &x )[N], const Real ( &xnew )[N], const Real ( &err )[N] ) const
+    {
+        double sum = 0;
+        MORULA_UNROLL
+        for ( int i = 0; i < N; ++i )
+            if ( i < net.species )
+            {
+                // With atol 0 a species at zero has scale 0: no error there is exact, any is infinite.
+                const double sc = scale( i, x[i], xnew[i] );
+                const double e = sc > 0 ? static_cast<double>( err[i] ) / sc
+                                        : ( err[i] == Real( 0 ) ? 0.0 : std::numeric_limits<double>::infinity() );
+                sum += e * e;
+            }
+        return compat::sqrt( sum / net.species );
+    }
+
+    //! Hairer and Wanner's first guess 0.01 ||x|| / ||f|| (1e-6 when either is tiny), at most `span`.
+    KOKKOS_INLINE_FUNCTION double first_step( const Real ( &x )[N], const Real ( &f )[N], double span ) const
+    {
+        double d0 = 0, d1 = 0;
+        MORULA_UNROLL
+        for ( int i = 0; i < N; ++i )
+            if ( i < net.species )
+            {
+                const double sc = scale( i, x[i], x[i] );
+                if ( sc > 0 ) // a species at zero with atol 0 says nothing about the scale
+                {
+                    d0 += ( x[i] / sc ) * ( x[i] / sc );
+                    d1 += ( f[i] / sc ) * ( f[i] / sc );
+                }
+            }
+        d0 = compat::sqrt( d0 / net.species );
+        d1 = compat::sqrt( d1 / net.species );
+        double h = ( d0 < 1e-5 || d1 < 1e-5 ) ? 1e-6 : 0.01 * d0 / d1;
+        if ( span > 0 && h > span )
+            h = span;
+        return h;
+    }
+
+    KOKKOS_INLINE_FUNCTION void record( long s, int sample, const Real ( &x )[N] ) const
+    {
+        for ( int j = 0; j < static_cast<int>( saved.extent( 0 ) ); ++j )
+        {
+            const int species = saved( j );
+            Real v = 0;
+            MORULA_UNROLL
+            for ( int q = 0; q < N; ++q )
+                if ( q == species )
+                    v = x[q];
+            samples( s, sample, j ) = static_cast<double>( v );
+        }
+    }
+
+    KOKKOS_INLINE_FUNCTION void operator()( const long s ) const
+    {
+        Real x[N], k[M], fx[N], J[N][N];
+        const bool own_rates = rate_constants.extent( 0 ) > 0;
+        for ( int r = 0; r < M; ++r )
+            k[r] = r < net.reactions ? static_cast<Real>( own_rates ? rate_constants( s, r ) : default_rates( r ) ) : Real( 0 );
+        const int n = net.species;
+        const int sample_count = static_cast<int>( times.extent( 0 ) );
+        long steps = 0, rejected = 0, jacobians = 0, factorizations = 0, rhs = 0;
+        double t = t_start, h = 0;
+        bool after_rejection = false;
+        if ( first )
+        {
+            MORULA_UNROLL
+            for ( int i = 0; i < N; ++i )
+                x[i] = i < n ? static_cast<Real>( initial_states( s, i ) ) : Real( 0 );
+            small_rhs( net, k, x, fx );
+            rhs = 1;
+            h = first_step( x, fx, sample_count > 0 ? times( sample_count - 1 ) - t_start : 0.0 );
+        }
+        else
+        {
+            if ( statistics( s, stat_status ) != static_cast<long>( SolverStatus::success ) )
+                return; // stopped on an earlier leg
+            MORULA_UNROLL
+            for ( int i = 0; i < N; ++i )
+            {
+                x[i] = i < n ? static_cast<Real>( state( s, i ) ) : Real( 0 );
+                fx[i] = i < n ? static_cast<Real>( state( s, n + i ) ) : Real( 0 );
+            }
+            t = state( s, 2 * n );
+            h = state( s, 2 * n + 1 );
+            after_rejection = state( s, 2 * n + 2 ) != 0.0;
+            steps = statistics( s, stat_steps );
+            rejected = statistics( s, stat_rejected );
+            jacobians = statistics( s, stat_jacobians );
+            factorizations = statistics( s, stat_factorizations );
+            rhs = statistics( s, stat_rhs_evaluations );
+        }
+
+        SolverStatus status = SolverStatus::success;
+        bool jacobian_current = false;
+        bool last_failure_singular = false;
+        constexpr double exponent = -1.0 / ( Step::error_order + 1 );
+        int sample = begin;
+        for ( ; sample < stop; ++sample )
+        {
+            const double target = times( sample );
+            while ( t < target )
+            {
+                if ( steps + rejected >= max_steps )
+                {
+                    status = SolverStatus::max_steps;
+                    break;
+                }
+                if ( !jacobian_current )
+                {
+                    small_jacobian( net, k, x, J );
+                    ++jacobians;
+                    jacobian_current = true;
+                }
+                const bool ends_on_sample = t + h >= target;
+                const double step = ends_on_sample ? target - t : h;
+                Real xnew[N], err[N], fnew[N];
+                ++factorizations;
+                const bool factored = Step::attempt( net, k, x, fx, J, step, xnew, err, fnew, rhs );
+                const double norm = factored ? error_norm( x, xnew, err ) : std::numeric_limits<double>::quiet_NaN();
+                if ( norm <= 1.0 ) // false for NaN
+                {
+                    ++steps;
+                    t = ends_on_sample ? target : t + step;
+                    MORULA_UNROLL
+                    for ( int i = 0; i < N; ++i )
+                        x[i] = xnew[i];
+                    if constexpr ( Step::first_same_as_last )
+                    {
+                        MORULA_UNROLL
+                        for ( int i = 0; i < N; ++i )
+                            fx[i] = fnew[i];
+                    }
+                    else
+                    {
+                        small_rhs( net, k, x, fx );
+                        ++rhs;
+                    }
+                    jacobian_current = false;
+                    double factor = 0.9 * compat::pow( compat::fmax( norm, 1e-10 ), exponent );
+                    factor = compat::fmin( 5.0, compat::fmax( 0.2, factor ) );
+                    if ( after_rejection && factor > 1.0 )
+                        factor = 1.0;
+                    const double proposed = step * factor;
+                    // A step shortened to end on a sample says little about the step the solution allows.
+                    h = ends_on_sample ? compat::fmax( h, proposed ) : proposed;
+                    after_rejection = false;
+                }
+                else
+                {
+                    ++rejected;
+                    last_failure_singular = !factored;
+                    const double factor = compat::isfinite( norm ) ? compat::fmax( 0.2, 0.9 * compat::pow( norm, exponent ) ) : 0.25;
+                    h = step * factor;
+                    after_rejection = true;
+                    if ( !( t + h > t ) )
+                    {
+                        status = last_failure_singular ? SolverStatus::singular_matrix
+                                 : compat::isfinite( norm ) ? SolverStatus::step_too_small
+                                                            : SolverStatus::not_finite;
+                        break;
+                    }
+                }
+            }
+            if ( status != SolverStatus::success )
+                break;
+            record( s, sample, x );
+        }
+        if ( state.extent( 0 ) > 0 )
+        {
+            for ( int i = 0; i < n; ++i )
+            {
+                Real xi = 0, fi = 0;
+                MORULA_UNROLL
+                for ( int q = 0; q < N; ++q )
+                    if ( q == i )
+                        xi = x[q], fi = fx[q];
+                state( s, i ) = static_cast<double>( xi ); // exact: a float widens to double and back
+                state( s, n + i ) = static_cast<double>( fi );
+            }
+            state( s, 2 * n ) = t;
+            state( s, 2 * n + 1 ) = h;
+            state( s, 2 * n + 2 ) = after_rejection ? 1.0 : 0.0;
+        }
+        statistics( s, stat_status ) = static_cast<long>( status );
+        statistics( s, stat_steps ) = steps;
+        statistics( s, stat_rejected ) = rejected;
+        statistics( s, stat_jacobians ) = jacobians;
+        statistics( s, stat_factorizations ) = factorizations;
+        statistics( s, stat_rhs_evaluations ) = rhs;
+    }
+};
+
+template <int N, int M, class MemorySpace>
+SmallMassAction<N, M> small_mass_action( const MassActionSystem<MemorySpace>& system )
+{
+    // The host form of the tables from the system's device Views (a few hundred numbers).
+    auto host = []( const auto& v ) {
+        auto h = Kokkos::create_mirror_view( v );
+        Kokkos::deep_copy( h, v );
+        return h;
+    };
+    const auto reactant_offsets = host( system.reactant_offsets );
+    const auto reactant_species = host( system.reactant_species );
+    const auto reactant_order = host( system.reactant_order );
+    const auto term_offsets = host( system.species_term_offsets );
+    const auto term_reaction = host( system.species_term_reaction );
+    const auto term_coefficient = host( system.species_term_coefficient );
+    SmallMassAction<N, M> net;
+    net.species = system.species;
+    net.reactions = system.reactions;
+    for ( int r = 0; r < system.reactions; ++r )
+        for ( int p = reactant_offsets( r ); p < reactant_offsets( r + 1 ); ++p )
+            net.order[r][reactant_species( p )] = static_cast<unsigned char>( net.order[r][reactant_species( p )] + reactant_order( p ) );
+    for ( int i = 0; i < system.species; ++i )
+        for ( int t = term_offsets( i ); t < term_offsets( i + 1 ); ++t )
+            net.change[i][term_reaction( t )] += term_coefficient( t );
+    return net;
+}
+
+/*!
+  The largest network the register-resident kernels take. A 16-species kernel would not keep its W
+  matrix (256 numbers) in registers, and its unrolled LU and stages multiply the compile time of every
+  translation unit that solves; larger networks take the general batched path (method bdf or automatic).
+*/
+constexpr int rosenbrock_max_species = 8;
+constexpr int rosenbrock_max_reactions = 16;
+
+/*!
+  A batch integrated by the Rosenbrock kernel of the method, precision and smallest capacity (4 x 8 or
+  8 x 16 species x reactions) that hold it, as OdeSolver::solve runs it (one leg) or OdeIntegration
+  (legs between samples, checkpointed). Inputs are validated by OdeSolver.
+*/
+template <class ExecutionSpace, class MemorySpace>
+class RosenbrockIntegration
+{
+  public:
+    using matrix_type = Kokkos::View<const double**, Kokkos::LayoutLeft, MemorySpace>;
+
+    RosenbrockIntegration( const ExecutionSpace& exec, const MassActionSystem<MemorySpace>& system, const SolverOptions& options,
+                           const Kokkos::View<double*, MemorySpace>& atol, const matrix_type& initial_states,
+                           const matrix_type& rate_constants, const std::vector<double>& sample_times,
+                           const std::vector<int>& saved, double t_start, bool resumable )
+        : m_sample_count( static_cast<int>( sample_times.size() ) )
+        , m_systems( static_cast<long>( initial_states.extent( 0 ) ) )
+        , m_species( system.species )
+    {
+        m_result.samples = Kokkos::View<double***, Kokkos::LayoutLeft, MemorySpace>(
+            Kokkos::view_alloc( Kokkos::WithoutInitializing, "morula::ode::samples" ), m_systems, sample_times.size(), saved.size() );
+        Kokkos::deep_copy( exec, m_result.samples, std::numeric_limits<double>::quiet_NaN() );
+        m_result.statistics = Kokkos::View<long**, Kokkos::LayoutLeft, MemorySpace>( "morula::ode::statistics", m_systems, stat_count );
+        if ( resumable )
+            m_state = Kokkos::View<double**, Kokkos::LayoutLeft, MemorySpace>( "morula::ode::rosenbrock_state", m_systems,
+                                                                               2 * m_species + 3 );
+        const auto times = to_device<double, MemorySpace>( "morula::ode::sample_times", sample_times );
+        const auto saved_view = to_device<int, MemorySpace>( "morula::ode::saved_species", saved );
+        // One launcher per (precision, method, capacity): the choice is made here, once.
+        auto make = [&]( auto real, auto step, auto capacity ) {
+            using Real = decltype( real );
+            using Step = decltype( step );
+            constexpr int N = decltype( capacity )::species;
+            constexpr int M = decltype( capacity )::reactions;
+            RosenbrockBatchKernel<MemorySpace, Real, N, M, Step> kernel{
+                small_mass_action<N, M>( system ), initial_states, rate_constants, system.rate_constants, times, saved_view, atol,
+                options.relative_tolerance, t_start, options.max_steps, m_result.samples, m_result.statistics, m_state };
+            m_launch = [kernel, systems = m_systems]( const ExecutionSpace& space, int begin, int stop, bool first ) mutable {
+                kernel.begin = begin;
+                kernel.stop = stop;
+                kernel.first = first;
+                // The functor (with the tables, under 2 KB) is the kernel's argument: on CUDA kernel
+                // arguments are read through the constant cache, which serves one table entry to a whole
+                // warp in one read.
+                Kokkos::parallel_for( "morula::ode::rosenbrock_batch", core::LaunchRange<ExecutionSpace>( space, 0, systems ), kernel );
+            };
+        };
+        auto in_capacity = [&]( auto real, auto step ) {
+            if ( system.species <= 4 && system.reactions <= 8 )
+                make( real, step, Capacity<4, 8>{} );
+            else if ( system.species <= rosenbrock_max_species && system.reactions <= rosenbrock_max_reactions )
+                make( real, step, Capacity<rosenbrock_max_species, rosenbrock_max_reactions>{} );
+            else
+                throw core::InputError( core::detail::concat( "ODE solver: the Rosenbrock methods take networks of up to ",
+                                                              rosenbrock_max_species, " species and ", rosenbrock_max_reactions,
+                                                              " reactions; this one has ", system.species, " and ",
+                                                              system.reactions ) );
+        };
+        auto in_method = [&]( auto real ) {
+            switch ( options.method )
+            {
+            case Method::rodas4: in_capacity( real, RodasStep<Rodas4Tableau>{} ); break;
+            case Method::rosenbrock23: in_capacity( real, Rosenbrock23Step{} ); break;
+            case Method::rodas5p: in_capacity( real, RodasStep<Rodas5PTableau>{} ); break;
+            default: throw core::InputError( "RosenbrockIntegration: not a Rosenbrock method" );
+            }
+        };
+        if ( options.precision == Precision::single_precision )
+            in_method( float{} );
+        else
+            in_method( double{} );
+    }
+
+    //! The whole integration in one kernel (OdeSolver::solve).
+    void run_to_end( const ExecutionSpace& exec ) { launch( exec, m_sample_count ); }
+
+    //! Steps every system until samples [0, stop) are filled (or it stopped on an error); resumable only.
+    void advance( const ExecutionSpace& exec, int stop )
+    {
+        stop = stop < m_sample_count ? stop : m_sample_count;
+        if ( m_started && stop <= m_samples_done )
+            return;
+        launch( exec, stop );
+    }
+
+    const OdeResult<MemorySpace>& result() const { return m_result; }
+
+    //! Writes the state under `prefix`: each system's row (x, f(x), t, step, flag), samples, statistics.
+    void checkpoint( const ExecutionSpace& exec, io::CheckpointWriter& out, const std::string& prefix ) const
+    {
+        exec.fence();
+        out.put_scalar( prefix + "started", static_cast<std::uint8_t>( m_started ? 1 : 0 ) );
+        out.put_scalar( prefix + "samples_done", static_cast<std::int32_t>( m_samples_done ) );
+        out.put( prefix + "rosenbrock_state", host_values<double>( m_state ), { m_state.extent( 1 ), m_state.extent( 0 ) } );
+        out.put( prefix + "samples", host_values<double>( m_result.samples ),
+                 { m_result.samples.extent( 2 ), m_result.samples.extent( 1 ), m_result.samples.extent( 0 ) } );
+        out.put( prefix + "statistics", host_values<std::int64_t>( m_result.statistics ),
+                 { m_result.statistics.extent( 1 ), m_result.statistics.extent( 0 ) } );
+    }
+
+    //! Restores what checkpoint() wrote under `prefix` into this integration, made from the same inputs.
+    void restart( const ExecutionSpace& exec, const io::CheckpointReader& in, const std::string& prefix )
+    {
+        const int done = in.scalar<std::int32_t>( prefix + "samples_done" );
+        if ( done < 0 || done > m_sample_count )
+            in.fail( core::detail::concat( "'", prefix, "samples_done' = ", done, "; expected 0 to ", m_sample_count ) );
+        read_values( in, prefix + "rosenbrock_state", m_state );
+        read_values( in, prefix + "samples", m_result.samples );
+        read_values( in, prefix + "statistics", m_result.statistics );
+        exec.fence();
+        m_started = in.scalar<std::uint8_t>( prefix + "started" ) != 0;
+        m_samples_done = done;
+    }
+
+  private:
+    void launch( const ExecutionSpace& exec, int stop )
+    {
+        m_launch( exec, m_started ? m_samples_done : 0, stop, !m_started );
+        m_started = true;
+        m_samples_done = stop;
+    }
+
+    // A View's elements in its LayoutLeft order, on the host, as T.
+    template <class T, class View>
+    static std::vector<T> host_values( const View& v )
+    {
+        const auto host = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), v );
+        std::vector<T> values( host.size() );
+        for ( std::size_t i = 0; i < values.size(); ++i )
+            values[i] = static_cast<T>( host.data()[i] );
+        return values;
+    }
+
+    // Reads an array written by checkpoint() into v, after checking its shape (reversed extents).
+    template <class View>
+    static void read_values( const io::CheckpointReader& in, const std::string& name, const View& v )
+    {
+        using T = typename View::non_const_value_type;
+        std::vector<std::size_t> shape;
+        for ( int r = static_cast<int>( View::rank ) - 1; r >= 0; --r )
+            shape.push_back( v.extent( r ) );
+        if ( in.dims( name ) != shape )
+            in.fail( core::detail::concat( "'", name, "' does not have the shape of this integration's array (",
+                                           v.size(), " values)" ) );
+        auto host = Kokkos::create_mirror_view( Kokkos::HostSpace(), v );
+        if constexpr ( std::is_same<T, double>::value )
+        {
+            const auto values = in.get<double>( name );
+            for ( std::size_t i = 0; i < values.size(); ++i )
+                host.data()[i] = values[i];
+        }
+        else
+        {
+            const auto values = in.get<std::int64_t>( name );
+            for ( std::size_t i = 0; i < values.size(); ++i )
+                host.data()[i] = static_cast<T>( values[i] );
+        }
+        Kokkos::deep_copy( v, host );
+    }
+
+    OdeResult<MemorySpace> m_result;
+    Kokkos::View<double**, Kokkos::LayoutLeft, MemorySpace> m_state;
+    std::function<void( const ExecutionSpace&, int, int, bool )> m_launch;
+    int m_sample_count = 0;
+    long m_systems = 0;
+    int m_species = 0;
+    bool m_started = false;
+    int m_samples_done = 0;
+};
+
+} // namespace morula::ode::detail
+
+#endif

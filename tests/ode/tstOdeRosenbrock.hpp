@@ -1,0 +1,344 @@
+// The batched Rosenbrock methods (Rodas5P, Rodas4, Rosenbrock23; detail/RosenbrockBatch.hpp): against
+// published and analytic solutions at the stiff end (Robertson to 1e11, an 8-decade chain), every
+// capacity tier (4 and 8 species), per-system rates against one-at-a-time solves, float against double,
+// failure statuses, and the inputs they refuse.
+#include <OdeTestUtils.hpp>
+#include <RobertsonReference.hpp>
+
+#include <morula/core/Error.hpp>
+#include <morula/ode/OdeIntegration.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace
+{
+using namespace morula;
+using morula::test::network;
+using morula::test::reaction;
+using Matrix = Kokkos::View<double**, Kokkos::LayoutLeft, TEST_MEMSPACE>;
+
+const ode::Method kRosenbrockMethods[] = { ode::Method::rodas5p, ode::Method::rodas4, ode::Method::rosenbrock23 };
+
+std::string name( ode::Method m )
+{
+    return m == ode::Method::rodas5p ? "rodas5p" : m == ode::Method::rodas4 ? "rodas4" : "rosenbrock23";
+}
+
+ode::SolverOptions rosenbrock_options( ode::Method m, double rtol, double atol )
+{
+    ode::SolverOptions o;
+    o.method = m;
+    o.relative_tolerance = rtol;
+    o.absolute_tolerance = { atol };
+    return o;
+}
+
+// Runs `systems` copies of `net` with per-system rate constants (rows of k; empty: the network's).
+test::HostResult<TEST_MEMSPACE> solve_batch( const ode::ReactionNetwork& net, const ode::SolverOptions& o,
+                                             const std::vector<double>& times, long systems,
+                                             const std::vector<std::vector<double>>& k = {} )
+{
+    ode::MassActionSystem<TEST_MEMSPACE> system( net );
+    ode::OdeSolver<TEST_EXECSPACE> solver( system, o );
+    Matrix x0( "x0", systems, net.species_count() ), rates( "k", k.empty() ? 0 : systems, net.reactions.size() );
+    auto hx = Kokkos::create_mirror_view( x0 );
+    auto hk = Kokkos::create_mirror_view( rates );
+    for ( long s = 0; s < systems; ++s )
+    {
+        for ( int i = 0; i < net.species_count(); ++i )
+            hx( s, i ) = net.initial_state[i];
+        if ( !k.empty() )
+            for ( std::size_t r = 0; r < net.reactions.size(); ++r )
+                hk( s, r ) = k[s][r];
+    }
+    Kokkos::deep_copy( x0, hx );
+    Kokkos::deep_copy( rates, hk );
+    TEST_EXECSPACE exec;
+    auto r = solver.solve( exec, x0, rates, times );
+    exec.fence();
+    return test::HostResult<TEST_MEMSPACE>( r );
+}
+
+// Robertson from 0 to 1e11 (13 decades of time, 11 of concentration), every method, against the decade
+// table (SciPy Radau at rtol 1e-13) and the Test Set's end value; A + B + C = 1 throughout.
+TEST( TEST_CATEGORY, rosenbrock_robertson_through_eleven_decades )
+{
+    namespace rob = test::robertson;
+    const auto net = test::robertson_network();
+    const std::vector<double> times( rob::kDecadeTimes, rob::kDecadeTimes + rob::kDecadeCount );
+    for ( auto method : kRosenbrockMethods )
+    {
+        // Rosenbrock23 is second order: at rtol 1e-8 it would take ~1e5 steps; it is checked at 1e-6.
+        const double rtol = method == ode::Method::rosenbrock23 ? 1e-6 : 1e-8;
+        auto r = solve_batch( net, rosenbrock_options( method, rtol, 1e-20 ), times, 1 );
+        ASSERT_EQ( r.status(), ode::SolverStatus::success ) << name( method );
+        for ( int t = 0; t < rob::kDecadeCount; ++t )
+        {
+            double total = 0;
+            for ( int i = 0; i < 3; ++i )
+            {
+                const double want = rob::kDecadeStates[t][i];
+                // Global error grows to a few hundred times the local tolerance over 13 decades.
+                EXPECT_NEAR( r.samples( 0, t, i ), want, 500 * rtol * want )
+                    << name( method ) << " t=" << times[t] << " species " << i;
+                total += r.samples( 0, t, i );
+            }
+            EXPECT_NEAR( total, 1.0, 1e-13 ) << name( method ) << " t=" << times[t];
+        }
+        EXPECT_GT( r.stat( ode::stat_steps ), 10 );
+        EXPECT_EQ( r.stat( ode::stat_jacobians ), r.stat( ode::stat_steps ) ); // one per state stepped from
+        EXPECT_EQ( r.stat( ode::stat_factorizations ), r.stat( ode::stat_steps ) + r.stat( ode::stat_rejected ) );
+    }
+}
+
+// A1 -> A2 -> ... -> A8 with rate constants from 1e4 to 1e-4, 10^(4/3) apart (8 species: the largest
+// tier, full), against Bateman's solution.
+TEST( TEST_CATEGORY, rosenbrock_stiff_chain_over_eight_decades )
+{
+    const int length = 8;
+    std::vector<std::string> names;
+    std::vector<ode::Reaction> reactions;
+    std::vector<double> x0( length, 0.0 ), k;
+    x0[0] = 1.0;
+    for ( int i = 0; i < length; ++i )
+        names.push_back( "A" + std::to_string( i + 1 ) );
+    for ( int i = 0; i + 1 < length; ++i )
+    {
+        k.push_back( std::pow( 10.0, 4.0 - 8.0 * i / 6.0 ) );
+        reactions.push_back( reaction( { { i, 1 } }, { { i + 1, 1 } }, k.back() ) );
+    }
+    const auto net = network( names, reactions, x0 );
+    const std::vector<double> times{ 0.0, 1e-3, 0.1, 1.0, 10.0, 100.0, 1000.0 };
+    for ( auto method : { ode::Method::rodas5p, ode::Method::rodas4 } )
+    {
+        auto r = solve_batch( net, rosenbrock_options( method, 1e-9, 1e-15 ), times, 3 );
+        for ( int s = 0; s < 3; ++s )
+        {
+            ASSERT_EQ( r.status( s ), ode::SolverStatus::success );
+            for ( std::size_t t = 0; t < times.size(); ++t )
+            {
+                const auto exact = test::bateman( k, times[t], length );
+                for ( int n = 0; n < length; ++n )
+                    EXPECT_NEAR( r.samples( s, t, n ), exact[n], 1e-6 * std::fabs( exact[n] ) + 1e-12 )
+                        << name( method ) << " species " << n << " t=" << times[t];
+            }
+        }
+    }
+}
+
+// 2A -> B at rate k A^2: A(t) = A0 / (1 + 2 k A0 t). Every method converges: the error at the last sample
+// falls by at least 5x per two decades of tolerance and stays within 100 (Rosenbrock23: 200) tolerances.
+TEST( TEST_CATEGORY, rosenbrock_dimerisation_converges_with_tolerance )
+{
+    const double k = 3.0, a0 = 2.0;
+    const auto net = network( { "A", "B" }, { reaction( { { 0, 2 } }, { { 1, 1 } }, k ) }, { a0, 0.0 } );
+    const std::vector<double> times{ 0.5, 2.0, 10.0 };
+    for ( auto method : kRosenbrockMethods )
+    {
+        double previous = 0;
+        // Rosenbrock23 is for loose tolerances (second order: 1e-9 would take ~1e4 steps per unit time).
+        const std::vector<double> tolerances = method == ode::Method::rosenbrock23 ? std::vector<double>{ 1e-3, 1e-5, 1e-7 }
+                                                                                   : std::vector<double>{ 1e-5, 1e-7, 1e-9 };
+        for ( double rtol : tolerances )
+        {
+            auto r = solve_batch( net, rosenbrock_options( method, rtol, rtol * 1e-3 ), times, 1 );
+            ASSERT_EQ( r.status(), ode::SolverStatus::success );
+            double worst = 0;
+            for ( std::size_t t = 0; t < times.size(); ++t )
+            {
+                const double exact = a0 / ( 1 + 2 * k * a0 * times[t] );
+                worst = std::max( worst, std::fabs( r.samples( 0, t, 0 ) - exact ) / exact );
+                EXPECT_NEAR( r.samples( 0, t, 0 ) + 2 * r.samples( 0, t, 1 ), a0, 1e-13 );
+            }
+            std::printf( "%s rtol %g: worst relative error %.3g, %ld steps\n", name( method ).c_str(), rtol, worst,
+                         r.stat( ode::stat_steps ) );
+            // The tolerance bounds the local error; the global error of an order-p method with an order-(p+1)
+            // estimate falls as rtol^(p/(p+1)): for Rosenbrock23 21x per two decades (measured 21x), so its
+            // bound at 1e-7 is looser.
+            EXPECT_LT( worst, ( method == ode::Method::rosenbrock23 ? 200 : 100 ) * rtol ) << name( method ) << " rtol " << rtol;
+            if ( previous > 0 )
+                EXPECT_LT( worst, previous / 5 ) << name( method ) << " rtol " << rtol;
+            previous = worst;
+        }
+    }
+}
+
+// 512 Robertson systems with every rate varied +-50%: each equals the same system solved alone (threads do
+// not interact), and all agree with BDF at a tight tolerance.
+TEST( TEST_CATEGORY, rosenbrock_per_system_rates_match_single_solves_and_bdf )
+{
+    const auto net = test::robertson_network();
+    const long systems = 512;
+    std::mt19937_64 rng( 11 );
+    std::uniform_real_distribution<double> vary( 0.5, 1.5 );
+    std::vector<std::vector<double>> k( systems, std::vector<double>( 3 ) );
+    for ( auto& row : k )
+        for ( int r = 0; r < 3; ++r )
+            row[r] = net.reactions[r].rate_constant * vary( rng );
+    const std::vector<double> times{ 1.0, 100.0, 1e4, 1e5 };
+    auto bdf_options = rosenbrock_options( ode::Method::bdf, 1e-10, 1e-20 );
+    const auto reference = solve_batch( net, bdf_options, times, systems, k );
+    for ( auto method : { ode::Method::rodas5p, ode::Method::rodas4 } )
+    {
+        const auto batch = solve_batch( net, rosenbrock_options( method, 1e-8, 1e-20 ), times, systems, k );
+        for ( long s : { 0L, 1L, 255L, 511L } )
+        {
+            auto one = net;
+            for ( int r = 0; r < 3; ++r )
+                one.reactions[r].rate_constant = k[s][r];
+            const auto alone = solve_batch( one, rosenbrock_options( method, 1e-8, 1e-20 ), times, 1 );
+            for ( std::size_t t = 0; t < times.size(); ++t )
+                for ( int i = 0; i < 3; ++i )
+                    EXPECT_EQ( batch.samples( s, t, i ), alone.samples( 0, t, i ) ) << "system " << s;
+        }
+        for ( long s = 0; s < systems; ++s )
+        {
+            ASSERT_EQ( batch.status( s ), ode::SolverStatus::success );
+            for ( std::size_t t = 0; t < times.size(); ++t )
+                for ( int i = 0; i < 3; ++i )
+                {
+                    const double want = reference.samples( s, t, i );
+                    ASSERT_NEAR( batch.samples( s, t, i ), want, 2e-5 * want ) << name( method ) << " system " << s;
+                }
+        }
+    }
+}
+
+// A reversible 6-species network (the 8-species tier): every rate's equilibrium is detailed balance, so the
+// long-time state is known; the transient is compared with BDF.
+TEST( TEST_CATEGORY, rosenbrock_reversible_network_reaches_detailed_balance )
+{
+    // A + B <-> C (k 2, 1), C <-> D (5, 0.5), D + E <-> F (1e3, 10), B <-> E (0.1, 0.1)
+    const auto net = network( { "A", "B", "C", "D", "E", "F" },
+                              { reaction( { { 0, 1 }, { 1, 1 } }, { { 2, 1 } }, 2.0 ),
+                                reaction( { { 2, 1 } }, { { 0, 1 }, { 1, 1 } }, 1.0 ),
+                                reaction( { { 2, 1 } }, { { 3, 1 } }, 5.0 ),
+                                reaction( { { 3, 1 } }, { { 2, 1 } }, 0.5 ),
+                                reaction( { { 3, 1 }, { 4, 1 } }, { { 5, 1 } }, 1e3 ),
+                                reaction( { { 5, 1 } }, { { 3, 1 }, { 4, 1 } }, 10.0 ),
+                                reaction( { { 1, 1 } }, { { 4, 1 } }, 0.1 ),
+                                reaction( { { 4, 1 } }, { { 1, 1 } }, 0.1 ) },
+                              { 1.0, 2.0, 0.0, 0.0, 0.5, 0.0 } );
+    const std::vector<double> times{ 0.01, 0.1, 1.0, 10.0, 1e3 };
+    const auto reference = solve_batch( net, rosenbrock_options( ode::Method::bdf, 1e-10, 1e-16 ), times, 1 );
+    for ( auto method : kRosenbrockMethods )
+    {
+        const double rtol = method == ode::Method::rosenbrock23 ? 1e-6 : 1e-9;
+        const auto r = solve_batch( net, rosenbrock_options( method, rtol, 1e-14 ), times, 2 );
+        ASSERT_EQ( r.status(), ode::SolverStatus::success );
+        for ( std::size_t t = 0; t < times.size(); ++t )
+            for ( int i = 0; i < 6; ++i )
+                EXPECT_NEAR( r.samples( 1, t, i ), reference.samples( 0, t, i ), 1e3 * rtol * std::fabs( reference.samples( 0, t, i ) ) + 1e-12 )
+                    << name( method ) << " t=" << times[t] << " species " << i;
+        const auto x = [&]( int i ) { return r.samples( 1, times.size() - 1, i ); };
+        EXPECT_NEAR( 2.0 * x( 0 ) * x( 1 ), 1.0 * x( 2 ), 1e-6 );
+        EXPECT_NEAR( 5.0 * x( 2 ), 0.5 * x( 3 ), 1e-6 );
+        EXPECT_NEAR( 1e3 * x( 3 ) * x( 4 ), 10.0 * x( 5 ), 1e-6 );
+        EXPECT_NEAR( x( 1 ), x( 4 ), 1e-6 );
+        // Conserved: A + C + D + F (the A moiety) and B + C + D + E + 2F... (B/E moiety) = initial.
+        EXPECT_NEAR( x( 0 ) + x( 2 ) + x( 3 ) + x( 5 ), 1.0, 1e-12 );
+        EXPECT_NEAR( x( 1 ) + x( 4 ) + x( 2 ) + x( 3 ) + 2 * x( 5 ), 2.5, 1e-12 );
+    }
+}
+
+// Single precision: Robertson at rtol 1e-3 / atol 1e-6 (where float is meant to be used) stays within a
+// few tolerances of the reference and conserves mass to float's resolution.
+TEST( TEST_CATEGORY, rosenbrock_single_precision_robertson )
+{
+    namespace rob = test::robertson;
+    const auto net = test::robertson_network();
+    const std::vector<double> times( rob::kDecadeTimes, rob::kDecadeTimes + 7 ); // to 4e5
+    for ( auto method : kRosenbrockMethods )
+    {
+        auto o = rosenbrock_options( method, 1e-3, 1e-6 );
+        o.precision = ode::Precision::single_precision;
+        auto r = solve_batch( net, o, times, 64 );
+        for ( int s = 0; s < 64; ++s )
+            ASSERT_EQ( r.status( s ), ode::SolverStatus::success ) << name( method );
+        for ( std::size_t t = 0; t < times.size(); ++t )
+        {
+            EXPECT_NEAR( r.samples( 5, t, 0 ), rob::kDecadeStates[t][0], 2e-2 * rob::kDecadeStates[t][0] + 1e-5 ) << name( method );
+            EXPECT_NEAR( r.samples( 5, t, 2 ), rob::kDecadeStates[t][2], 2e-2 * rob::kDecadeStates[t][2] + 1e-5 ) << name( method );
+            EXPECT_NEAR( r.samples( 5, t, 0 ) + r.samples( 5, t, 1 ) + r.samples( 5, t, 2 ), 1.0, 1e-5 ) << name( method );
+        }
+    }
+}
+
+// Pure relative tolerance (atol 0) with species that start at zero: their scale is 0, so the norm and
+// the first-step estimate must not divide by it (a NaN there failed the system at once).
+TEST( TEST_CATEGORY, rosenbrock_relative_tolerance_only )
+{
+    namespace rob = test::robertson;
+    const auto net = test::robertson_network();
+    const std::vector<double> times( rob::kDecadeTimes, rob::kDecadeTimes + 6 ); // to 4e4
+    for ( auto method : { ode::Method::rodas5p, ode::Method::rodas4 } )
+    {
+        auto r = solve_batch( net, rosenbrock_options( method, 1e-8, 0.0 ), times, 4 );
+        for ( int s = 0; s < 4; ++s )
+            ASSERT_EQ( r.status( s ), ode::SolverStatus::success ) << name( method );
+        for ( std::size_t t = 0; t < times.size(); ++t )
+            for ( int i = 0; i < 3; ++i )
+                EXPECT_NEAR( r.samples( 3, t, i ), rob::kDecadeStates[t][i], 1e-5 * rob::kDecadeStates[t][i] ) << name( method );
+    }
+}
+
+// A system that runs out of steps stops with max_steps; its unreached samples are NaN, and a neighbour
+// with an easy rate still finishes.
+TEST( TEST_CATEGORY, rosenbrock_failure_is_per_system )
+{
+    const auto net = test::robertson_network();
+    auto o = rosenbrock_options( ode::Method::rodas5p, 1e-8, 1e-20 );
+    o.max_steps = 40;
+    // System 0: Robertson's rates (needs > 40 steps to 1e5); system 1: all rates tiny (a few steps).
+    const std::vector<std::vector<double>> k{ { 0.04, 3e7, 1e4 }, { 1e-9, 1e-9, 1e-9 } };
+    const std::vector<double> times{ 1e-3, 1e5 };
+    const auto r = solve_batch( net, o, times, 2, k );
+    EXPECT_EQ( r.status( 0 ), ode::SolverStatus::max_steps );
+    EXPECT_TRUE( std::isnan( r.samples( 0, 1, 0 ) ) );
+    EXPECT_EQ( r.status( 1 ), ode::SolverStatus::success );
+    EXPECT_NEAR( r.samples( 1, 1, 0 ), std::exp( -1e-9 * 1e5 ), 1e-9 );
+}
+
+TEST( TEST_CATEGORY, rosenbrock_refuses_what_it_cannot_do )
+{
+    using ode::Method;
+    const auto robertson = test::robertson_network();
+    ode::MassActionSystem<TEST_MEMSPACE> system( robertson );
+    auto expect_error = [&]( const ode::SolverOptions& o, const ode::MassActionSystem<TEST_MEMSPACE>& s, const std::string& part ) {
+        try
+        {
+            ode::OdeSolver<TEST_EXECSPACE> solver( s, o );
+            ADD_FAILURE() << "no error; expected one mentioning '" << part << "'";
+        }
+        catch ( const core::InputError& e )
+        {
+            EXPECT_NE( std::string( e.what() ).find( part ), std::string::npos ) << e.what();
+        }
+    };
+    auto o = rosenbrock_options( Method::rodas5p, 1e-6, 1e-12 );
+    o.mode = ode::ExecutionMode::fine_grained;
+    expect_error( o, system, "batched" );
+    o = rosenbrock_options( Method::rodas4, 1e-6, 1e-12 );
+    o.error_norm = ode::ErrorNorm::paper;
+    expect_error( o, system, "mixed error norm" );
+    o = rosenbrock_options( Method::bdf, 1e-6, 1e-12 );
+    o.precision = ode::Precision::single_precision;
+    expect_error( o, system, "single precision" );
+    // 9 species: beyond the largest register-resident kernel.
+    std::vector<std::string> names;
+    std::vector<ode::Reaction> reactions;
+    for ( int i = 0; i < 9; ++i )
+        names.push_back( "S" + std::to_string( i ) );
+    for ( int i = 0; i < 8; ++i )
+        reactions.push_back( reaction( { { i, 1 } }, { { i + 1, 1 } }, 1.0 ) );
+    ode::MassActionSystem<TEST_MEMSPACE> large( network( names, reactions, std::vector<double>( 9, 1.0 ) ) );
+    expect_error( rosenbrock_options( Method::rosenbrock23, 1e-6, 1e-12 ), large, "up to 8 species" );
+}
+
+} // namespace

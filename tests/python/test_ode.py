@@ -1,0 +1,91 @@
+"""morula.ode: networks from files and text, the solver from numpy arrays, and equality with `morula ode run`."""
+import csv
+
+import numpy as np
+import pytest
+
+import morula
+from conftest import run_app
+
+ode = morula.ode
+
+
+def read_csv(path):
+    with open(path) as f:
+        rows = list(csv.reader(f))
+    return rows[0], np.array([[float(v) for v in row] for row in rows[1:]])
+
+
+@pytest.mark.parametrize("method", ["auto", "bdf", "rodas5p"])
+def test_robertson_equals_the_command_bit_for_bit(app, data, tmp_path, method):
+    # Robertson's problem, stiff from the first steps, to t = 1e5 (17 digits in the CSV: exact doubles).
+    out = tmp_path / "cli.csv"
+    run_app(app, "ode", "run", data / "ode_robertson.txt", "--t-end", "1e5", "--samples", "6", "--method", method,
+            "--rtol", "1e-8", "--atol", "1e-12", "--out", out)
+    header, rows = read_csv(out)
+    assert header == ["time", "A", "B", "C"]
+    network = ode.read_model(str(data / "ode_robertson.txt"))
+    solution = ode.solve(network, times=list(rows[:, 0]), method=method, rtol=1e-8, atol=[1e-12])
+    assert solution.status == ["success"]
+    samples = solution.samples.to_host()
+    assert samples.shape == (1, 6, 3)
+    assert np.array_equal(samples[0], rows[:, 1:])
+    # Mass is conserved (A + B + C = 1) at the stiff end.
+    assert np.allclose(samples[0].sum(axis=1), 1.0, rtol=0, atol=1e-9)
+
+
+def test_a_sweep_from_numpy_equals_one_system_at_a_time():
+    # 64 copies of Robertson with every rate varied by up to +-50%, as a parameter sweep would.
+    network = ode.parse_text("A -> B, k=0.04\n2 B -> B + C, k=3e7\nB + C -> A + C, k=1e4\ninit A = 1\n", "robertson")
+    rng = np.random.default_rng(7)
+    k = network.rate_constants * rng.uniform(0.5, 1.5, size=(64, 3))
+    times = [1e-2, 1.0, 1e2, 1e4]
+    batch = ode.solve(network, times=times, rate_constants=k, method="rodas5p", rtol=1e-8, atol=[1e-12])
+    assert batch.status == ["success"] * 64
+    samples = batch.samples.to_host()
+    assert samples.shape == (64, 4, 3)
+    for s in (0, 17, 63):
+        one = ode.solve(network, times=times, rate_constants=k[s:s + 1], method="rodas5p", rtol=1e-8, atol=[1e-12])
+        assert np.array_equal(one.samples.to_host()[0], samples[s])
+    assert np.allclose(samples.sum(axis=2), 1.0, rtol=0, atol=1e-8)
+    stats = batch.statistics.to_host()
+    assert stats.shape == (64, len(ode.statistics_columns))
+    assert (stats[:, ode.statistics_columns.index("steps")] > 0).all()
+
+
+def test_initial_states_per_system_against_the_analytic_decay():
+    network = ode.parse_text("A -> B, k=0.5\n")
+    x0 = np.array([[1.0, 0.0], [2.0, 1.0], [0.5, 0.25]])
+    t = np.array([0.5, 1.0, 4.0])
+    solution = ode.solve(network, times=list(t), initial_states=x0, rtol=1e-10, atol=[1e-14], method="bdf")
+    samples = solution.samples.to_host()
+    a = x0[:, :1] * np.exp(-0.5 * t)[None, :]
+    assert np.allclose(samples[:, :, 0], a, rtol=1e-7, atol=0)
+    assert np.allclose(samples[:, :, 0] + samples[:, :, 1], x0.sum(axis=1)[:, None], rtol=1e-12)
+    assert solution.species == ["A", "B"] and solution.saved_species == [0, 1]
+
+
+def test_a_failing_system_is_reported_beside_the_others():
+    network = ode.parse_text("A -> B, k=0.5\n")
+    k = np.array([[0.5], [0.5]])
+    solution = ode.solve(network, times=[1.0, 2.0], rate_constants=k, method="bdf", max_steps=1)
+    assert solution.status == ["max_steps", "max_steps"]
+    assert np.isnan(solution.samples.to_host()[:, -1]).all()
+
+
+def test_bad_input_names_the_argument():
+    network = ode.parse_text("A -> B, k=0.5\n")
+    with pytest.raises(ValueError, match=r"rate_constants has shape \(3, 2\); expected \(3, 1\)"):
+        ode.solve(network, times=[1.0], rate_constants=np.ones((3, 2)))
+    with pytest.raises(ValueError, match=r"initial_states has 2 rows and rate_constants 3"):
+        ode.solve(network, times=[1.0], initial_states=np.ones((2, 2)), rate_constants=np.ones((3, 1)))
+    with pytest.raises(ValueError, match=r"method = 'rk4' is not one of .*'rodas5p'"):
+        ode.solve(network, times=[1.0], method="rk4")
+    with pytest.raises(ValueError, match=r"sample times must increase"):
+        ode.solve(network, times=[2.0, 1.0])
+    with pytest.raises(ValueError, match=r"no sample times"):
+        ode.solve(network)
+    with pytest.raises(ValueError, match=r"model.txt:1: missing rate constant"):
+        ode.parse_text("A -> B\n", "model.txt")
+    with pytest.raises(ValueError):
+        ode.read_model("no_such_model.txt")
