@@ -52,7 +52,7 @@ struct Settings
     int warmup = 2;
     int runs = 10;
     std::string space = "device";
-    std::string placement = "automatic"; // overflow placement: automatic, sequential, rounds
+    std::string placement = "automatic"; // overflow placement: automatic, sequential, parallel
     std::string out;
     bool copy_bandwidth = true;
 };
@@ -134,7 +134,7 @@ nlohmann::json run_case( const ExecutionSpace& exec, const Settings& set, const 
     opt.scheme = scheme;
     opt.kernels = pass_kernels;
     opt.placement = set.placement == "sequential" ? lat::OverflowPlacement::sequential
-                    : set.placement == "rounds"   ? lat::OverflowPlacement::rounds
+                    : set.placement == "parallel" ? lat::OverflowPlacement::parallel
                                                   : lat::OverflowPlacement::automatic;
     lat::LatticeDiffusion<Slots, ExecutionSpace> model( exec, lattice, rules, opt );
     setup["construct_s"] = setup_phase( "LatticeDiffusion", t0 );
@@ -355,8 +355,8 @@ int main( int argc, char* argv[] )
     app.add_option( "--space", set.space, "device (default execution space) or host" )
         ->check( CLI::IsMember( { "device", "host" } ) );
     app.add_option( "--placement", set.placement,
-                    "overflow placement: automatic (rounds on a device, sequential on a host), sequential, rounds" )
-        ->check( CLI::IsMember( { "automatic", "sequential", "rounds" } ) );
+                    "overflow placement: automatic (parallel on a device, sequential on a host), sequential, parallel" )
+        ->check( CLI::IsMember( { "automatic", "sequential", "parallel" } ) );
     app.add_option( "--out", set.out, "JSON result file" );
     bool suite = false;
     app.add_flag( "--roofline-suite", suite,

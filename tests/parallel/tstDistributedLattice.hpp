@@ -233,10 +233,10 @@ TEST( TEST_CATEGORY, distributed_lattice_crowded )
     check_against_single_rank<4>( c );
 }
 
-// The slabs place their lists in parallel (lattice/detail/OverflowRounds.hpp), the single rank in order:
+// The slabs place their lists in parallel (lattice/detail/OverflowSweeps.hpp), the single rank in order:
 // the same lattice bit for bit, with the turns stopped and resumed at entries that need the scan over all
 // slabs (fused, reflecting z), crowded and nearly full, tracers.
-TEST( TEST_CATEGORY, distributed_lattice_overflow_rounds_match_single_rank )
+TEST( TEST_CATEGORY, distributed_lattice_overflow_sweeps_match_single_rank )
 {
     for ( auto scheme : { PassScheme::split, PassScheme::fused } )
         for ( auto b : { LatticeBoundary::periodic, LatticeBoundary::reflecting } )
@@ -244,7 +244,7 @@ TEST( TEST_CATEGORY, distributed_lattice_overflow_rounds_match_single_rank )
             Case c;
             c.scheme = scheme;
             c.z_boundary = b;
-            c.slab_placement = OverflowPlacement::rounds;
+            c.slab_placement = OverflowPlacement::parallel;
             c.expect_scans = scheme == PassScheme::fused && b == LatticeBoundary::reflecting;
             check_against_single_rank<2>( c );
             check_against_single_rank<4>( c );

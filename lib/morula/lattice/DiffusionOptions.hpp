@@ -50,19 +50,19 @@ inline const char* to_string( PassKernels k )
 /*!
   \brief How the particles of a pass's overflow list are placed. Both give bit for bit the same lattice,
   displacements and placement log (the sequential order defines the model); they differ in speed only
-  (docs/performance.md, "Overflow placement in rounds (issue #48)").
+  (docs/performance.md, "Overflow placement in parallel (issue #48)").
 */
 enum class OverflowPlacement
 {
-    automatic,  //!< rounds on a device backend, sequential on a host backend
+    automatic,  //!< parallel on a device backend, sequential on a host backend
     sequential, //!< one work item sorts the list and places the entries in key order (detail/PlaceOverflow.hpp)
-    rounds      //!< a radix sort on the device, then rounds of entries placed in parallel wherever no earlier
-                //!< entry can interfere, the rest in order (detail/OverflowRounds.hpp)
+    parallel    //!< a radix sort on the device, then the sequential placement found as the fixed point of
+                //!< parallel sweeps over the list (detail/OverflowSweeps.hpp)
 };
 
 inline const char* to_string( OverflowPlacement p )
 {
-    return p == OverflowPlacement::automatic ? "automatic" : ( p == OverflowPlacement::sequential ? "sequential" : "rounds" );
+    return p == OverflowPlacement::automatic ? "automatic" : ( p == OverflowPlacement::sequential ? "sequential" : "parallel" );
 }
 
 //! The choices of a LatticeDiffusion (on one rank or on slabs) that leave the model's statistics alone.

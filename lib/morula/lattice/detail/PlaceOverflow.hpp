@@ -94,7 +94,7 @@ struct PlaceOverflow
     Kokkos::View<std::uint64_t*, MemorySpace> placed; // may be empty
     std::size_t first_entry = 0;                       //!< resume here (the list is sorted when 0)
     Kokkos::View<std::size_t, MemorySpace> next_entry; //!< the list's size, or the entry that stopped
-    //! Set by the parallel placement (OverflowRounds.hpp), which sorts the list itself and hands single
+    //! Set by the parallel placement (OverflowSweeps.hpp), which sorts the list itself and hands single
     //! entries, or the rest, to this kernel: entries [first_entry, last_entry) only.
     bool presorted = false;
     std::size_t last_entry = ~std::size_t( 0 );
@@ -196,7 +196,7 @@ struct PlaceOverflow
     /*!
       The first site of the nearest-site table of entry i (its origin o) that has o's type and a free slot
       now, and that `has_room( local site, free slots )` accepts; false if none. Reads only: the parallel
-      placement (OverflowRounds.hpp) passes a predicate that counts the slots earlier entries claim.
+      placement (OverflowSweeps.hpp) passes a predicate that counts the slots earlier entries claim.
     */
     template <class HasRoom>
     KOKKOS_INLINE_FUNCTION bool find_room_if( std::size_t i, const Origin& o, Room& room, const HasRoom& has_room ) const

@@ -17,7 +17,7 @@
 #include <morula/lattice/SiteWord.hpp>
 #include <morula/lattice/detail/CodeClasses.hpp>
 #include <morula/lattice/detail/LatticeCheck.hpp>
-#include <morula/lattice/detail/OverflowRounds.hpp>
+#include <morula/lattice/detail/OverflowSweeps.hpp>
 #include <morula/lattice/detail/PassLaunch.hpp>
 #include <morula/lattice/detail/PassOutputs.hpp>
 #include <morula/lattice/detail/PlaceOverflow.hpp>
@@ -335,17 +335,17 @@ class SlabDiffusion
     //! The kernels that run the split passes and the fused pass (DiffusionOptions::kernels resolved).
     PassKernels split_kernels() const { return m_split_kernels; }
     PassKernels fused_kernels() const { return m_fused_kernels; }
-    //! How overflow lists are placed (DiffusionOptions::placement resolved: rounds on a device backend,
+    //! How overflow lists are placed (DiffusionOptions::placement resolved: parallel on a device backend,
     //! sequential on a host one).
     OverflowPlacement overflow_placement() const
     {
         constexpr bool host = Kokkos::SpaceAccessibility<Kokkos::HostSpace, memory_space>::accessible;
         if ( m_options.placement == OverflowPlacement::automatic )
-            return host ? OverflowPlacement::sequential : OverflowPlacement::rounds;
+            return host ? OverflowPlacement::sequential : OverflowPlacement::parallel;
         return m_options.placement;
     }
     //! Rounds run by the last placement (0: the sequential kernel placed the list alone).
-    int overflow_rounds() const { return m_rounds_run; }
+    int overflow_sweeps() const { return m_sweeps_run; }
     //! The step number that keys the random moves: completed steps.
     std::uint32_t steps_done() const { return m_step; }
     std::size_t particles() const { return m_particles; }
@@ -491,7 +491,7 @@ class SlabDiffusion
         if ( overflow_placement() == OverflowPlacement::sequential ||
              ( automatic && first == 0 && m_quiet_passes >= quiet_passes && ++m_unread_passes % probe_period != 0 ) )
         {
-            m_rounds_run = 0;
+            m_sweeps_run = 0;
             Kokkos::parallel_for( "morula::lattice::place_overflow", core::LaunchRange<ExecutionSpace>( exec, 0, 1 ),
                                   place );
             return;
@@ -501,7 +501,7 @@ class SlabDiffusion
             m_quiet_passes = n <= short_list ? m_quiet_passes + 1 : 0;
         if ( n <= first || ( automatic && n <= short_list ) )
         {
-            m_rounds_run = 0;
+            m_sweeps_run = 0;
             Kokkos::parallel_for( "morula::lattice::place_overflow", core::LaunchRange<ExecutionSpace>( exec, 0, 1 ),
                                   place );
             return;
@@ -513,8 +513,8 @@ class SlabDiffusion
         // of a launch. Past n / 8 sweeps (never seen; the bound is for adversarial lists) it does the rest.
         const int max_sweeps = automatic ? int( std::min<std::size_t>( std::max<std::size_t>( 64, n / 8 ), 1u << 30 ) )
                                          : std::numeric_limits<int>::max();
-        m_rounds.place( exec, place, first, n, key_bits, max_sweeps );
-        m_rounds_run = m_rounds.rounds();
+        m_sweeps.place( exec, place, first, n, key_bits, max_sweeps );
+        m_sweeps_run = m_sweeps.sweeps();
     }
 
     void swap() { std::swap( m_current, m_next ); }
@@ -547,8 +547,8 @@ class SlabDiffusion
     Kokkos::View<std::uint64_t*, memory_space> m_placed; // empty unless record_placements()
     Kokkos::View<std::size_t, memory_space> m_next_entry{ "lattice_overflow_next_entry" };
     Kokkos::View<unsigned long long, memory_space> m_replay_conflicts{ "lattice_replay_conflicts" };
-    OverflowRounds<Slots, ExecutionSpace> m_rounds;
-    int m_rounds_run = 0;
+    OverflowSweeps<Slots, ExecutionSpace> m_sweeps;
+    int m_sweeps_run = 0;
     // DiffusionOptions::placement automatic: lists this short are placed by the sequential kernel; after
     // quiet_passes such passes in a row the list's size is read only every probe_period passes.
     static constexpr std::size_t short_list = 256;

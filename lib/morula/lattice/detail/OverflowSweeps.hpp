@@ -1,11 +1,11 @@
 /*!
-  \file detail/OverflowRounds.hpp
+  \file detail/OverflowSweeps.hpp
   \brief The overflow placement in parallel: a radix sort of the list on the device, then the sequential
   placement (PlaceOverflow) computed as the fixed point of parallel sweeps; the result is the sequential
   one bit for bit.
 */
-#ifndef MORULA_LATTICE_DETAIL_OVERFLOWROUNDS_HPP
-#define MORULA_LATTICE_DETAIL_OVERFLOWROUNDS_HPP
+#ifndef MORULA_LATTICE_DETAIL_OVERFLOWSWEEPS_HPP
+#define MORULA_LATTICE_DETAIL_OVERFLOWSWEEPS_HPP
 
 #include <morula/core/LaunchPolicy.hpp>
 #include <morula/lattice/SiteWord.hpp>
@@ -255,7 +255,7 @@ struct RadixOffsets
   sequential kernel places the rest: the result is the sequential one in every case.
 */
 template <int Slots, class ExecutionSpace>
-class OverflowRounds
+class OverflowSweeps
 {
   public:
     using memory_space = typename ExecutionSpace::memory_space;
@@ -274,7 +274,7 @@ class OverflowRounds
         if ( first == 0 )
             sort( exec, p, n, key_bits );
         p.presorted = true;
-        m_rounds = 0;
+        m_sweeps = 0;
         const auto range = [&]( std::size_t from, std::size_t to ) {
             return core::LaunchRange<ExecutionSpace>( exec, from, to );
         };
@@ -288,15 +288,15 @@ class OverflowRounds
         {
             data_type d{ p, m_head, m_next, m_target_old, m_target_new, m_target_global, m_target_table };
             Kokkos::deep_copy( exec, Kokkos::subview( m_target_old, Kokkos::make_pair( first, n ) ), data_type::none );
-            int sweeps = 0;
+            int run = 0; // sweeps of this stretch
             bool fixed = false;
             std::size_t active = first; // the entries before it are final
-            while ( !fixed && sweeps < max_sweeps )
+            while ( !fixed && run < max_sweeps )
             {
                 std::size_t changed = n; // the sweep's one read on the host
                 Kokkos::parallel_reduce( "morula::lattice::overflow_sweep", range( active, n ),
                                          SweepTargets<Slots, memory_space>{ d }, Kokkos::Min<std::size_t>( changed ) );
-                ++sweeps;
+                ++run;
                 fixed = changed >= n;
                 if ( fixed )
                     break;
@@ -308,7 +308,7 @@ class OverflowRounds
                 Kokkos::parallel_for( "morula::lattice::overflow_link_claims", range( first, n ),
                                       ClaimLists<Slots, memory_space>{ d, true } );
             }
-            m_rounds += sweeps;
+            m_sweeps += run;
             if ( !fixed )
             {
                 Kokkos::parallel_for( "morula::lattice::overflow_clear_claims", range( first, n ),
@@ -340,7 +340,7 @@ class OverflowRounds
     }
 
     //! Sweeps run by the last place() (for tests and benchmarks).
-    int rounds() const { return m_rounds; }
+    int sweeps() const { return m_sweeps; }
 
   private:
     void reserve( const ExecutionSpace& exec, const serial_type& p, std::size_t n )
@@ -409,7 +409,7 @@ class OverflowRounds
     Kokkos::View<std::uint8_t*, memory_space> m_target_table, m_moves;
     Kokkos::View<std::uint64_t*, memory_space> m_keys;
     Kokkos::View<std::uint32_t*, memory_space> m_codes;
-    int m_rounds = 0;
+    int m_sweeps = 0;
 };
 
 } // namespace morula::lattice::detail

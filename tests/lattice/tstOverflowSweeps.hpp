@@ -1,8 +1,8 @@
-// The parallel overflow placement (fixed-point sweeps, lattice/detail/OverflowRounds.hpp) against the sequential kernel
+// The parallel overflow placement (fixed-point sweeps, lattice/detail/OverflowSweeps.hpp) against the sequential kernel
 // (lattice/detail/PlaceOverflow.hpp), its reference: after every pass of crowded lattices (60% of the
 // slots and more; 2, 4 and 8 slots; split and fused passes; periodic and reflecting faces; obstacles)
 // the two give the same site words, tracer displacements, overflow counts and placement logs bit for bit.
-// A nearly full lattice makes the tables fail, so that the index-order scan runs inside the rounds.
+// A nearly full lattice makes the tables fail, so that the index-order scan runs between the sweeps.
 #include "LatticeTestUtils.hpp"
 
 #include <morula/lattice/Initializers.hpp>
@@ -17,13 +17,13 @@
 #include <cstdlib>
 #include <vector>
 
-namespace morula_test_overflow_rounds
+namespace morula_test_overflow_sweeps
 {
 using namespace morula::lattice;
 using morula_test_lattice::EngineAccess;
 using morula_test_lattice::to_host;
 
-struct RoundsCase
+struct SweepsCase
 {
     double fill;           // particles per slot of the open sites
     LatticeBoundary boundary;
@@ -33,14 +33,14 @@ struct RoundsCase
     double obstacles = 0; // volume fraction of type-2 spheres (blocked)
 };
 
-struct RoundsStats
+struct SweepsStats
 {
-    double entries = 0, rounds = 0, scans = 0;
-    int max_rounds = 0;
+    double entries = 0, sweeps = 0, scans = 0;
+    int max_sweeps = 0;
 };
 
 template <int Slots>
-RoundsStats check_rounds_equal_sequential( const RoundsCase& c )
+SweepsStats check_sweeps_equal_sequential( const SweepsCase& c )
 {
     using layout = SiteLayout<Slots>;
     const LatticeShape shape( c.extent, c.extent + 2, c.extent - 1, c.boundary );
@@ -67,21 +67,21 @@ RoundsStats check_rounds_equal_sequential( const RoundsCase& c )
         return model;
     };
     auto sequential = make( OverflowPlacement::sequential );
-    auto rounds = make( OverflowPlacement::rounds );
-    EXPECT_EQ( EngineAccess::engine( *rounds ).overflow_placement(), OverflowPlacement::rounds );
-    RoundsStats stats;
+    auto parallel = make( OverflowPlacement::parallel );
+    EXPECT_EQ( EngineAccess::engine( *parallel ).overflow_placement(), OverflowPlacement::parallel );
+    SweepsStats stats;
     const int n[3] = { shape.nx, shape.ny, shape.nz };
     auto compare = [&]( int step, int pass ) {
         auto& es = EngineAccess::engine( *sequential );
-        auto& er = EngineAccess::engine( *rounds );
+        auto& er = EngineAccess::engine( *parallel );
         const std::size_t count = es.pending_overflows( TEST_EXECSPACE() );
         ASSERT_EQ( count, er.pending_overflows( TEST_EXECSPACE() ) ) << "step " << step << " pass " << pass;
         sequential->place_overflow( TEST_EXECSPACE() );
-        rounds->place_overflow( TEST_EXECSPACE() );
-        ASSERT_EQ( to_host( sequential->lattice() ), to_host( rounds->lattice() ) ) << "step " << step << " pass " << pass;
-        ASSERT_EQ( sequential->overflows(), rounds->overflows() );
+        parallel->place_overflow( TEST_EXECSPACE() );
+        ASSERT_EQ( to_host( sequential->lattice() ), to_host( parallel->lattice() ) ) << "step " << step << " pass " << pass;
+        ASSERT_EQ( sequential->overflows(), parallel->overflows() );
         auto ds = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), sequential->displacements() );
-        auto dr = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), rounds->displacements() );
+        auto dr = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), parallel->displacements() );
         ASSERT_EQ( ds.extent( 0 ), dr.extent( 0 ) );
         for ( std::size_t k = 0; k < ds.extent( 0 ); ++k )
             for ( int a = 0; a < 3; ++a )
@@ -111,8 +111,8 @@ RoundsStats check_rounds_equal_sequential( const RoundsCase& c )
             stats.scans += far;
         }
         stats.entries += double( count );
-        stats.rounds += er.overflow_rounds();
-        stats.max_rounds = std::max( stats.max_rounds, er.overflow_rounds() );
+        stats.sweeps += er.overflow_sweeps();
+        stats.max_sweeps = std::max( stats.max_sweeps, er.overflow_sweeps() );
     };
     for ( int step = 0; step < c.steps; ++step )
     {
@@ -120,7 +120,7 @@ RoundsStats check_rounds_equal_sequential( const RoundsCase& c )
             for ( int axis = 0; axis < 3; ++axis )
             {
                 sequential->split_pass( TEST_EXECSPACE(), axis );
-                rounds->split_pass( TEST_EXECSPACE(), axis );
+                parallel->split_pass( TEST_EXECSPACE(), axis );
                 compare( step, axis );
                 if ( ::testing::Test::HasFatalFailure() )
                     return stats;
@@ -128,21 +128,21 @@ RoundsStats check_rounds_equal_sequential( const RoundsCase& c )
         else
         {
             sequential->fused_pass( TEST_EXECSPACE() );
-            rounds->fused_pass( TEST_EXECSPACE() );
+            parallel->fused_pass( TEST_EXECSPACE() );
             compare( step, 3 );
             if ( ::testing::Test::HasFatalFailure() )
                 return stats;
         }
         sequential->complete_step();
-        rounds->complete_step();
+        parallel->complete_step();
     }
-    EXPECT_EQ( sequential->code_counts( TEST_EXECSPACE() ), rounds->code_counts( TEST_EXECSPACE() ) );
+    EXPECT_EQ( sequential->code_counts( TEST_EXECSPACE() ), parallel->code_counts( TEST_EXECSPACE() ) );
     std::printf( "%d slots %-5s %-10s fill %.2f obstacles %.2f: %.0f entries, %.0f sweeps (at most %d per pass), %.0f "
                  "placed by the scan\n",
-                 Slots, to_string( c.scheme ), to_string( c.boundary ), c.fill, c.obstacles, stats.entries, stats.rounds,
-                 stats.max_rounds, stats.scans );
+                 Slots, to_string( c.scheme ), to_string( c.boundary ), c.fill, c.obstacles, stats.entries, stats.sweeps,
+                 stats.max_sweeps, stats.scans );
     EXPECT_GT( stats.entries, 100 );
-    EXPECT_GT( stats.rounds, 0 );
+    EXPECT_GT( stats.sweeps, 0 );
     return stats;
 }
 
@@ -153,33 +153,33 @@ void check_crowded_cases()
         for ( auto scheme : { PassScheme::split, PassScheme::fused } )
             for ( double fill : { 0.6, 0.8, 0.95 } )
             {
-                check_rounds_equal_sequential<Slots>( { fill, boundary, scheme, 16, 4 } );
+                check_sweeps_equal_sequential<Slots>( { fill, boundary, scheme, 16, 4 } );
                 if ( ::testing::Test::HasFatalFailure() )
                     return;
             }
-    check_rounds_equal_sequential<Slots>( { 0.7, LatticeBoundary::periodic, PassScheme::split, 16, 4, 0.2 } );
-    check_rounds_equal_sequential<Slots>( { 0.7, LatticeBoundary::reflecting, PassScheme::fused, 16, 4, 0.2 } );
+    check_sweeps_equal_sequential<Slots>( { 0.7, LatticeBoundary::periodic, PassScheme::split, 16, 4, 0.2 } );
+    check_sweeps_equal_sequential<Slots>( { 0.7, LatticeBoundary::reflecting, PassScheme::fused, 16, 4, 0.2 } );
 }
 
-TEST( TEST_CATEGORY, lattice_overflow_rounds_equal_sequential_two_slots ) { check_crowded_cases<2>(); }
-TEST( TEST_CATEGORY, lattice_overflow_rounds_equal_sequential_four_slots ) { check_crowded_cases<4>(); }
-TEST( TEST_CATEGORY, lattice_overflow_rounds_equal_sequential_eight_slots ) { check_crowded_cases<8>(); }
+TEST( TEST_CATEGORY, lattice_overflow_sweeps_equal_sequential_two_slots ) { check_crowded_cases<2>(); }
+TEST( TEST_CATEGORY, lattice_overflow_sweeps_equal_sequential_four_slots ) { check_crowded_cases<4>(); }
+TEST( TEST_CATEGORY, lattice_overflow_sweeps_equal_sequential_eight_slots ) { check_crowded_cases<8>(); }
 
 // Nearly full: whole 5^3 cubes fill, the tables fail and the index-order scan places entries in the
-// middle of the rounds; small periodic extents (the cube wraps onto itself) and reflecting ones.
-TEST( TEST_CATEGORY, lattice_overflow_rounds_run_the_scan_on_a_nearly_full_lattice )
+// middle of the sweeps; small periodic extents (the cube wraps onto itself) and reflecting ones.
+TEST( TEST_CATEGORY, lattice_overflow_sweeps_run_the_scan_on_a_nearly_full_lattice )
 {
     double scans = 0;
     for ( auto boundary : { LatticeBoundary::periodic, LatticeBoundary::reflecting } )
         for ( auto scheme : { PassScheme::split, PassScheme::fused } )
         {
-            scans += check_rounds_equal_sequential<2>( { 0.995, boundary, scheme, 9, 6 } ).scans;
-            scans += check_rounds_equal_sequential<4>( { 0.995, boundary, scheme, 6, 6 } ).scans;
-            scans += check_rounds_equal_sequential<2>( { 0.99, boundary, scheme, 5, 6, 0.1 } ).scans;
+            scans += check_sweeps_equal_sequential<2>( { 0.995, boundary, scheme, 9, 6 } ).scans;
+            scans += check_sweeps_equal_sequential<4>( { 0.995, boundary, scheme, 6, 6 } ).scans;
+            scans += check_sweeps_equal_sequential<2>( { 0.99, boundary, scheme, 5, 6, 0.1 } ).scans;
             if ( ::testing::Test::HasFatalFailure() )
                 return;
         }
     EXPECT_GT( scans, 0 );
 }
 
-} // namespace morula_test_overflow_rounds
+} // namespace morula_test_overflow_sweeps
