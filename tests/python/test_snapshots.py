@@ -28,6 +28,15 @@ def folders(tmp_path):
     return cli, python
 
 
+def snapshot_every(model, folder, every, frames):
+    """Python's series: a frame now, then one after each of `frames` advances of `every` steps."""
+    model.snapshot(str(folder / "run"))
+    for _ in range(frames):
+        model.advance(every)
+        model.snapshot(str(folder / "run"))
+    return model
+
+
 def write_config(path, base, **keys):
     config = json.loads(base.read_text())
     config.update(keys)
@@ -39,11 +48,7 @@ def test_epidermis(app, data, tmp_path):
     # 9 cells growing and dividing over 300 steps, a frame every 100 (the centres are updated per frame).
     cli, python = folders(tmp_path)
     run_app(app, "epidermis", "--config", data / "epidermis_small.json", "--output", cli / "run", "--no-progress")
-    model = morula.Epidermis(data / "epidermis_small.json")
-    model.snapshot(str(python / "run"))
-    for _ in range(3):
-        model.advance(100)
-        model.snapshot(str(python / "run"))
+    model = snapshot_every(morula.Epidermis(data / "epidermis_small.json"), python, 100, 3)
     assert model.divisions > 0
     assert_same_series(cli, python, [0, 100, 200, 300])
 
@@ -55,11 +60,7 @@ def test_proliferation(app, data, tmp_path, precision):
     config = write_config(tmp_path / "config.json", data / "proliferation_small.json", snapshots=str(cli / "run"),
                           snapshot_every=5, precision=precision, output=str(tmp_path / "cli.json"))
     run_app(app, "proliferation", "--config", config, "--no-progress")
-    model = morula.Proliferation(config)
-    model.snapshot(str(python / "run"))
-    for _ in range(2):
-        model.advance(5)
-        model.snapshot(str(python / "run"))
+    model = snapshot_every(morula.Proliferation(config), python, 5, 2)
     assert model.divisions == 512
     assert_same_series(cli, python, [0, 5, 10])
 
@@ -70,11 +71,7 @@ def test_lattice(app, data, tmp_path):
     config = write_config(tmp_path / "config.json", data / "lattice_small.json", snapshots=str(cli / "run"),
                           snapshot_every=20, output=str(tmp_path / "cli"))
     run_app(app, "lattice", "--config", config)
-    model = morula.Lattice(config)
-    model.snapshot(str(python / "run"))
-    for _ in range(3):
-        model.advance(20)
-        model.snapshot(str(python / "run"))
+    snapshot_every(morula.Lattice(config), python, 20, 3)
     assert_same_series(cli, python, [0, 20, 40, 60], index=False)
 
 
@@ -82,11 +79,7 @@ def test_angiogenesis(app, data, tmp_path):
     # A tumour beside a vessel, the angiogenic switch at 20 h (step 200), a frame every 200 of 600 steps.
     cli, python = folders(tmp_path)
     run_app(app, "angiogenesis", "--config", data / "angio_small.json", "--output", cli / "run", "--no-progress")
-    model = morula.Angiogenesis(data / "angio_small.json")
-    model.snapshot(str(python / "run"))
-    for _ in range(3):
-        model.advance(200)
-        model.snapshot(str(python / "run"))
+    model = snapshot_every(morula.Angiogenesis(data / "angio_small.json"), python, 200, 3)
     assert model.sprouts > 0
     assert_same_series(cli, python, [0, 200, 400, 600])
 
