@@ -31,6 +31,7 @@ struct SweepsCase
     int extent;
     int steps;
     double obstacles = 0; // volume fraction of type-2 spheres (blocked)
+    bool radix_sort = false; // every list by the radix sort (else the default: long lists by counting)
 };
 
 struct SweepsStats
@@ -68,6 +69,8 @@ SweepsStats check_sweeps_equal_sequential( const SweepsCase& c )
     };
     auto sequential = make( OverflowPlacement::sequential );
     auto parallel = make( OverflowPlacement::parallel );
+    if ( c.radix_sort )
+        EngineAccess::engine( *parallel ).overflow_sweeps_engine().set_counting_sort_from( ~std::size_t( 0 ) );
     EXPECT_EQ( EngineAccess::engine( *parallel ).overflow_placement(), OverflowPlacement::parallel );
     SweepsStats stats;
     const int n[3] = { shape.nx, shape.ny, shape.nz };
@@ -159,6 +162,10 @@ void check_crowded_cases()
             }
     check_sweeps_equal_sequential<Slots>( { 0.7, LatticeBoundary::periodic, PassScheme::split, 16, 4, 0.2 } );
     check_sweeps_equal_sequential<Slots>( { 0.7, LatticeBoundary::reflecting, PassScheme::fused, 16, 4, 0.2 } );
+    // The lists above (hundreds of entries on 4320 sites) are sorted by counting per site; the radix sort
+    // of shorter lists on larger lattices, forced here for every list:
+    check_sweeps_equal_sequential<Slots>( { 0.8, LatticeBoundary::periodic, PassScheme::split, 16, 3, 0, true } );
+    check_sweeps_equal_sequential<Slots>( { 0.95, LatticeBoundary::reflecting, PassScheme::fused, 16, 3, 0.1, true } );
 }
 
 TEST( TEST_CATEGORY, lattice_overflow_sweeps_equal_sequential_two_slots ) { check_crowded_cases<2>(); }

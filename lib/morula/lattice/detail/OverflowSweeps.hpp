@@ -245,6 +245,107 @@ struct RadixOffsets
 };
 
 /*!
+  \brief The sort by counting, for long lists: the keys are (site, arrival rank) with the site one of
+  this window's owned sites, so the entries are counted per local site (in the claim-list heads, zeroed
+  first), the counts scanned over all sites, the entries scattered into their site's bucket (in any
+  order: atomics), and each bucket, a few entries, sorted by key by its first position. Owned sites keep
+  their global order locally (slabs never wrap inside their owned planes), so this is the key order.
+*/
+template <int Slots, class MemorySpace>
+struct SiteBuckets
+{
+    using serial_type = PlaceOverflow<Slots, MemorySpace>;
+    serial_type p;
+    Kokkos::View<std::uint32_t*, MemorySpace> count; //!< per local site: entries, then bucket offsets
+    Kokkos::View<std::uint64_t*, MemorySpace> keys_out;
+    Kokkos::View<std::uint32_t*, MemorySpace> codes_out;
+    Kokkos::View<std::uint8_t*, MemorySpace> moves_out;
+    std::size_t n;
+
+    struct Count
+    {
+    };
+    struct Scatter
+    {
+    };
+    struct SortBuckets
+    {
+    };
+    struct CopyBack
+    {
+    };
+
+    //! The local site of a key's (global) site.
+    KOKKOS_INLINE_FUNCTION std::size_t local_site( std::uint64_t key ) const
+    {
+        const std::uint64_t site = key >> 8;
+        const std::uint64_t plane = std::uint64_t( p.nx ) * std::uint64_t( p.ny );
+        const int lz = p.window.local_of_global( int( site / plane ) );
+        if ( lz < 0 )
+            Kokkos::abort( "morula::lattice: an overflow entry outside this rank's planes" );
+        return std::size_t( site % plane ) + std::size_t( plane ) * std::size_t( lz );
+    }
+    KOKKOS_INLINE_FUNCTION void operator()( Count, const std::size_t i ) const
+    {
+        Kokkos::atomic_increment( &count( local_site( p.overflow.keys( i ) ) ) );
+    }
+    KOKKOS_INLINE_FUNCTION void operator()( Scatter, const std::size_t i ) const
+    {
+        const std::uint64_t k = p.overflow.keys( i );
+        const std::uint32_t at = Kokkos::atomic_fetch_add( &count( local_site( k ) ), std::uint32_t( 1 ) );
+        keys_out( at ) = k;
+        codes_out( at ) = p.overflow.codes( i );
+        moves_out( at ) = p.overflow.moves( i );
+    }
+    //! The first position of each bucket sorts it (insertion sort by key: buckets hold a few entries).
+    KOKKOS_INLINE_FUNCTION void operator()( SortBuckets, const std::size_t b ) const
+    {
+        const std::uint64_t site = keys_out( b ) >> 8;
+        if ( b > 0 && ( keys_out( b - 1 ) >> 8 ) == site )
+            return;
+        std::size_t e = b + 1;
+        while ( e < n && ( keys_out( e ) >> 8 ) == site )
+            ++e;
+        for ( std::size_t a = b + 1; a < e; ++a )
+            for ( std::size_t c = a; c > b && keys_out( c ) < keys_out( c - 1 ); --c )
+            {
+                const std::uint64_t k = keys_out( c );
+                keys_out( c ) = keys_out( c - 1 );
+                keys_out( c - 1 ) = k;
+                const std::uint32_t code = codes_out( c );
+                codes_out( c ) = codes_out( c - 1 );
+                codes_out( c - 1 ) = code;
+                const std::uint8_t m = moves_out( c );
+                moves_out( c ) = moves_out( c - 1 );
+                moves_out( c - 1 ) = m;
+            }
+    }
+    //! Back into the list, reversed when the pass places in descending key order.
+    KOKKOS_INLINE_FUNCTION void operator()( CopyBack, const std::size_t i ) const
+    {
+        const std::size_t to = p.descending ? n - 1 - i : i;
+        p.overflow.keys( to ) = keys_out( i );
+        p.overflow.codes( to ) = codes_out( i );
+        p.overflow.moves( to ) = moves_out( i );
+    }
+};
+
+//! The exclusive scan of SiteBuckets' counts over every local site.
+template <class MemorySpace>
+struct SiteOffsets
+{
+    using value_type = std::uint32_t;
+    Kokkos::View<std::uint32_t*, MemorySpace> count;
+    KOKKOS_INLINE_FUNCTION void operator()( const std::size_t i, value_type& sum, const bool final ) const
+    {
+        const std::uint32_t c = count( i );
+        if ( final )
+            count( i ) = sum;
+        sum += c;
+    }
+};
+
+/*!
   \brief The host side of the parallel placement: scratch that only grows, the sort and the sweeps.
 
   place() sorts the list (when `first` is 0), then runs sweeps of three kernels (SweepTargets over the
@@ -341,6 +442,9 @@ class OverflowSweeps
 
     //! Sweeps run by the last place() (for tests and benchmarks).
     int sweeps() const { return m_sweeps; }
+    //! Lists of at least `entries` entries are sorted by counting per site, shorter ones by the radix
+    //! sort (0: the default, sites / counting_sort_ratio). For tests of both sorts.
+    void set_counting_sort_from( std::size_t entries ) { m_counting_from = entries; }
 
   private:
     void reserve( const ExecutionSpace& exec, const serial_type& p, std::size_t n )
@@ -369,6 +473,15 @@ class OverflowSweeps
 
     void sort( const ExecutionSpace& exec, const serial_type& p, std::size_t n, int key_bits )
     {
+        // Long lists are sorted by counting per site: a scan over all sites, then work per entry. Short
+        // lists by the radix sort, whose passes cost per entry (on an H200, 256 x 256 x 512 sites at 60%
+        // of 2 slots, 4 million entries per pass: 3.9 ms per list in radix passes).
+        const std::size_t from = m_counting_from ? m_counting_from : p.sites.extent( 0 ) / counting_sort_ratio;
+        if ( n >= from )
+        {
+            sort_by_site( exec, p, n );
+            return;
+        }
         // Chunks: enough work items to fill the device, each a few hundred entries at least on a host.
         const std::size_t workers = std::size_t( std::max( 1, exec.concurrency() ) );
         constexpr bool host = Kokkos::SpaceAccessibility<Kokkos::HostSpace, memory_space>::accessible;
@@ -404,12 +517,34 @@ class OverflowSweeps
         }
     }
 
+    void sort_by_site( const ExecutionSpace& exec, const serial_type& p, std::size_t n )
+    {
+        using buckets = SiteBuckets<Slots, memory_space>;
+        const buckets b{ p, m_head, m_keys, m_codes, m_moves, n };
+        const auto entries = [&]( auto tag ) {
+            return core::LaunchRange<ExecutionSpace, decltype( tag )>( exec, 0, n );
+        };
+        Kokkos::deep_copy( exec, m_head, std::uint32_t( 0 ) );
+        Kokkos::parallel_for( "morula::lattice::overflow_sort_count_sites", entries( typename buckets::Count{} ), b );
+        Kokkos::parallel_scan( "morula::lattice::overflow_sort_site_offsets",
+                               core::LaunchRange<ExecutionSpace>( exec, 0, m_head.extent( 0 ) ),
+                               SiteOffsets<memory_space>{ m_head } );
+        Kokkos::parallel_for( "morula::lattice::overflow_sort_scatter_sites", entries( typename buckets::Scatter{} ), b );
+        Kokkos::parallel_for( "morula::lattice::overflow_sort_buckets", entries( typename buckets::SortBuckets{} ), b );
+        Kokkos::parallel_for( "morula::lattice::overflow_sort_copy_back", entries( typename buckets::CopyBack{} ), b );
+        Kokkos::deep_copy( exec, m_head, data_type::nobody ); // the claim lists' empty state
+    }
+
+    //! Lists of at least sites / counting_sort_ratio entries are sorted by counting per site.
+    static constexpr std::size_t counting_sort_ratio = 256;
+
     Kokkos::View<std::uint32_t*, memory_space> m_head, m_next, m_offsets;
     Kokkos::View<std::uint64_t*, memory_space> m_target_old, m_target_new, m_target_global;
     Kokkos::View<std::uint8_t*, memory_space> m_target_table, m_moves;
     Kokkos::View<std::uint64_t*, memory_space> m_keys;
     Kokkos::View<std::uint32_t*, memory_space> m_codes;
     int m_sweeps = 0;
+    std::size_t m_counting_from = 0;
 };
 
 } // namespace morula::lattice::detail

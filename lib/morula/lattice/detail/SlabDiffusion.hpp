@@ -346,6 +346,8 @@ class SlabDiffusion
     }
     //! Rounds run by the last placement (0: the sequential kernel placed the list alone).
     int overflow_sweeps() const { return m_sweeps_run; }
+    //! The parallel placement's machinery (tests choose its sort with it).
+    OverflowSweeps<Slots, ExecutionSpace>& overflow_sweeps_engine() { return m_sweeps; }
     //! The step number that keys the random moves: completed steps.
     std::uint32_t steps_done() const { return m_step; }
     std::size_t particles() const { return m_particles; }
