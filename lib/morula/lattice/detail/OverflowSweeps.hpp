@@ -229,9 +229,9 @@ struct RadixPass
     }
 };
 
-//! The exclusive scan of RadixPass's counts.
+//! An exclusive scan in place of counts: RadixPass's (digit, chunk) counts and SiteBuckets' per-site ones.
 template <class MemorySpace>
-struct RadixOffsets
+struct CountOffsets
 {
     using value_type = std::uint32_t;
     Kokkos::View<std::uint32_t*, MemorySpace> offsets;
@@ -287,7 +287,8 @@ struct SiteBuckets
     }
     KOKKOS_INLINE_FUNCTION void operator()( Count, const std::size_t i ) const
     {
-        Kokkos::atomic_increment( &count( local_site( p.overflow.keys( i ) ) ) );
+        // atomic_add, not atomic_increment (deprecated in Kokkos 4)
+        Kokkos::atomic_add( &count( local_site( p.overflow.keys( i ) ) ), std::uint32_t( 1 ) );
     }
     KOKKOS_INLINE_FUNCTION void operator()( Scatter, const std::size_t i ) const
     {
@@ -327,21 +328,6 @@ struct SiteBuckets
         p.overflow.keys( to ) = keys_out( i );
         p.overflow.codes( to ) = codes_out( i );
         p.overflow.moves( to ) = moves_out( i );
-    }
-};
-
-//! The exclusive scan of SiteBuckets' counts over every local site.
-template <class MemorySpace>
-struct SiteOffsets
-{
-    using value_type = std::uint32_t;
-    Kokkos::View<std::uint32_t*, MemorySpace> count;
-    KOKKOS_INLINE_FUNCTION void operator()( const std::size_t i, value_type& sum, const bool final ) const
-    {
-        const std::uint32_t c = count( i );
-        if ( final )
-            count( i ) = sum;
-        sum += c;
     }
 };
 
@@ -500,7 +486,7 @@ class OverflowSweeps
                                   core::LaunchRange<ExecutionSpace, typename RadixPass<memory_space>::Count>( exec, 0, chunks ), r );
             Kokkos::parallel_scan( "morula::lattice::overflow_sort_scan",
                                    core::LaunchRange<ExecutionSpace>( exec, 0, 256 * chunks ),
-                                   RadixOffsets<memory_space>{ m_offsets } );
+                                   CountOffsets<memory_space>{ m_offsets } );
             Kokkos::parallel_for( "morula::lattice::overflow_sort_scatter",
                                   core::LaunchRange<ExecutionSpace, typename RadixPass<memory_space>::Scatter>( exec, 0, chunks ),
                                   r );
@@ -528,7 +514,7 @@ class OverflowSweeps
         Kokkos::parallel_for( "morula::lattice::overflow_sort_count_sites", entries( typename buckets::Count{} ), b );
         Kokkos::parallel_scan( "morula::lattice::overflow_sort_site_offsets",
                                core::LaunchRange<ExecutionSpace>( exec, 0, m_head.extent( 0 ) ),
-                               SiteOffsets<memory_space>{ m_head } );
+                               CountOffsets<memory_space>{ m_head } );
         Kokkos::parallel_for( "morula::lattice::overflow_sort_scatter_sites", entries( typename buckets::Scatter{} ), b );
         Kokkos::parallel_for( "morula::lattice::overflow_sort_buckets", entries( typename buckets::SortBuckets{} ), b );
         Kokkos::parallel_for( "morula::lattice::overflow_sort_copy_back", entries( typename buckets::CopyBack{} ), b );
