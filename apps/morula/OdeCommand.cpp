@@ -1,10 +1,15 @@
 #include "OdeCommand.hpp"
 #include "Checkpointing.hpp"
 #include "CliChoice.hpp"
+#include "MpiSession.hpp"
 #include "OdeRun.hpp"
 
+#include <morula/Config.hpp>
 #include <morula/core/Error.hpp>
 #include <morula/io/Checkpoint.hpp>
+#if MORULA_HAVE_HDF5
+#include <morula/io/detail/Hdf5Frame.hpp>
+#endif
 #include <morula/ode/MassActionSystem.hpp>
 #include <morula/ode/ModelReaders.hpp>
 #include <morula/ode/OdeIntegration.hpp>
@@ -33,6 +38,7 @@ namespace morula::app
 namespace
 {
 using core::InputError;
+using core::detail::concat;
 using namespace ode_run;
 
 struct GenerateArgs
@@ -56,25 +62,73 @@ void collect( const ode::OdeResult<mem_space>& result, const std::vector<double>
     for ( long s = 0; s < out.systems; ++s )
     {
         for ( std::size_t t = 0; t < out.nsamples; ++t )
-        {
-            bool any = false;
             for ( std::size_t j = 0; j < out.nsaved; ++j )
-            {
-                const double v = r_samples( s, t, j );
-                out.sample_at( s, t, j ) = v;
-                any = any || !std::isnan( v );
-            }
-            if ( any )
-                out.reached[std::size_t( s )] = times[t], out.reached_any[std::size_t( s )] = true;
-        }
+                out.sample_at( s, t, j ) = r_samples( s, t, j );
         for ( int col = 0; col < ode::stat_count; ++col )
             out.stats[std::size_t( s ) * ode::stat_count + col] = r_stats( s, col );
-        if ( r_stats( s, ode::stat_status ) != long( ode::SolverStatus::success ) )
-        {
-            out.failed[std::size_t( s )] = true;
-            ++out.failures;
-        }
     }
+    out.tally( times );
+}
+
+#if MORULA_HAVE_MPI
+// Rank 0 receives every rank's part of `v` in rank (= system) order; pieces of at most 2^27 elements, so
+// that no count overflows MPI's int.
+template <class T>
+std::vector<T> gather_in_rank_order( const std::vector<T>& mine, MPI_Datatype type )
+{
+    const int rank = MpiSession::rank(), ranks = MpiSession::size();
+    constexpr std::size_t piece = std::size_t( 1 ) << 27;
+    unsigned long long count = mine.size();
+    std::vector<unsigned long long> counts( std::size_t( ranks ), 0 );
+    MPI_Gather( &count, 1, MPI_UNSIGNED_LONG_LONG, counts.data(), 1, MPI_UNSIGNED_LONG_LONG, 0, MpiSession::comm() );
+    std::vector<T> all;
+    if ( rank != 0 )
+    {
+        for ( std::size_t at = 0; at < mine.size(); at += piece )
+            MPI_Send( mine.data() + at, int( std::min( piece, mine.size() - at ) ), type, 0, 7, MpiSession::comm() );
+        return all;
+    }
+    std::size_t total = 0;
+    for ( unsigned long long c : counts )
+        total += std::size_t( c );
+    all.resize( total );
+    std::copy( mine.begin(), mine.end(), all.begin() );
+    std::size_t offset = mine.size();
+    for ( int r = 1; r < ranks; ++r )
+    {
+        for ( std::size_t at = 0; at < counts[std::size_t( r )]; at += piece )
+            MPI_Recv( all.data() + offset + at, int( std::min<std::size_t>( piece, counts[std::size_t( r )] - at ) ), type, r, 7,
+                      MpiSession::comm(), MPI_STATUS_IGNORE );
+        offset += std::size_t( counts[std::size_t( r )] );
+    }
+    return all;
+}
+#endif
+
+// Under mpirun each rank integrated its slice of the systems: rank 0 gets them all, in system order (the
+// same samples and statistics as one rank, since every system is integrated on its own), and the
+// slowest rank's wall time. One rank: the output as it is.
+RunOutput gather_systems( RunOutput mine, const RunSystems& sys, const std::vector<double>& times, double t_start )
+{
+    if ( MpiSession::size() == 1 )
+        return mine;
+#if MORULA_HAVE_MPI
+    RunOutput all( MpiSession::rank() == 0 ? sys.total : 0, mine.nsamples, mine.nsaved, t_start );
+    std::vector<double> samples = gather_in_rank_order( mine.samples, MPI_DOUBLE );
+    std::vector<long> stats = gather_in_rank_order( mine.stats, MPI_LONG );
+    MPI_Reduce( &mine.seconds, &all.seconds, 1, MPI_DOUBLE, MPI_MAX, 0, MpiSession::comm() );
+    all.rows = mine.rows;
+    if ( MpiSession::rank() == 0 )
+    {
+        all.samples = std::move( samples );
+        all.stats = std::move( stats );
+        all.tally( times );
+    }
+    return all;
+#else
+    (void)sys, (void)times, (void)t_start;
+    return mine;
+#endif
 }
 
 // The samples are one integration (ode::OdeIntegration), which may pause after a sample: it is defined
@@ -84,16 +138,16 @@ void collect( const ode::OdeResult<mem_space>& result, const std::vector<double>
 // the run pauses only where a checkpoint is wanted: every --checkpoint-every samples, after --stop-after
 // samples, or on SIGTERM/SIGINT/SIGUSR1 at the end of the leg it is in. Without those flags the run is one
 // leg, as one solver call, so a batch's systems never wait for each other at a sample.
-RunOutput integrate( const RunArgs& a, const CLI::App& cmd, const ode::ReactionNetwork& net,
+RunOutput integrate( const RunArgs& a, const CLI::App& cmd, const ode::ReactionNetwork& net, const RunSystems& sys,
                      const ode::SolverOptions& options, const std::vector<double>& times, const std::vector<int>& saved,
                      bool progress, const CheckpointSchedule& schedule )
 {
-    const long systems = a.batch;
+    const long systems = sys.count;
     exec_space exec;
     ode::MassActionSystem<mem_space> system( net );
     ode::OdeSolver<exec_space> solver( system, options );
-    const Matrix x0 = initial_states( net, systems );
-    const Matrix k = rate_constants( a, cmd, net, systems );
+    const Matrix x0 = initial_states( net, sys );
+    const Matrix k = rate_constants( a, cmd, net, sys );
     RunOutput out( systems, times.size(), saved.size(), a.t_start );
     ode::OdeIntegration<exec_space> run( solver, exec, x0, k, times, saved, a.t_start );
     const int total = run.sample_count();
@@ -116,11 +170,12 @@ RunOutput integrate( const RunArgs& a, const CLI::App& cmd, const ode::ReactionN
     {
         if ( out.resumed_from >= 0 )
             std::fprintf( stderr, "ode: resuming %ld system%s of %d species after sample %d of %d (t = %g) to t = %g\n",
-                          systems, systems == 1 ? "" : "s", net.species_count(), out.resumed_from, total,
+                          sys.total, sys.total == 1 ? "" : "s", net.species_count(), out.resumed_from, total,
                           out.resumed_from > 0 ? times[std::size_t( out.resumed_from - 1 )] : a.t_start, times.back() );
         else
-            std::fprintf( stderr, "ode: integrating %ld system%s of %d species from t = %g to %g\n", systems,
-                          systems == 1 ? "" : "s", net.species_count(), a.t_start, times.back() );
+            std::fprintf( stderr, "ode: integrating %ld system%s of %d species from t = %g to %g%s\n", sys.total,
+                          sys.total == 1 ? "" : "s", net.species_count(), a.t_start, times.back(),
+                          MpiSession::size() > 1 ? concat( " on ", MpiSession::size(), " ranks" ).c_str() : "" );
         std::fflush( stderr );
     }
     const auto start = std::chrono::steady_clock::now();
@@ -154,7 +209,7 @@ RunOutput integrate( const RunArgs& a, const CLI::App& cmd, const ode::ReactionN
 
 int run_ode( const RunArgs& a, const CLI::App& cmd )
 {
-    // Everything is checked before the integration starts: model, times, species, options, outputs.
+    // Everything is checked before the integration starts: model, times, species, sweep, options, outputs.
     const ode::ReactionNetwork net = ode::read_model( a.model );
     require( a.batch >= 1, "--batch", double( a.batch ), "a number of systems >= 1" );
     if ( given( cmd, "--vary" ) )
@@ -163,18 +218,41 @@ int run_ode( const RunArgs& a, const CLI::App& cmd )
     require( std::isfinite( a.t_start ), "--t-start", a.t_start, "a finite time" );
     const std::vector<double> times = sample_times( a, cmd, net );
     const std::vector<int> saved = saved_species( a, cmd, net );
-    refuse_batch_beyond_memory( a.batch, times.size(), saved.size(), net.species_count(), net.reaction_count() );
-    const ode::SolverOptions options = solver_options( a, cmd, net, a.batch );
-    std::ofstream csv = open_csv( a.out );
-    const bool progress = !a.no_progress && ( a.progress || isatty( 2 ) );
+    const int rank = MpiSession::rank(), ranks = MpiSession::size();
+    const bool root = rank == 0; // the one that writes files and prints
+    const RunSystems sys = run_systems( a, cmd, net, times.size(), saved.size(), rank, ranks );
+    if ( ranks > 1 )
+    {
+        if ( sys.total < ranks )
+            throw InputError( concat( "mpirun -n ", ranks, ": the run has ", sys.total, " system",
+                                      sys.total == 1 ? "" : "s", "; expected at least one per rank" ) );
+        if ( given( cmd, "--checkpoint-every" ) || given( cmd, "--restart" ) || given( cmd, "--stop-after" ) )
+            throw InputError( "--checkpoint-every, --restart and --stop-after: not supported under mpirun (the ranks' "
+                              "systems would need one checkpoint each); run the sweep on one rank to checkpoint it" );
+    }
+    const ode::SolverOptions options = solver_options( a, cmd, net, sys.total );
+    const bool hdf5_out = is_hdf5_path( a.out );
+    if ( hdf5_out && !MORULA_HAVE_HDF5 )
+        throw InputError( "--out '" + a.out + "': this morula was built without HDF5; expected a .csv file" );
+    std::ofstream csv = root && !hdf5_out ? open_csv( a.out ) : std::ofstream();
+#if MORULA_HAVE_HDF5
+    if ( root && hdf5_out )
+        io::detail::create_hdf5_file( a.out, "", "ODE results file" ); // fails now, not after the work
+#endif
+    const bool progress = root && !a.no_progress && ( a.progress || isatty( 2 ) );
 
     require( a.stop_after >= 0, "--stop-after", double( a.stop_after ), "a number of samples >= 0" );
     const CheckpointSchedule schedule( a.checkpoint, checkpoint_prefix( a.out ) );
 
-    const RunOutput out = integrate( a, cmd, net, options, times, saved, progress, schedule );
+    const RunOutput out = gather_systems( integrate( a, cmd, net, sys, options, times, saved, progress, schedule ), sys,
+                                          times, a.t_start );
+    if ( !root )
+        return 0;
 
     if ( csv.is_open() )
-        write_csv( csv, a.out, given( cmd, "--batch" ), net, times, saved, out );
+        write_csv( csv, a.out, sys.batch_output, net, times, saved, out );
+    if ( hdf5_out )
+        write_hdf5( a.out, net, times, saved, sys, out );
     if ( out.stopped )
     {
         std::printf( "ode: stopped after sample %zu of %zu (t = %s); checkpoint written to %s (resume with --restart)\n",
@@ -186,15 +264,22 @@ int run_ode( const RunArgs& a, const CLI::App& cmd )
         schedule.stop_if_requested(); // a signal: exit status 3
         return 0;
     }
+    if ( !a.summary.empty() )
+        write_summary( a.summary, sys, out );
     print_summary( a, times, out );
     if ( a.stats )
         print_statistics( out );
     if ( csv.is_open() || !a.out.empty() )
         std::printf( "samples: %s\n", a.out.c_str() );
+    if ( !a.summary.empty() )
+        std::printf( "systems: %s\n", a.summary.c_str() );
     if ( !a.plot.empty() )
         write_plot( a, net, times, saved, out );
-    if ( out.failures > 0 )
+    if ( out.failures > 0 && !( a.allow_failures && out.failures < out.systems ) )
         report_failures( times, out );
+    if ( out.failures > 0 )
+        std::printf( "ode: %ld of %ld systems failed (--allow-failures; statuses in %s)\n", out.failures, out.systems,
+                     a.summary.empty() ? "the summary above" : a.summary.c_str() );
     return 0;
 }
 
@@ -276,6 +361,18 @@ void add_ode_command( CLI::App& app )
     run->add_option( "--batch", r->batch, "Integrate N copies (batched mode); the CSV gets a first column 'system'" );
     run->add_option( "--vary", r->vary, "With --batch: multiply each copy's rate constants by factors uniform in [1-F, 1+F]" );
     run->add_option( "--seed", r->seed, "Seed of --vary's std::mt19937_64 (default 1)" );
+    run->add_option( "--sweep-table", r->sweep_table,
+                     "CSV of a parameter sweep: a header of species (initial values) and reactions (rate constants: "
+                     "R<i> or the reaction's name), then one row per system" )
+        ->check( CLI::ExistingFile );
+    run->add_option( "--sweep", r->sweep_ranges,
+                     "A swept quantity, NAME=SPACING:LOW:HIGH[:POINTS] with SPACING linear, log (grids, combined as a "
+                     "product), uniform or log-uniform (one draw per system, --seed); repeatable" )
+        ->allow_extra_args( false ); // one range per --sweep, so that the model after it stays the model
+    run->add_option( "--summary", r->summary,
+                     "CSV with one row per system: status, reason of a failure, last sample reached, steps, swept values" );
+    run->add_flag( "--allow-failures", r->allow_failures,
+                   "Exit 0 when some (not all) systems of a batch fail; their statuses go to the summary" );
     run->add_option( "--plot", r->plot, "PNG plot of the saved species against time (system 0)" );
     run->add_flag( "--stats", r->stats, "Print the solver's statistics (min/median/max over a batch)" );
     run->add_flag( "--progress", r->progress, "Say on stderr when the integration starts, even when stderr is not a "

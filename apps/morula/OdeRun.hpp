@@ -6,6 +6,7 @@
 
 #include "Checkpointing.hpp"
 
+#include <morula/ode/ParameterSweep.hpp>
 #include <morula/ode/ReactionNetwork.hpp>
 #include <morula/ode/SolverOptions.hpp>
 
@@ -16,6 +17,7 @@
 #include <cstdint>
 #include <fstream>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -53,6 +55,10 @@ struct RunArgs
     long batch = 1;
     double vary = 0;
     std::uint64_t seed = 1;
+    std::string sweep_table;               // --sweep-table: CSV of per-system rate constants / initial values
+    std::vector<std::string> sweep_ranges; // --sweep NAME=SPACING:LOW:HIGH[:POINTS], repeatable
+    std::string summary;                   // --summary: one CSV row per system (status, reason, reach, values)
+    bool allow_failures = false;
     bool paper = false;
     bool stats = false;
     bool progress = false;
@@ -89,6 +95,8 @@ struct RunOutput
         , reached_any( std::size_t( systems_ ), false )
     {
     }
+    //! From the samples and statistics: which systems failed, and the last sample time each reached.
+    void tally( const std::vector<double>& times );
     double& sample_at( long s, std::size_t t, std::size_t j ) { return samples[( std::size_t( s ) * nsamples + t ) * nsaved + j]; }
     double sample_at( long s, std::size_t t, std::size_t j ) const
     {
@@ -103,6 +111,16 @@ struct RunOutput
         return v;
     }
     const char* status_name( long s ) const { return ode::to_string( ode::SolverStatus( stat( s, ode::stat_status ) ) ); }
+};
+
+// The systems of a run: --batch copies of the model (with --vary's factors), or a sweep's systems; and
+// the slice of them this rank integrates (all of them on one rank).
+struct RunSystems
+{
+    long total = 1;
+    long first = 0, count = 1;
+    std::optional<ode::ParameterSweep> sweep;
+    bool batch_output = false; // the CSV gets a 'system' column
 };
 
 // --- Inputs (OdeRunInputs.cpp): the command line over the model file's settings; every check names the
@@ -126,10 +144,18 @@ std::vector<int> saved_species( const RunArgs& a, const CLI::App& cmd, const ode
 void refuse_batch_beyond_memory( long systems, std::size_t nsamples, std::size_t nsaved, int n, int m );
 //! The --out file opened for writing (not open without --out). \throws core::IoError
 std::ofstream open_csv( const std::string& path );
-//! Every system's initial state: the model's.
-Matrix initial_states( const ode::ReactionNetwork& net, long systems );
-//! With --vary, each system's rate constants times random factors; else empty (the model's constants).
-Matrix rate_constants( const RunArgs& a, const CLI::App& cmd, const ode::ReactionNetwork& net, long systems );
+//! The largest batch whose samples and states fit in the host's memory (LONG_MAX when unknown).
+long max_batch_systems( std::size_t nsamples, std::size_t nsaved, int n, int m );
+//! --batch, or the sweep of --sweep-table / --sweep (refusing the two together, or with --vary), split
+//! evenly over `ranks`; checked against the host's memory.
+RunSystems run_systems( const RunArgs& a, const CLI::App& cmd, const ode::ReactionNetwork& net, std::size_t nsamples,
+                        std::size_t nsaved, int rank, int ranks );
+//! This rank's systems' initial states: the model's, or the sweep's.
+Matrix initial_states( const ode::ReactionNetwork& net, const RunSystems& sys );
+//! This rank's systems' rate constants: with --vary the model's times random factors (drawn for every
+//! system of the run, so that any split over ranks gives the same constants), or the sweep's; else empty
+//! (the model's constants).
+Matrix rate_constants( const RunArgs& a, const CLI::App& cmd, const ode::ReactionNetwork& net, const RunSystems& sys );
 //! Checkpoints default to <out without .csv>.checkpoint.h5 ("ode.checkpoint.h5" without --out).
 std::string checkpoint_prefix( const std::string& out );
 
@@ -145,6 +171,17 @@ void print_statistics( const RunOutput& out );
 //! --plot: the saved species of system 0 against time.
 void write_plot( const RunArgs& a, const ode::ReactionNetwork& net, const std::vector<double>& times,
                  const std::vector<int>& saved, const RunOutput& out );
+//! Whether --out names an HDF5 file (.h5, .hdf5) rather than a CSV.
+bool is_hdf5_path( const std::string& path );
+//! --out x.h5: time, samples (system, sample, species), status (with names and reasons), reached,
+//! statistics, and the sweep's parameters, each with its column names. \throws core::IoError
+void write_hdf5( const std::string& path, const ode::ReactionNetwork& net, const std::vector<double>& times,
+                 const std::vector<int>& saved, const RunSystems& sys, const RunOutput& out );
+//! --summary: one row per system: system, status, reason, last sample time reached, steps, rejected
+//! steps, then the sweep's values. \throws core::IoError
+void write_summary( const std::string& path, const RunSystems& sys, const RunOutput& out );
+//! Why a system with status `s` stopped, in words (empty for success).
+const char* failure_reason( ode::SolverStatus s );
 //! Lists up to 10 failed systems on stderr and throws with the first failure's status and reach.
 [[noreturn]] void report_failures( const std::vector<double>& times, const RunOutput& out );
 

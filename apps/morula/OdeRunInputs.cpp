@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <limits>
 #include <random>
 
 #include <unistd.h>
@@ -277,37 +278,102 @@ std::ofstream open_csv( const std::string& path )
     return csv;
 }
 
-// Every system starts from the model's initial state.
-Matrix initial_states( const ode::ReactionNetwork& net, long systems )
+// The largest batch refuse_batch_beyond_memory() lets through.
+long max_batch_systems( std::size_t nsamples, std::size_t nsaved, int n, int m )
+{
+    const double per_system = 8.0 * ( 2.0 * double( nsamples ) * double( nsaved ) + 2.0 * n + m + ode::stat_count );
+    const double host = host_memory_bytes();
+    if ( host <= 0 )
+        return std::numeric_limits<long>::max();
+    return long( std::min( host / per_system, 9.0e18 ) );
+}
+
+RunSystems run_systems( const RunArgs& a, const CLI::App& cmd, const ode::ReactionNetwork& net, std::size_t nsamples,
+                        std::size_t nsaved, int rank, int ranks )
+{
+    RunSystems sys;
+    const bool table = given( cmd, "--sweep-table" ), ranges = given( cmd, "--sweep" );
+    if ( table && ranges )
+        throw InputError( "--sweep-table and --sweep both set per-system values; give one of them" );
+    if ( ( table || ranges ) && given( cmd, "--vary" ) )
+        throw InputError( concat( table ? "--sweep-table" : "--sweep",
+                                  " and --vary both set per-system rate constants; give one of them" ) );
+    const int n = net.species_count(), m = net.reaction_count();
+    if ( table )
+    {
+        sys.sweep = ode::read_sweep_table( a.sweep_table, net );
+        if ( given( cmd, "--batch" ) && a.batch != sys.sweep->systems )
+            throw InputError( concat( "--batch ", a.batch, ": the table '", a.sweep_table, "' has ", sys.sweep->systems,
+                                      " rows (systems); give no --batch or --batch ", sys.sweep->systems ) );
+    }
+    else if ( ranges )
+    {
+        std::vector<ode::SweepRange> parsed;
+        for ( const std::string& text : a.sweep_ranges )
+            parsed.push_back( ode::parse_sweep_range( text, "--sweep" ) );
+        sys.sweep = ode::make_range_sweep( net, parsed, given( cmd, "--batch" ) ? a.batch : 0, a.seed,
+                                           max_batch_systems( nsamples, nsaved, n, m ) );
+    }
+    sys.total = sys.sweep ? sys.sweep->systems : a.batch;
+    sys.batch_output = sys.sweep.has_value() || given( cmd, "--batch" );
+    refuse_batch_beyond_memory( sys.total, nsamples, nsaved, n, m );
+    // Contiguous slices, the first (total % ranks) one system longer: rank order is system order.
+    const long base = sys.total / ranks, extra = sys.total % ranks;
+    sys.first = rank * base + std::min<long>( rank, extra );
+    sys.count = base + ( rank < extra ? 1 : 0 );
+    return sys;
+}
+
+// This rank's systems start from the model's initial state, or the sweep's.
+Matrix initial_states( const ode::ReactionNetwork& net, const RunSystems& sys )
 {
     const int n = net.species_count();
-    Matrix x0( "morula::app::ode::x0", systems, n );
+    Matrix x0( "morula::app::ode::x0", sys.count, n );
     auto x0_host = Kokkos::create_mirror_view( x0 );
-    for ( long s = 0; s < systems; ++s )
+    std::vector<double> k, x;
+    if ( sys.sweep )
+        ode::fill_systems( *sys.sweep, net, sys.first, sys.count, k, x );
+    for ( long s = 0; s < sys.count; ++s )
         for ( int i = 0; i < n; ++i )
-            x0_host( s, i ) = net.initial_state[std::size_t( i )];
+            x0_host( s, i ) = sys.sweep ? x[std::size_t( s ) * std::size_t( n ) + std::size_t( i )]
+                                        : net.initial_state[std::size_t( i )];
     Kokkos::deep_copy( x0, x0_host );
     return x0;
 }
 
-// With --vary, each system's rate constants times random factors; else empty (the model's constants).
-Matrix rate_constants( const RunArgs& a, const CLI::App& cmd, const ode::ReactionNetwork& net, long systems )
+// With --vary, each system's rate constants times random factors; with a sweep, the sweep's; else empty
+// (the model's constants).
+Matrix rate_constants( const RunArgs& a, const CLI::App& cmd, const ode::ReactionNetwork& net, const RunSystems& sys )
 {
     Matrix k;
-    if ( !given( cmd, "--vary" ) )
+    const bool vary = given( cmd, "--vary" );
+    if ( !vary && !sys.sweep )
         return k;
     const int m = net.reaction_count();
-    k = Matrix( "morula::app::ode::k", systems, m );
+    k = Matrix( "morula::app::ode::k", sys.count, m );
     auto k_host = Kokkos::create_mirror_view( k );
-    // Factors 1 - F + 2F u, u = the top 53 bits of mt19937_64 / 2^53, drawn system by system and
-    // reaction by reaction: the same seed gives the same constants with every standard library.
-    std::mt19937_64 rng( a.seed );
-    for ( long s = 0; s < systems; ++s )
-        for ( int r = 0; r < m; ++r )
-        {
-            const double factor = 1 - a.vary + 2 * a.vary * double( rng() >> 11 ) * 0x1.0p-53;
-            k_host( s, r ) = net.reactions[std::size_t( r )].rate_constant * factor;
-        }
+    if ( sys.sweep )
+    {
+        std::vector<double> rates, x;
+        ode::fill_systems( *sys.sweep, net, sys.first, sys.count, rates, x );
+        for ( long s = 0; s < sys.count; ++s )
+            for ( int r = 0; r < m; ++r )
+                k_host( s, r ) = rates[std::size_t( s ) * std::size_t( m ) + std::size_t( r )];
+    }
+    else
+    {
+        // Factors 1 - F + 2F u, u = the top 53 bits of mt19937_64 / 2^53, drawn system by system and
+        // reaction by reaction from system 0: the same seed gives the same constants with every standard
+        // library and on every rank count.
+        std::mt19937_64 rng( a.seed );
+        rng.discard( static_cast<unsigned long long>( sys.first ) * static_cast<unsigned long long>( m ) );
+        for ( long s = 0; s < sys.count; ++s )
+            for ( int r = 0; r < m; ++r )
+            {
+                const double factor = 1 - a.vary + 2 * a.vary * double( rng() >> 11 ) * 0x1.0p-53;
+                k_host( s, r ) = net.reactions[std::size_t( r )].rate_constant * factor;
+            }
+    }
     Kokkos::deep_copy( k, k_host );
     return k;
 }

@@ -3,12 +3,19 @@
 #include "MsdPlot.hpp"
 #include "OdeRun.hpp"
 
+#include <morula/Config.hpp>
 #include <morula/core/Error.hpp>
+#include <morula/io/SnapshotFrame.hpp>
+#if MORULA_HAVE_HDF5
+#include <morula/io/detail/Hdf5Frame.hpp>
+#endif
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <limits>
 #include <stdexcept>
 
 namespace morula::app::ode_run
@@ -141,6 +148,129 @@ void write_plot( const RunArgs& a, const ode::ReactionNetwork& net, const std::v
         std::printf( "plot: %s\n", a.plot.c_str() );
     else
         std::printf( "plot skipped: this morula was built without cairo (the CSV has the data)\n" );
+}
+
+void RunOutput::tally( const std::vector<double>& times )
+{
+    failures = 0;
+    for ( long s = 0; s < systems; ++s )
+    {
+        for ( std::size_t t = 0; t < nsamples; ++t )
+            for ( std::size_t j = 0; j < nsaved; ++j )
+                if ( !std::isnan( sample_at( s, t, j ) ) )
+                {
+                    reached[std::size_t( s )] = times[t], reached_any[std::size_t( s )] = true;
+                    break;
+                }
+        failed[std::size_t( s )] = stat( s, ode::stat_status ) != long( ode::SolverStatus::success );
+        failures += failed[std::size_t( s )] ? 1 : 0;
+    }
+}
+
+const char* failure_reason( ode::SolverStatus s )
+{
+    switch ( s )
+    {
+    case ode::SolverStatus::success: return "";
+    case ode::SolverStatus::max_steps: return "more steps than --max-steps before the last sample";
+    case ode::SolverStatus::step_too_small:
+        return "the step size fell below what the time's precision resolves (or an explicit-only method met stiffness)";
+    case ode::SolverStatus::newton_failure: return "the Newton iteration did not converge";
+    case ode::SolverStatus::singular_matrix: return "a zero pivot in the iteration matrix";
+    case ode::SolverStatus::not_finite: return "a NaN or infinite value in the state";
+    }
+    return "unknown status";
+}
+
+// system, status, reason, reached (the last sample time with a value; empty for none), steps, rejected,
+// then the sweep's columns by name, 17 significant digits so that the values read back exactly.
+void write_summary( const std::string& path, const RunSystems& sys, const RunOutput& out )
+{
+    std::ofstream csv( path );
+    if ( !csv )
+        throw core::IoError( "--summary: cannot write '" + path + "'" );
+    csv.precision( 17 );
+    csv << "system,status,reason,reached,steps,rejected";
+    if ( sys.sweep )
+        for ( const ode::SweepColumn& c : sys.sweep->columns )
+            csv << ',' << c.name;
+    csv << '\n';
+    for ( long s = 0; s < out.systems; ++s )
+    {
+        csv << s << ',' << out.status_name( s ) << ",\""
+            << failure_reason( ode::SolverStatus( out.stat( s, ode::stat_status ) ) ) << "\",";
+        if ( out.reached_any[std::size_t( s )] )
+            csv << out.reached[std::size_t( s )];
+        csv << ',' << out.stat( s, ode::stat_steps ) << ',' << out.stat( s, ode::stat_rejected );
+        if ( sys.sweep )
+            for ( std::size_t c = 0; c < sys.sweep->columns.size(); ++c )
+                csv << ',' << sys.sweep->value( s, c );
+        csv << '\n';
+    }
+    csv.close();
+    if ( !csv )
+        throw core::IoError( "--summary: writing '" + path + "' failed" );
+}
+
+bool is_hdf5_path( const std::string& path )
+{
+    const std::string ext = std::filesystem::path( path ).extension().string();
+    return ext == ".h5" || ext == ".hdf5";
+}
+
+// The results as one HDF5 file (h5py: f["samples"][system, sample, species]); datasets carry their
+// columns' names as attributes so that the file reads without this documentation.
+void write_hdf5( const std::string& path, const ode::ReactionNetwork& net, const std::vector<double>& times,
+                 const std::vector<int>& saved, const RunSystems& sys, const RunOutput& out )
+{
+#if MORULA_HAVE_HDF5
+    io::SnapshotFrame frame;
+    const std::size_t systems = std::size_t( out.systems );
+    frame.dataset( "time", times.data(), { out.rows } );
+    // The rows filled: all, unless the run stopped early (then a prefix of every system's samples).
+    std::vector<double> samples( systems * out.rows * out.nsaved );
+    for ( std::size_t s = 0; s < systems; ++s )
+        for ( std::size_t t = 0; t < out.rows; ++t )
+            for ( std::size_t j = 0; j < out.nsaved; ++j )
+                samples[( s * out.rows + t ) * out.nsaved + j] = out.sample_at( long( s ), t, j );
+    frame.dataset( "samples", samples.data(), { systems, out.rows, out.nsaved } );
+    std::vector<std::string> species;
+    for ( int j : saved )
+        species.push_back( net.species_names[std::size_t( j )] );
+    frame.names( "samples", "species", species );
+    frame.names( "samples", "dimensions", { "system", "sample", "species" } );
+    std::vector<std::int64_t> status( systems ), stats( out.stats.begin(), out.stats.end() );
+    std::vector<std::string> status_names, reasons;
+    for ( int st = 0; st <= int( ode::SolverStatus::not_finite ); ++st )
+    {
+        status_names.push_back( ode::to_string( ode::SolverStatus( st ) ) );
+        reasons.push_back( failure_reason( ode::SolverStatus( st ) ) );
+    }
+    for ( std::size_t s = 0; s < systems; ++s )
+        status[s] = out.stat( long( s ), ode::stat_status );
+    frame.dataset( "status", status.data(), { systems } );
+    frame.names( "status", "names", status_names );
+    frame.names( "status", "reasons", reasons );
+    std::vector<double> reached( systems );
+    for ( std::size_t s = 0; s < systems; ++s )
+        reached[s] = out.reached_any[s] ? out.reached[s] : std::numeric_limits<double>::quiet_NaN();
+    frame.dataset( "reached", reached.data(), { systems } );
+    frame.dataset( "statistics", stats.data(), { systems, std::size_t( ode::stat_count ) } );
+    frame.names( "statistics", "columns", std::vector<std::string>( statistic_names, statistic_names + ode::stat_count ) );
+    std::vector<std::string> columns;
+    if ( sys.sweep )
+    {
+        for ( const ode::SweepColumn& c : sys.sweep->columns )
+            columns.push_back( c.name );
+        frame.dataset( "parameters", sys.sweep->values.data(), { systems, columns.size() } );
+        frame.names( "parameters", "columns", columns );
+    }
+    frame.attribute( "", "systems", std::int64_t( systems ) );
+    io::detail::write_hdf5_frame( path, true, "", frame, "ODE results file" );
+#else
+    (void)net, (void)times, (void)saved, (void)sys, (void)out;
+    throw core::IoError( "--out '" + path + "': this morula was built without HDF5" );
+#endif
 }
 
 // Lists up to 10 failed systems of a batch on stderr and throws with the first failure's status and the

@@ -4,8 +4,11 @@
 #   cmake (-DMORULA=<binary> -DARGS=<arguments> | -DCOMMAND=<program and arguments>) (| separated)
 #         [-DEXPECT_RC=0|<code>|nonzero] [-DOUTPUT_REGEX=<regex>] [-DFORBID_REGEX=<regex>]
 #         [-DCSV=<file> -DCSV_HEADER=<first line> -DCSV_ROWS=<data rows> [-DCSV_SYSTEMS=<blocks>]
-#          [-DDECAY=<exp(-0.5 t) at each row, | separated>] [-DSAME_AS=<file>]] -P AppCheck.cmake
-# DECAY checks the columns time,A,B of A -> B (k = 0.5) against A = exp(-0.5 t), B = 1 - A to 1e-6.
+#          [-DDECAY=<exp(-0.5 t) at each row, | separated>] [-DSAME_AS=<file>]]
+#         [-DFILE=<file> -DFILE_REGEX=<regex>] -P AppCheck.cmake
+# DECAY checks the columns A,B (after time, and system if there is one) of A -> B from A = 1 against the
+# expected A at each row (exp(-k t)), B = 1 - A, to 1e-6.
+# FILE_REGEX: FILE (another output, e.g. a summary) must match the regex.
 # SAME_AS: the CSV must equal that file byte for byte (the same run under other display options).
 # EXPECT_RC=nonzero: any failure exit (an MPI launcher reports its ranks' codes its own way).
 cmake_minimum_required(VERSION 3.16)
@@ -35,6 +38,12 @@ if(DEFINED OUTPUT_REGEX AND NOT "${out}${err}" MATCHES "${OUTPUT_REGEX}")
 endif()
 if(DEFINED FORBID_REGEX AND "${out}${err}" MATCHES "${FORBID_REGEX}")
   message(FATAL_ERROR "the output matches '${FORBID_REGEX}', which it must not")
+endif()
+if(DEFINED FILE_REGEX)
+  file(READ "${FILE}" text)
+  if(NOT text MATCHES "${FILE_REGEX}")
+    message(FATAL_ERROR "${FILE} does not match '${FILE_REGEX}':\n${text}")
+  endif()
 endif()
 if(NOT CSV)
   return()
@@ -107,8 +116,13 @@ foreach(i RANGE 1 ${rows})
   if(DEFINED DECAY)
     math(EXPR k "${i} - 1")
     list(GET decay ${k} expected_a)
-    list(GET fields 1 a)
-    list(GET fields 2 b)
+    if(header MATCHES "^system,")
+      list(GET fields 2 a)
+      list(GET fields 3 b)
+    else()
+      list(GET fields 1 a)
+      list(GET fields 2 b)
+    endif()
     to_nano("${a}" a)
     to_nano("${b}" b)
     to_nano("${expected_a}" ea)

@@ -4,6 +4,8 @@
 #include <morula/ode/ReactionNetwork.hpp>
 #include <morula/ode/SyntheticNetwork.hpp>
 
+#include "HostTestUtils.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -19,51 +21,11 @@ namespace
 namespace fs = std::filesystem;
 using namespace morula::ode;
 using morula::core::InputError;
+using morula_test::scratch;
+using morula_test::write;
+using morula_test::error_of;
 
 const std::string data_dir = MORULA_ODE_TEST_DATA;
-
-//! A fresh folder under the build tree for one test.
-fs::path scratch( const std::string& name )
-{
-    const fs::path dir = fs::path( MORULA_ODE_TEST_SCRATCH ) / name;
-    fs::remove_all( dir );
-    fs::create_directories( dir );
-    return dir;
-}
-
-void write( const fs::path& path, const std::string& text )
-{
-    std::ofstream out( path, std::ios::binary );
-    out << text;
-}
-
-//! The message of the InputError that `f` throws; fails the test when it throws nothing or something else.
-std::string error_of( const std::function<void()>& f )
-{
-    try
-    {
-        f();
-    }
-    catch ( const InputError& e )
-    {
-        return e.what();
-    }
-    catch ( const std::exception& e )
-    {
-        ADD_FAILURE() << "expected InputError, got: " << e.what();
-        return {};
-    }
-    ADD_FAILURE() << "expected InputError, nothing was thrown";
-    return {};
-}
-
-#define EXPECT_INPUT_ERROR( call, ... )                                                                          \
-    do                                                                                                           \
-    {                                                                                                            \
-        const std::string message_ = error_of( [&] { call; } );                                                  \
-        for ( const char* part_ : { __VA_ARGS__ } )                                                              \
-            EXPECT_NE( message_.find( part_ ), std::string::npos ) << "'" << part_ << "' not in: " << message_; \
-    } while ( 0 )
 
 std::vector<std::pair<int, int>> terms( const std::vector<StoichiometryTerm>& side )
 {
