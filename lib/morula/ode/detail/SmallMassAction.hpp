@@ -47,16 +47,21 @@ struct SmallMassAction
 template <class Real>
 KOKKOS_INLINE_FUNCTION Real small_power( Real x, int a )
 {
-    Real p = 1;
-    for ( int i = 0; i < a; ++i )
+    // The orders of mass action are 0, 1 or 2 nearly always: selects there (the order is the same for
+    // every thread, read from the tables), the loop only beyond.
+    if ( a <= 2 )
+        return a == 0 ? Real( 1 ) : ( a == 1 ? x : x * x );
+    Real p = x * x;
+    for ( int i = 2; i < a; ++i )
         p *= x;
     return p;
 }
 
 /*!
-  f = (B - A)^T [k o x^A] over the dense tables. The loop over reactions is left to the compiler: its body
-  indexes the state only by species (unrolled), and k[r] and the tables' columns by the reaction, which a
-  GPU compiler unrolls for a few reactions (k stays in registers) and a host compiler need not.
+  f = (B - A)^T [k o x^A] over the dense tables. The loop over reactions runs to the capacity M and is
+  unrolled, with the reactions beyond the network's skipped by a branch every thread takes the same way:
+  k[r] is then indexed by constants and stays in registers (a loop to the run-time count indexed k at run
+  time, which puts k in local memory on a GPU).
 */
 template <class Real, int N, int M>
 KOKKOS_INLINE_FUNCTION void small_rhs( const SmallMassAction<N, M>& net, const Real ( &k )[M], const Real ( &x )[N],
@@ -65,8 +70,11 @@ KOKKOS_INLINE_FUNCTION void small_rhs( const SmallMassAction<N, M>& net, const R
     MORULA_UNROLL
     for ( int i = 0; i < N; ++i )
         f[i] = 0;
-    for ( int r = 0; r < net.reactions; ++r )
+    MORULA_UNROLL
+    for ( int r = 0; r < M; ++r )
     {
+        if ( r >= net.reactions )
+            break;
         Real rate = k[r];
         MORULA_UNROLL
         for ( int q = 0; q < N; ++q )
@@ -91,8 +99,11 @@ KOKKOS_INLINE_FUNCTION void small_jacobian( const SmallMassAction<N, M>& net, co
         MORULA_UNROLL
         for ( int q = 0; q < N; ++q )
             J[i][q] = 0;
-    for ( int r = 0; r < net.reactions; ++r )
+    MORULA_UNROLL
+    for ( int r = 0; r < M; ++r )
     {
+        if ( r >= net.reactions )
+            break;
         Real before[N], after[N]; // products of the factors of species < q and > q
         Real p = k[r];
         MORULA_UNROLL
