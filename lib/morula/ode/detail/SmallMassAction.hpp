@@ -58,10 +58,11 @@ KOKKOS_INLINE_FUNCTION Real small_power( Real x, int a )
 }
 
 /*!
-  f = (B - A)^T [k o x^A] over the dense tables. The loop over reactions runs to the capacity M and is
-  unrolled, with the reactions beyond the network's skipped by a branch every thread takes the same way:
-  k[r] is then indexed by constants and stays in registers (a loop to the run-time count indexed k at run
-  time, which puts k in local memory on a GPU).
+  f = (B - A)^T [k o x^A] over the dense tables. The loop over reactions runs to the network's count, so
+  k[r] is indexed at run time and sits in local memory on a GPU (cached; 64 bytes of stack at 8 reactions).
+  Unrolling it to the capacity M with a uniform branch past the last reaction (to keep k in registers) made
+  the device build of ode_benchmark, which instantiates every capacity, method and precision, run past 280 s
+  where it took 172 s (probably the 8 x 16 kernels), so it was reverted unmeasured (issue #45 speed).
 */
 template <class Real, int N, int M>
 KOKKOS_INLINE_FUNCTION void small_rhs( const SmallMassAction<N, M>& net, const Real ( &k )[M], const Real ( &x )[N],
@@ -70,11 +71,8 @@ KOKKOS_INLINE_FUNCTION void small_rhs( const SmallMassAction<N, M>& net, const R
     MORULA_UNROLL
     for ( int i = 0; i < N; ++i )
         f[i] = 0;
-    MORULA_UNROLL
-    for ( int r = 0; r < M; ++r )
+    for ( int r = 0; r < net.reactions; ++r )
     {
-        if ( r >= net.reactions )
-            break;
         Real rate = k[r];
         MORULA_UNROLL
         for ( int q = 0; q < N; ++q )
@@ -99,11 +97,8 @@ KOKKOS_INLINE_FUNCTION void small_jacobian( const SmallMassAction<N, M>& net, co
         MORULA_UNROLL
         for ( int q = 0; q < N; ++q )
             J[i][q] = 0;
-    MORULA_UNROLL
-    for ( int r = 0; r < M; ++r )
+    for ( int r = 0; r < net.reactions; ++r )
     {
-        if ( r >= net.reactions )
-            break;
         Real before[N], after[N]; // products of the factors of species < q and > q
         Real p = k[r];
         MORULA_UNROLL
