@@ -92,7 +92,8 @@ TEST( TEST_CATEGORY, rosenbrock_robertson_through_eleven_decades )
             EXPECT_NEAR( total, 1.0, 1e-13 ) << name( method ) << " t=" << times[t];
         }
         EXPECT_GT( r.stat( ode::stat_steps ), 10 );
-        EXPECT_EQ( r.stat( ode::stat_jacobians ), r.stat( ode::stat_steps ) ); // one per state stepped from
+        // One per attempt: the kernel re-evaluates the Jacobian after a rejection rather than keep it in registers.
+        EXPECT_EQ( r.stat( ode::stat_jacobians ), r.stat( ode::stat_steps ) + r.stat( ode::stat_rejected ) );
         EXPECT_EQ( r.stat( ode::stat_factorizations ), r.stat( ode::stat_steps ) + r.stat( ode::stat_rejected ) );
     }
 }

@@ -17,7 +17,9 @@
   the order of the error estimate (no growth right after a rejection). A step that would pass the next
   sample time ends on it (the step the controller wanted is kept for after the sample), so samples are
   the method's own solution, not an interpolant. The first step is Hairer and Wanner's estimate
-  0.01 ||x|| / ||f(x)|| in the same norm. Time, step and the error norm are double whatever `Real` is.
+  0.01 ||x|| / ||f(x)|| in the same norm. Time, step and the error norm are double whatever `Real` is;
+  the norm's reciprocal scales and the controller's power are computed to float precision (they steer the
+  step size, not the solution), and the norm is kept squared (no square root per step).
 */
 #ifndef MORULA_ODE_DETAIL_ROSENBROCKBATCH_HPP
 #define MORULA_ODE_DETAIL_ROSENBROCKBATCH_HPP
@@ -64,7 +66,9 @@ struct RodasStep
         constexpr int S = Tableau::stages;
         Real W[N][N];
         int pivot[N];
-        const Real diagonal = static_cast<Real>( 1.0 / ( h * Tableau::gamma ) );
+        // One division per attempt: 1/h, and 1/(h gamma) from it by a constant.
+        const Real inverse_h = Real( 1 ) / static_cast<Real>( h );
+        const Real diagonal = inverse_h * static_cast<Real>( 1.0 / Tableau::gamma );
         MORULA_UNROLL
         for ( int i = 0; i < N; ++i )
             MORULA_UNROLL
@@ -72,7 +76,6 @@ struct RodasStep
                 W[i][j] = ( i == j ? diagonal : Real( 0 ) ) - J[i][j];
         if ( !small_lu_factor( W, pivot ) )
             return false;
-        const Real inverse_h = static_cast<Real>( 1.0 / h );
         Real K[S][N];
         MORULA_UNROLL
         for ( int stage = 0; stage < S; ++stage )
@@ -177,7 +180,7 @@ struct Rosenbrock23Step
         for ( int i = 0; i < N; ++i )
             k3[i] = fnew[i] - static_cast<Real>( C::e32 ) * ( k2[i] - F1[i] ) - Real( 2 ) * ( k1[i] - fx[i] );
         small_lu_solve( W, pivot, k3 );
-        const Real sixth = hr / Real( 6 );
+        const Real sixth = hr * static_cast<Real>( 1.0 / 6.0 );
         MORULA_UNROLL
         for ( int i = 0; i < N; ++i )
             err[i] = sixth * ( k1[i] - Real( 2 ) * k2[i] + k3[i] );
@@ -189,10 +192,10 @@ struct Rosenbrock23Step
   The kernel: thread s integrates system s through samples [begin, stop). On the first leg it starts
   from the initial state; on later legs it loads what the previous leg stored in `state` (a row per
   system: x, f(x), t, the step the controller proposed, the after-rejection flag); with `state` empty
-  the run is one leg to the last sample. The Jacobian is evaluated at one place, lazily before the first
-  attempt from a new state, so a resumed run evaluates it where the uninterrupted run did and takes the
-  same steps bit for bit. Samples a system did not reach stay NaN (the caller fills them first); its
-  statistics row gets the status and the counters.
+  the run is one leg to the last sample. The Jacobian is evaluated before every attempt at the state
+  stepped from (after a rejection again, at the same state), so a resumed run evaluates it where the
+  uninterrupted run did and takes the same steps bit for bit. Samples a system did not reach stay NaN
+  (the caller fills them first); its statistics row gets the status and the counters.
 */
 template <class MemorySpace, class Real, int N, int M, class Step>
 struct RosenbrockBatchKernel
@@ -214,14 +217,39 @@ struct RosenbrockBatchKernel
     int begin = 0;
     int stop = 0;
     bool first = true;
+    double inverse_species = 1; // 1 / net.species, so that the norms multiply
 
-    KOKKOS_INLINE_FUNCTION double scale( int i, double x, double y ) const
+    //! Each species' absolute tolerance, read once per system into registers.
+    KOKKOS_INLINE_FUNCTION void load_atol( double ( &a )[N] ) const
     {
-        const double a = atol.extent( 0 ) == 1 ? atol( 0 ) : atol( i );
+        const bool one = atol.extent( 0 ) == 1;
+        MORULA_UNROLL
+        for ( int i = 0; i < N; ++i )
+            a[i] = i < net.species ? atol( one ? 0 : i ) : 0.0;
+    }
+
+    KOKKOS_INLINE_FUNCTION double scale( double a, double x, double y ) const
+    {
         return a + rtol * compat::fmax( compat::fabs( x ), compat::fabs( y ) );
     }
 
-    KOKKOS_INLINE_FUNCTION double error_norm( const Real ( &x )[N], const Real ( &xnew )[N], const Real ( &err )[N] ) const
+    /*!
+      1 / sc to float precision where sc is within float's range, else by a double division: the norm only
+      steers the step size (a relative error of 1e-7 in it moves no decision that matters), and a double
+      division is a long instruction sequence on GPUs where a float one is short.
+    */
+    KOKKOS_INLINE_FUNCTION static double reciprocal_scale( double sc )
+    {
+        return ( sc > 1e-37 && sc < 1e37 ) ? static_cast<double>( 1.0f / static_cast<float>( sc ) ) : 1.0 / sc;
+    }
+
+    /*!
+      The square of the error norm, mean_i (e_i / sc_i)^2: the step is accepted when it is at most 1, and
+      the controller takes its power directly, so no square root is needed. (An error beyond 1e154
+      tolerances overflows it to infinity: treated as a non-finite error, as an infinite one is.)
+    */
+    KOKKOS_INLINE_FUNCTION double error_norm_squared( const double ( &a )[N], const Real ( &x )[N], const Real ( &xnew )[N],
+                                                      const Real ( &err )[N] ) const
     {
         double sum = 0;
         MORULA_UNROLL
@@ -229,31 +257,32 @@ struct RosenbrockBatchKernel
             if ( i < net.species )
             {
                 // With atol 0 a species at zero has scale 0: no error there is exact, any is infinite.
-                const double sc = scale( i, x[i], xnew[i] );
-                const double e = sc > 0 ? static_cast<double>( err[i] ) / sc
+                const double sc = scale( a[i], x[i], xnew[i] );
+                const double e = sc > 0 ? static_cast<double>( err[i] ) * reciprocal_scale( sc )
                                         : ( err[i] == Real( 0 ) ? 0.0 : std::numeric_limits<double>::infinity() );
                 sum += e * e;
             }
-        return compat::sqrt( sum / net.species );
+        return sum * inverse_species;
     }
 
     //! Hairer and Wanner's first guess 0.01 ||x|| / ||f|| (1e-6 when either is tiny), at most `span`.
-    KOKKOS_INLINE_FUNCTION double first_step( const Real ( &x )[N], const Real ( &f )[N], double span ) const
+    KOKKOS_INLINE_FUNCTION double first_step( const double ( &a )[N], const Real ( &x )[N], const Real ( &f )[N],
+                                              double span ) const
     {
         double d0 = 0, d1 = 0;
         MORULA_UNROLL
         for ( int i = 0; i < N; ++i )
             if ( i < net.species )
             {
-                const double sc = scale( i, x[i], x[i] );
+                const double sc = scale( a[i], x[i], x[i] );
                 if ( sc > 0 ) // a species at zero with atol 0 says nothing about the scale
                 {
                     d0 += ( x[i] / sc ) * ( x[i] / sc );
                     d1 += ( f[i] / sc ) * ( f[i] / sc );
                 }
             }
-        d0 = compat::sqrt( d0 / net.species );
-        d1 = compat::sqrt( d1 / net.species );
+        d0 = compat::sqrt( d0 * inverse_species );
+        d1 = compat::sqrt( d1 * inverse_species );
         double h = ( d0 < 1e-5 || d1 < 1e-5 ) ? 1e-6 : 0.01 * d0 / d1;
         if ( span > 0 && h > span )
             h = span;
@@ -276,7 +305,9 @@ struct RosenbrockBatchKernel
 
     KOKKOS_INLINE_FUNCTION void operator()( const long s ) const
     {
-        Real x[N], k[M], fx[N], J[N][N];
+        Real x[N], k[M], fx[N];
+        double a[N];
+        load_atol( a );
         const bool own_rates = rate_constants.extent( 0 ) > 0;
         for ( int r = 0; r < M; ++r )
             k[r] = r < net.reactions ? static_cast<Real>( own_rates ? rate_constants( s, r ) : default_rates( r ) ) : Real( 0 );
@@ -292,7 +323,7 @@ struct RosenbrockBatchKernel
                 x[i] = i < n ? static_cast<Real>( initial_states( s, i ) ) : Real( 0 );
             small_rhs( net, k, x, fx );
             rhs = 1;
-            h = first_step( x, fx, sample_count > 0 ? times( sample_count - 1 ) - t_start : 0.0 );
+            h = first_step( a, x, fx, sample_count > 0 ? times( sample_count - 1 ) - t_start : 0.0 );
         }
         else
         {
@@ -315,9 +346,10 @@ struct RosenbrockBatchKernel
         }
 
         SolverStatus status = SolverStatus::success;
-        bool jacobian_current = false;
         bool last_failure_singular = false;
-        constexpr double exponent = -1.0 / ( Step::error_order + 1 );
+        // The controller's power in float, of the squared norm: it only scales the next step (its 1e-7
+        // relative error is nothing there), and a double pow is a long sequence of FP64 instructions.
+        constexpr float exponent = -0.5f / ( Step::error_order + 1 );
         int sample = begin;
         for ( ; sample < stop; ++sample )
         {
@@ -329,19 +361,19 @@ struct RosenbrockBatchKernel
                     status = SolverStatus::max_steps;
                     break;
                 }
-                if ( !jacobian_current )
-                {
-                    small_jacobian( net, k, x, J );
-                    ++jacobians;
-                    jacobian_current = true;
-                }
+                // The Jacobian is evaluated before every attempt, again after a rejection (at the same x,
+                // so the same matrix), instead of being kept: it is dead once W is formed, which frees its
+                // N^2 registers during the stages. Rejections are a few percent of the attempts.
+                Real J[N][N];
+                small_jacobian( net, k, x, J );
+                ++jacobians;
                 const bool ends_on_sample = t + h >= target;
                 const double step = ends_on_sample ? target - t : h;
                 Real xnew[N], err[N], fnew[N];
                 ++factorizations;
                 const bool factored = Step::attempt( net, k, x, fx, J, step, xnew, err, fnew, rhs );
-                const double norm = factored ? error_norm( x, xnew, err ) : std::numeric_limits<double>::quiet_NaN();
-                if ( norm <= 1.0 ) // false for NaN
+                const double norm2 = factored ? error_norm_squared( a, x, xnew, err ) : std::numeric_limits<double>::quiet_NaN();
+                if ( norm2 <= 1.0 ) // false for NaN
                 {
                     ++steps;
                     t = ends_on_sample ? target : t + step;
@@ -359,8 +391,7 @@ struct RosenbrockBatchKernel
                         small_rhs( net, k, x, fx );
                         ++rhs;
                     }
-                    jacobian_current = false;
-                    double factor = 0.9 * compat::pow( compat::fmax( norm, 1e-10 ), exponent );
+                    double factor = 0.9 * static_cast<double>( compat::pow( static_cast<float>( compat::fmax( norm2, 1e-20 ) ), exponent ) );
                     factor = compat::fmin( 5.0, compat::fmax( 0.2, factor ) );
                     if ( after_rejection && factor > 1.0 )
                         factor = 1.0;
@@ -373,13 +404,13 @@ struct RosenbrockBatchKernel
                 {
                     ++rejected;
                     last_failure_singular = !factored;
-                    const double factor = compat::isfinite( norm ) ? compat::fmax( 0.2, 0.9 * compat::pow( norm, exponent ) ) : 0.25;
+                    const double factor = compat::isfinite( norm2 ) ? compat::fmax( 0.2, 0.9 * static_cast<double>( compat::pow( static_cast<float>( norm2 ), exponent ) ) ) : 0.25;
                     h = step * factor;
                     after_rejection = true;
                     if ( !( t + h > t ) )
                     {
                         status = last_failure_singular ? SolverStatus::singular_matrix
-                                 : compat::isfinite( norm ) ? SolverStatus::step_too_small
+                                 : compat::isfinite( norm2 ) ? SolverStatus::step_too_small
                                                             : SolverStatus::not_finite;
                         break;
                     }
@@ -450,7 +481,7 @@ constexpr int rosenbrock_max_species = 8;
 constexpr int rosenbrock_max_reactions = 16;
 
 /*!
-  A batch integrated by the Rosenbrock kernel of the method, precision and smallest capacity (4 x 8 or
+  A batch integrated by the Rosenbrock kernel of the method, precision and smallest capacity (3 x 8, 4 x 8 or
   8 x 16 species x reactions) that hold it, as OdeSolver::solve runs it (one leg) or OdeIntegration
   (legs between samples, checkpointed). Inputs are validated by OdeSolver.
 */
@@ -486,6 +517,7 @@ class RosenbrockIntegration
             RosenbrockBatchKernel<MemorySpace, Real, N, M, Step> kernel{
                 small_mass_action<N, M>( system ), initial_states, rate_constants, system.rate_constants, times, saved_view, atol,
                 options.relative_tolerance, t_start, options.max_steps, m_result.samples, m_result.statistics, m_state };
+            kernel.inverse_species = 1.0 / system.species;
             m_launch = [kernel, systems = m_systems]( const ExecutionSpace& space, int begin, int stop, bool first ) mutable {
                 kernel.begin = begin;
                 kernel.stop = stop;
@@ -497,7 +529,11 @@ class RosenbrockIntegration
             };
         };
         auto in_capacity = [&]( auto real, auto step ) {
-            if ( system.species <= 4 && system.reactions <= 8 )
+            // Three species (Robertson and the many small networks like it) get their own capacity: in the
+            // 4-species one the padding species cost a third of the LU, the solves and the stage registers.
+            if ( system.species <= 3 && system.reactions <= 8 )
+                make( real, step, Capacity<3, 8>{} );
+            else if ( system.species <= 4 && system.reactions <= 8 )
                 make( real, step, Capacity<4, 8>{} );
             else if ( system.species <= rosenbrock_max_species && system.reactions <= rosenbrock_max_reactions )
                 make( real, step, Capacity<rosenbrock_max_species, rosenbrock_max_reactions>{} );

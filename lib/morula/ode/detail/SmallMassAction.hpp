@@ -47,16 +47,22 @@ struct SmallMassAction
 template <class Real>
 KOKKOS_INLINE_FUNCTION Real small_power( Real x, int a )
 {
-    Real p = 1;
-    for ( int i = 0; i < a; ++i )
+    // The orders of mass action are 0, 1 or 2 nearly always: selects there (the order is the same for
+    // every thread, read from the tables), the loop only beyond.
+    if ( a <= 2 )
+        return a == 0 ? Real( 1 ) : ( a == 1 ? x : x * x );
+    Real p = x * x;
+    for ( int i = 2; i < a; ++i )
         p *= x;
     return p;
 }
 
 /*!
-  f = (B - A)^T [k o x^A] over the dense tables. The loop over reactions is left to the compiler: its body
-  indexes the state only by species (unrolled), and k[r] and the tables' columns by the reaction, which a
-  GPU compiler unrolls for a few reactions (k stays in registers) and a host compiler need not.
+  f = (B - A)^T [k o x^A] over the dense tables. The loop over reactions runs to the network's count, so
+  k[r] is indexed at run time and sits in local memory on a GPU (cached; 64 bytes of stack at 8 reactions).
+  Unrolling it to the capacity M with a uniform branch past the last reaction (to keep k in registers) made
+  the device build of ode_benchmark, which instantiates every capacity, method and precision, run past 280 s
+  where it took 172 s (probably the 8 x 16 kernels), so it was reverted unmeasured (issue #45 speed).
 */
 template <class Real, int N, int M>
 KOKKOS_INLINE_FUNCTION void small_rhs( const SmallMassAction<N, M>& net, const Real ( &k )[M], const Real ( &x )[N],
