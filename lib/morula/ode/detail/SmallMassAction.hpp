@@ -129,7 +129,7 @@ KOKKOS_INLINE_FUNCTION void small_jacobian( const SmallMassAction<N, M>& net, co
 /*!
   In-place LU with partial pivoting of an N x N matrix whose indices are all constants after unrolling:
   the pivot row is found by comparison and swapped in by selects, so no element is addressed by a
-  run-time index. `pivot[k]` records the row swapped with row k. The diagonal keeps the reciprocal of
+  run-time index. `pivot[k]` records the row swapped with row k (columns k..N-1 only, as LINPACK's dgefa). The diagonal keeps the reciprocal of
   each pivot, so that the solves (eight per Rodas5P step) multiply instead of divide: a double division
   is a long instruction sequence on GPUs. Returns false on an exactly zero pivot.
 */
@@ -154,11 +154,16 @@ KOKKOS_INLINE_FUNCTION bool small_lu_factor( Real ( &A )[N][N], int ( &pivot )[N
         pivot[k] = p;
         if ( !( best > 0 ) )
             return false;
+        // Swap only columns k..N-1 (LINPACK's dgefa): the multipliers of the earlier columns stay where
+        // they were computed, because small_lu_solve applies each interchange just before that column's
+        // elimination. Swapping whole rows (LAPACK's dgetrf) needs all interchanges applied to b first;
+        // with the interleaved solve it gave wrong solutions whenever a row swap happened after the
+        // first column (non-mass-conserving networks such as the Oregonator; issue #45 work-precision study).
         MORULA_UNROLL
         for ( int i = k + 1; i < N; ++i )
             if ( i == p )
                 MORULA_UNROLL
-                for ( int j = 0; j < N; ++j )
+                for ( int j = k; j < N; ++j )
                 {
                     const Real t = A[k][j];
                     A[k][j] = A[i][j];
