@@ -2,6 +2,8 @@
 #include "Checkpointing.hpp"
 #include "CliOverrides.hpp"
 #include "LatticeConfig.hpp"
+#include "LatticeCrowding.hpp"
+#include "LatticeDriver.hpp"
 #include "LatticeSetup.hpp"
 #include "MpiSession.hpp"
 #include "MsdSeries.hpp"
@@ -35,30 +37,9 @@ using core::detail::concat;
 namespace lat = morula::lattice;
 using exec_space = Kokkos::DefaultExecutionSpace;
 using mem_space = exec_space::memory_space;
-template <int Slots>
-using Model = lat::LatticeDiffusion<Slots, exec_space>;
-
-/*
-  The driver on one rank or, under an MPI launcher with several ranks, on z slabs, each rank keeping its
-  own of the whole initial lattice: the same config gives the same lattice bit for bit.
-*/
-template <int Slots>
-void start_model( std::optional<Model<Slots>>& model, const exec_space& space, const lat::Lattice<Slots, mem_space>& lattice,
-                  const lat::DiffusionRules& rules, const lat::CodeMap& codes, const lat::DiffusionOptions& opt )
-{
-#if MORULA_HAVE_MPI
-    if ( MpiSession::size() > 1 )
-    {
-        model.emplace( space, MpiSession::comm(), lattice.shape(),
-                       parallel::owned_slab( space, lattice, MpiSession::rank(), MpiSession::size() ), rules, codes, opt );
-        return;
-    }
-#endif
-    model.emplace( space, lattice, rules, codes, opt );
-}
 
 template <int Slots>
-std::string describe( const Model<Slots>& m )
+std::string describe( const LatticeModel<Slots>& m )
 {
     const char* kernels =
         lat::to_string( m.options().scheme == lat::PassScheme::split ? m.split_kernels() : m.fused_kernels() );
@@ -94,7 +75,7 @@ int run_lattice( const LatticeSettings& s, const CheckpointFlags& checkpoint_fla
     const bool tracking = codes.tracking();
     const bool marked = tracking && codes.species_codes > 0;
     const lat::DiffusionOptions opt = lattice_options( s );
-    std::optional<Model<Slots>> driver;
+    std::optional<LatticeModel<Slots>> driver;
     start_model( driver, space, lattice, rules, codes, opt );
     auto& model = *driver;
     lattice = {}; // the driver holds its own copy
@@ -153,7 +134,7 @@ int run_lattice( const LatticeSettings& s, const CheckpointFlags& checkpoint_fla
     }
 
     auto write_checkpoint = [&] {
-        io::CheckpointWriter out( Model<Slots>::checkpoint_model );
+        io::CheckpointWriter out( LatticeModel<Slots>::checkpoint_model );
         model.checkpoint( out ); // collective on slabs: rank 0 receives the whole state
         msd.checkpoint( out );
         if ( root )
@@ -242,14 +223,39 @@ void add_lattice_command( CLI::App& app )
     overrides->option( "--kernels", &LatticeSettings::kernels,
                      "pass kernels: automatic, compacted, tiled or gather (the same results, different speed)" )
         ->check( CLI::IsMember( { "automatic", "compacted", "tiled", "gather" } ) );
+    CLI::Option* sweep_slots =
+        overrides
+            ->option( "--sweep-slot-fraction", &LatticeSettings::sweep_slot_fraction,
+                      "Crowding sweep: the run at each fraction of the slots filled (comma-separated), D_eff/D0 per species" )
+            ->delimiter( ',' )
+            ->check( CLI::Range( 0.0, 1.0 ) );
+    CLI::Option* sweep_obstacles =
+        overrides
+            ->option( "--sweep-obstacle-fraction", &LatticeSettings::sweep_obstacle_fraction,
+                      "Crowding sweep: the run at each volume fraction of obstacles[0] (comma-separated), D_eff/D0 per species" )
+            ->delimiter( ',' )
+            ->check( CLI::Range( 0.0, 1.0 ) );
     overrides->flag( "--no-progress", &LatticeSettings::progress, false, "No progress bar" );
     add_checkpoint_flags( *cmd, *checkpoints );
-    cmd->callback( [config, overrides, checkpoints] {
+    cmd->callback( [config, overrides, checkpoints, sweep_slots, sweep_obstacles] {
         // Without a config file: two tracer species on the defaults' lattice.
         LatticeSettings s = default_lattice_settings();
         if ( !config->empty() )
             read_lattice_config( *config, s );
         overrides->apply( s ); // options given on the command line win over the file
+        // a sweep on the command line replaces the file's sweep of the other kind
+        if ( sweep_slots->count() > 0 && sweep_obstacles->count() == 0 )
+            s.sweep_obstacle_fraction.clear();
+        if ( sweep_obstacles->count() > 0 && sweep_slots->count() == 0 )
+            s.sweep_slot_fraction.clear();
+        if ( !s.sweep_slot_fraction.empty() || !s.sweep_obstacle_fraction.empty() )
+        {
+            if ( !checkpoints->restart.empty() || checkpoints->every > 0 || !checkpoints->file.empty() )
+                throw InputError( "--checkpoint, --checkpoint-every and --restart: not with a crowding sweep (each point "
+                                  "is a short run of its own)" );
+            run_crowding_sweep( s );
+            return;
+        }
         if ( s.capacity == 2 )
             run_lattice<2>( s, *checkpoints );
         else if ( s.capacity == 4 )

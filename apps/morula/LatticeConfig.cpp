@@ -63,6 +63,11 @@ ConfigTable lattice_table( LatticeSettings& s, const std::string& path )
         .text( "snapshots", s.snapshots )
         .integer( "snapshot_every", s.snapshot_every, 0, 4000000000L )
         .flag( "progress", s.progress )
+        // A crowding sweep's points: fractions in [0, 1]; numbers() refuses an empty array (no points).
+        .custom( "sweep_slot_fraction",
+                 [&s]( const ConfigFile& c, const std::string& key ) { s.sweep_slot_fraction = c.numbers( key, 0, 0, 1 ); } )
+        .custom( "sweep_obstacle_fraction",
+                 [&s]( const ConfigFile& c, const std::string& key ) { s.sweep_obstacle_fraction = c.numbers( key, 0, 0, 1 ); } )
         // after spacing_nm and time_step_ns: a diffusion coefficient is checked against them
         .custom( "species",
                  [&s, path, big]( const ConfigFile& c, const std::string& key ) {

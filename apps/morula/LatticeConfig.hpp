@@ -47,6 +47,11 @@ struct LatticeSettings
     std::string snapshots;
     long snapshot_every = 0;
     bool progress = true;
+    // A crowding sweep (one of the two): the run repeated at each fraction of the slots filled (the
+    // species' counts scaled in their configured proportions) or at each volume fraction of obstacles[0];
+    // D_eff/D0 per species at each point (docs/models/lattice.md, "Crowding sweep").
+    std::vector<double> sweep_slot_fraction;
+    std::vector<double> sweep_obstacle_fraction;
 };
 
 //! Reads every key of the configuration file `path` into `s` (keys not in the file keep their values).

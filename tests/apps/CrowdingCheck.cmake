@@ -1,0 +1,32 @@
+# Checks a `morula lattice` crowding sweep's CSV (<output>_crowding.csv): one row per point and species,
+# D_eff/D0 (the last column) of row i within [low_i, high_i], and falling from point to point for each
+# species (crowding slows diffusion).
+#   cmake -DCSV=<file> -DROWS=<data rows> -DBOUNDS=<low0|high0|low1|high1|...> -P CrowdingCheck.cmake
+cmake_minimum_required(VERSION 3.16)
+file(STRINGS "${CSV}" lines)
+list(LENGTH lines count)
+math(EXPR rows "${count} - 1")
+if(NOT rows EQUAL ROWS)
+  message(FATAL_ERROR "${CSV}: ${rows} data rows; expected ${ROWS}")
+endif()
+string(REPLACE "|" ";" bounds "${BOUNDS}")
+set(previous "")
+foreach(i RANGE 1 ${rows})
+  list(GET lines ${i} line)
+  string(REPLACE "," ";" fields "${line}")
+  list(GET fields 1 species)
+  list(GET fields -1 ratio)
+  math(EXPR b "2 * (${i} - 1)")
+  math(EXPR b1 "${b} + 1")
+  list(GET bounds ${b} low)
+  list(GET bounds ${b1} high)
+  # CMake compares numbers as doubles.
+  if(NOT ratio MATCHES "^[0-9.eE+-]+$" OR ratio LESS low OR ratio GREATER high)
+    message(FATAL_ERROR "${CSV}:${i}: D_eff/D0 = ${ratio}; expected within [${low}, ${high}]")
+  endif()
+  if(DEFINED last_${species} AND NOT ratio LESS last_${species})
+    message(FATAL_ERROR "${CSV}:${i}: D_eff/D0 = ${ratio} of '${species}' is not below the previous point's ${last_${species}}")
+  endif()
+  set(last_${species} ${ratio})
+  message("${CSV}:${i}: '${species}' D_eff/D0 = ${ratio} within [${low}, ${high}]")
+endforeach()
