@@ -110,8 +110,8 @@ inline ExecutionMode default_execution_mode( long systems, int species, Method m
   blow up (Robertson with a small k3: from B < 0 the 3e7 B^2 term drives B to minus infinity; in single
   precision at rtol 1e-3 a few hundred of 8.4M such systems ended with step_too_small). `automatic`:
   enforced in single precision, not in double, where it is not needed and where it would change healthy
-  runs' steps (B round-off below zero in the double k3 sweep: Rosenbrock23's rejections 18 -> 363 of
-  2.3M attempts over 1000 systems; docs/performance.md).
+  runs' steps (B's round-off below zero with k3 near 0 at rtol 1e-6 / atol 1e-12: Rosenbrock23's
+  rejections 18 -> 363 over the k3 sweep's first 1000 systems; docs/performance.md).
 */
 enum class Nonnegativity
 {

@@ -17,9 +17,11 @@
   the order of the error estimate (no growth right after a rejection). A step that would pass the next
   sample time ends on it (the step the controller wanted is kept for after the sample), so samples are
   the method's own solution, not an interpolant. The first step is Hairer and Wanner's estimate
-  0.01 ||x|| / ||f(x)|| in the same norm. Time, step and the error norm are double whatever `Real` is;
-  the norm's reciprocal scales and the controller's power are computed to float precision (they steer the
-  step size, not the solution), and the norm is kept squared (no square root per step).
+  0.01 ||x|| / ||f(x)|| in the same norm. Time and step are double whatever `Real` is; the
+  error norm is double in double precision (its reciprocal scales and the controller's power computed to
+  float precision: they steer the step size, not the solution) and float in single precision, and it is
+  kept squared (no square root per step). With SolverOptions::nonnegativity in force (single precision by
+  default) an attempt whose new state has a negative species is rejected and the step halved.
 */
 #ifndef MORULA_ODE_DETAIL_ROSENBROCKBATCH_HPP
 #define MORULA_ODE_DETAIL_ROSENBROCKBATCH_HPP
