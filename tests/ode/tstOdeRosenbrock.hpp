@@ -271,6 +271,42 @@ TEST( TEST_CATEGORY, rosenbrock_single_precision_robertson )
     }
 }
 
+// Single precision with k3 near 0, the first systems of the benchmark's k3 sweep (issue #45): a step
+// accepted within rtol 1e-3 left B slightly negative (-9e-8, inside atol), and from a negative B the
+// 3e7 B^2 term drives the ODE's own solution to minus infinity; Rodas4 and Rodas5P ended these systems
+// with step_too_small. The domain check (SolverOptions::nonnegativity, on in single precision) rejects
+// such an attempt. With k3 = 0, A = exp(-0.04 t) exactly.
+TEST( TEST_CATEGORY, rosenbrock_single_precision_keeps_concentrations_nonnegative )
+{
+    const auto net = test::robertson_network();
+    const std::vector<double> times{ 0.0, 0.4, 4.0, 40.0, 400.0, 4e3, 4e4, 1e5 };
+    const std::vector<double> k3{ 0.0, 1e4 / 8388607.0, 0.05, 0.1, 0.2, 0.4 };
+    std::vector<std::vector<double>> k;
+    for ( double v : k3 )
+        k.push_back( { 0.04, 3e7, v } );
+    for ( auto method : kRosenbrockMethods )
+    {
+        auto o = rosenbrock_options( method, 1e-3, 1e-6 );
+        o.precision = ode::Precision::single_precision;
+        const auto r = solve_batch( net, o, times, static_cast<long>( k.size() ), k );
+        for ( std::size_t s = 0; s < k.size(); ++s )
+        {
+            ASSERT_EQ( r.status( s ), ode::SolverStatus::success ) << name( method ) << " k3 = " << k3[s];
+            for ( std::size_t t = 0; t < times.size(); ++t )
+            {
+                for ( int i = 0; i < 3; ++i )
+                    EXPECT_GE( r.samples( s, t, i ), 0.0 ) << name( method ) << " k3 = " << k3[s] << " t = " << times[t];
+                EXPECT_NEAR( r.samples( s, t, 0 ) + r.samples( s, t, 1 ) + r.samples( s, t, 2 ), 1.0, 1e-5 ) << name( method );
+                if ( k3[s] == 0.0 )
+                {
+                    const double a = std::exp( -0.04 * times[t] );
+                    EXPECT_NEAR( r.samples( s, t, 0 ), a, 1e-2 * a + 1e-5 ) << name( method ) << " t = " << times[t];
+                }
+            }
+        }
+    }
+}
+
 // Pure relative tolerance (atol 0) with species that start at zero: their scale is 0, so the norm and
 // the first-step estimate must not divide by it (a NaN there failed the system at once).
 TEST( TEST_CATEGORY, rosenbrock_relative_tolerance_only )
@@ -341,5 +377,6 @@ TEST( TEST_CATEGORY, rosenbrock_refuses_what_it_cannot_do )
     ode::MassActionSystem<TEST_MEMSPACE> large( network( names, reactions, std::vector<double>( 9, 1.0 ) ) );
     expect_error( rosenbrock_options( Method::rosenbrock23, 1e-6, 1e-12 ), large, "up to 8 species" );
 }
+
 
 } // namespace

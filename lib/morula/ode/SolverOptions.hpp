@@ -103,6 +103,23 @@ inline ExecutionMode default_execution_mode( long systems, int species, Method m
     return species >= device_wide_species ? ExecutionMode::device_wide : ExecutionMode::fine_grained;
 }
 
+/*!
+  Batched Rosenbrock methods: whether an attempt whose new state has a negative species is rejected (and
+  the step halved), as CVODE's constraints option does for u_i >= 0. Mass-action concentrations stay
+  nonnegative in the exact solution, and a step that leaves one negative can make the ODE's own solution
+  blow up (Robertson with a small k3: from B < 0 the 3e7 B^2 term drives B to minus infinity; in single
+  precision at rtol 1e-3 a few hundred of 8.4M such systems ended with step_too_small). `automatic`:
+  enforced in single precision, not in double, where it is not needed and where it would change healthy
+  runs' steps (B's round-off below zero with k3 near 0 at rtol 1e-6 / atol 1e-12: Rosenbrock23's
+  rejections 18 -> 363 over the k3 sweep's first 1000 systems; docs/performance.md).
+*/
+enum class Nonnegativity
+{
+    automatic, //!< enforced in single precision, off in double
+    enforced,
+    off
+};
+
 struct SolverOptions
 {
     Method method = Method::automatic;
@@ -124,6 +141,7 @@ struct SolverOptions
     int dense_limit = 16;
     ExecutionMode mode = ExecutionMode::batched;
     Precision precision = Precision::double_precision;
+    Nonnegativity nonnegativity = Nonnegativity::automatic; //!< batched Rosenbrock methods only
     int team_size = 0;                   //!< fine-grained mode: threads per team (0: Kokkos chooses)
     //! Device-wide mode: RKF45 attempts launched between two reads of the device-side status by the host
     //! (the step is decided on the device); 0 picks 1 to 32 from the steps expected to be left. The

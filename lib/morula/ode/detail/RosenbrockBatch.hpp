@@ -17,9 +17,11 @@
   the order of the error estimate (no growth right after a rejection). A step that would pass the next
   sample time ends on it (the step the controller wanted is kept for after the sample), so samples are
   the method's own solution, not an interpolant. The first step is Hairer and Wanner's estimate
-  0.01 ||x|| / ||f(x)|| in the same norm. Time, step and the error norm are double whatever `Real` is;
-  the norm's reciprocal scales and the controller's power are computed to float precision (they steer the
-  step size, not the solution), and the norm is kept squared (no square root per step).
+  0.01 ||x|| / ||f(x)|| in the same norm. Time and step are double whatever `Real` is; the
+  error norm is double in double precision (its reciprocal scales and the controller's power computed to
+  float precision: they steer the step size, not the solution) and float in single precision, and it is
+  kept squared (no square root per step). With SolverOptions::nonnegativity in force (single precision by
+  default) an attempt whose new state has a negative species is rejected and the step halved.
 */
 #ifndef MORULA_ODE_DETAIL_ROSENBROCKBATCH_HPP
 #define MORULA_ODE_DETAIL_ROSENBROCKBATCH_HPP
@@ -218,6 +220,7 @@ struct RosenbrockBatchKernel
     int stop = 0;
     bool first = true;
     double inverse_species = 1; // 1 / net.species, so that the norms multiply
+    bool nonnegative = false; // reject an attempt that turns a species negative (SolverOptions::nonnegativity)
 
     //! Each species' absolute tolerance, read once per system into registers.
     KOKKOS_INLINE_FUNCTION void load_atol( double ( &a )[N] ) const
@@ -251,6 +254,23 @@ struct RosenbrockBatchKernel
     KOKKOS_INLINE_FUNCTION double error_norm_squared( const double ( &a )[N], const Real ( &x )[N], const Real ( &xnew )[N],
                                                       const Real ( &err )[N] ) const
     {
+        if constexpr ( std::is_same<Real, float>::value )
+        {
+            // Single precision: the norm in float too (a float state and error are only known to float
+            // precision; each widening to double and back was an FP64-pipe conversion). An error beyond
+            // 1e19 tolerances overflows the square to infinity: rejected as a non-finite error.
+            const float relative = static_cast<float>( rtol );
+            float sum = 0;
+            MORULA_UNROLL
+            for ( int i = 0; i < N; ++i )
+                if ( i < net.species )
+                {
+                    const float sc = static_cast<float>( a[i] ) + relative * compat::fmax( compat::fabs( x[i] ), compat::fabs( xnew[i] ) );
+                    const float e = sc > 0 ? err[i] / sc : ( err[i] == 0.0f ? 0.0f : std::numeric_limits<float>::infinity() );
+                    sum += e * e;
+                }
+            return static_cast<double>( sum * static_cast<float>( inverse_species ) );
+        }
         double sum = 0;
         MORULA_UNROLL
         for ( int i = 0; i < N; ++i )
@@ -373,7 +393,14 @@ struct RosenbrockBatchKernel
                 ++factorizations;
                 const bool factored = Step::attempt( net, k, x, fx, J, step, xnew, err, fnew, rhs );
                 const double norm2 = factored ? error_norm_squared( a, x, xnew, err ) : std::numeric_limits<double>::quiet_NaN();
-                if ( norm2 <= 1.0 ) // false for NaN
+                // The domain check: a negative concentration, even one within the tolerance, can send the
+                // solution of a mass-action ODE to minus infinity; the attempt is rejected and the step halved.
+                bool in_domain = true;
+                if ( nonnegative )
+                    MORULA_UNROLL
+                    for ( int i = 0; i < N; ++i )
+                        in_domain = in_domain && !( xnew[i] < Real( 0 ) );
+                if ( norm2 <= 1.0 && in_domain ) // false for NaN
                 {
                     ++steps;
                     t = ends_on_sample ? target : t + step;
@@ -404,7 +431,7 @@ struct RosenbrockBatchKernel
                 {
                     ++rejected;
                     last_failure_singular = !factored;
-                    const double factor = compat::isfinite( norm2 ) ? compat::fmax( 0.2, 0.9 * static_cast<double>( compat::pow( static_cast<float>( norm2 ), exponent ) ) ) : 0.25;
+                    const double factor = !( norm2 <= 1.0 ) ? ( compat::isfinite( norm2 ) ? compat::fmax( 0.2, 0.9 * static_cast<double>( compat::pow( static_cast<float>( norm2 ), exponent ) ) ) : 0.25 ) : 0.5;
                     h = step * factor;
                     after_rejection = true;
                     if ( !( t + h > t ) )
@@ -469,6 +496,9 @@ SmallMassAction<N, M> small_mass_action( const MassActionSystem<MemorySpace>& sy
     for ( int i = 0; i < system.species; ++i )
         for ( int t = term_offsets( i ); t < term_offsets( i + 1 ); ++t )
             net.change[i][term_reaction( t )] += term_coefficient( t );
+    for ( int i = 0; i < N; ++i )
+        for ( int r = 0; r < M; ++r )
+            net.change_float[i][r] = static_cast<float>( net.change[i][r] );
     return net;
 }
 
@@ -518,6 +548,9 @@ class RosenbrockIntegration
                 small_mass_action<N, M>( system ), initial_states, rate_constants, system.rate_constants, times, saved_view, atol,
                 options.relative_tolerance, t_start, options.max_steps, m_result.samples, m_result.statistics, m_state };
             kernel.inverse_species = 1.0 / system.species;
+            kernel.nonnegative = options.nonnegativity == Nonnegativity::enforced ||
+                                 ( options.nonnegativity == Nonnegativity::automatic &&
+                                   options.precision == Precision::single_precision );
             m_launch = [kernel, systems = m_systems]( const ExecutionSpace& space, int begin, int stop, bool first ) mutable {
                 kernel.begin = begin;
                 kernel.stop = stop;

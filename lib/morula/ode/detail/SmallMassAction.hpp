@@ -19,6 +19,8 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <type_traits>
+
 namespace morula::ode::detail
 {
 
@@ -41,6 +43,19 @@ struct SmallMassAction
     unsigned char order[M][N] = {};
     //! change[i][r]: the net change of species i per unit of reaction r's rate.
     double change[N][M] = {};
+    //! The same table rounded to float for the single-precision kernels: converting a double read from the
+    //! parameter block to float is an FP64-pipe instruction, and the float kernels did one per table entry
+    //! used in every right-hand side and Jacobian (issue #45 float speed).
+    float change_float[N][M] = {};
+
+    template <class Real>
+    KOKKOS_INLINE_FUNCTION Real coefficient( int i, int r ) const
+    {
+        if constexpr ( std::is_same<Real, float>::value )
+            return change_float[i][r];
+        else
+            return static_cast<Real>( change[i][r] );
+    }
 };
 
 //! x^a for a small non-negative integer a (exact for a <= 2, no pow call).
@@ -79,7 +94,7 @@ KOKKOS_INLINE_FUNCTION void small_rhs( const SmallMassAction<N, M>& net, const R
             rate *= small_power( x[q], net.order[r][q] );
         MORULA_UNROLL
         for ( int i = 0; i < N; ++i )
-            f[i] += static_cast<Real>( net.change[i][r] ) * rate;
+            f[i] += net.template coefficient<Real>( i, r ) * rate;
     }
 }
 
@@ -121,7 +136,7 @@ KOKKOS_INLINE_FUNCTION void small_jacobian( const SmallMassAction<N, M>& net, co
             const Real d = a == 0 ? Real( 0 ) : before[q] * after[q] * static_cast<Real>( a ) * small_power( x[q], a - 1 );
             MORULA_UNROLL
             for ( int i = 0; i < N; ++i )
-                J[i][q] += static_cast<Real>( net.change[i][r] ) * d;
+                J[i][q] += net.template coefficient<Real>( i, r ) * d;
         }
     }
 }
