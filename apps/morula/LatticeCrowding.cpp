@@ -22,6 +22,14 @@ using core::InputError;
 using core::detail::concat;
 namespace lat = morula::lattice;
 
+// %g: 0.95, not 0.94999999999999996, in messages.
+std::string short_number( double v )
+{
+    char text[32];
+    std::snprintf( text, sizeof text, "%g", v );
+    return text;
+}
+
 double free_diffusion( const LatticeSettings& s, const SpeciesSettings& sp )
 {
     double sum = 0;
@@ -153,7 +161,7 @@ std::vector<LatticeSettings> crowding_points( const LatticeSettings& s )
     std::vector<LatticeSettings> points;
     for ( std::size_t k = 0; k < values.size(); ++k )
     {
-        const std::string item = concat( "config: key '", key, "'[", k, "] = ", values[k] );
+        const std::string item = concat( "config: key '", key, "'[", k, "] = ", short_number( values[k] ) );
         LatticeSettings p = s;
         p.sweep_slot_fraction.clear();
         p.sweep_obstacle_fraction.clear();
@@ -179,7 +187,7 @@ std::vector<LatticeSettings> crowding_points( const LatticeSettings& s )
         if ( double( total ) > free_slots )
             throw InputError( concat( item, ": ", total, " particles cannot fit the ", std::llround( free_slots ),
                                       " slots the obstacles leave (", std::llround( slots ), " slots, obstacles ",
-                                      obstacle_fraction, " of the volume)" ) );
+                                      short_number( obstacle_fraction ), " of the volume)" ) );
         // One id per particle when every particle is a tracer: checked here so that no point runs first.
         const bool marked = std::any_of( p.species.begin(), p.species.end(), []( const SpeciesSettings& sp ) { return sp.tracers >= 0; } );
         const unsigned long long max_ids = max_tracer_ids( s.capacity );
