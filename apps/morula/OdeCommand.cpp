@@ -323,14 +323,21 @@ void add_ode_command( CLI::App& app )
     run->add_option( "--rtol", r->rtol, "Relative tolerance (default the model's, else 1e-6)" );
     run->add_option( "--atol", r->atol, "Absolute tolerance, one value for all species (default the model's, else 1e-12)" );
     run->add_option( "--method", r->method,
-                     "auto (RKF45/BDF switching), rkf45, bdf, or a Rosenbrock method for batches of networks of up to 8 "
-                     "species and 16 reactions: rodas5p (order 5), rodas4, rosenbrock23 (loose tolerances)" )
+                     "auto (RKF45 while not stiff, Rodas5P or BDF while stiff: --stiff-method), rkf45, bdf, or a "
+                     "Rosenbrock method for batches of networks of up to 8 species and 16 reactions: rodas5p (order 5), "
+                     "rodas4, rosenbrock23 (loose tolerances)" )
         ->transform( cli_choice<ode::Method>( { { "auto", ode::Method::automatic },
                                                 { "rkf45", ode::Method::rkf45 },
                                                 { "bdf", ode::Method::bdf },
                                                 { "rodas5p", ode::Method::rodas5p },
                                                 { "rodas4", ode::Method::rodas4 },
                                                 { "rosenbrock23", ode::Method::rosenbrock23 } } ) );
+    run->add_option( "--stiff-method", r->stiff_method,
+                     "What --method auto uses while stiff: auto (default: Rodas5P in registers for networks of up to 4 "
+                     "species and 8 reactions, and up to 8 and 16 at --rtol <= 1e-4, in the batched mode; BDF "
+                     "otherwise), bdf, or rodas5p" )
+        ->transform( cli_choice<ode::Method>(
+            { { "auto", ode::Method::automatic }, { "bdf", ode::Method::bdf }, { "rodas5p", ode::Method::rodas5p } } ) );
     run->add_option( "--precision", r->precision,
                      "double (default) or single: float state and matrices, time and error norm in double "
                      "(Rosenbrock methods only)" )

@@ -36,6 +36,7 @@ struct RunArgs
     std::string plot;
     std::string save;
     ode::Method method = ode::Method::automatic;
+    ode::Method stiff_method = ode::Method::automatic;
     ode::ErrorNorm norm = ode::ErrorNorm::mixed;
     ode::LinearSolver linear = ode::LinearSolver::automatic;
     ode::ExecutionMode mode = ode::ExecutionMode::fine_grained;

@@ -134,6 +134,13 @@ ode::SolverOptions solver_options( const RunArgs& a, const CLI::App& cmd, const 
     }
     if ( given( cmd, "--method" ) )
         o.method = a.method;
+    if ( given( cmd, "--stiff-method" ) )
+    {
+        if ( o.method != ode::Method::automatic )
+            throw InputError( "--stiff-method chooses what --method auto uses while a system is stiff; it does not apply "
+                              "to the method given by --method" );
+        o.stiff_method = a.stiff_method;
+    }
     if ( given( cmd, "--norm" ) )
         o.error_norm = a.norm;
     if ( given( cmd, "--bdf-order" ) )
@@ -167,7 +174,7 @@ ode::SolverOptions solver_options( const RunArgs& a, const CLI::App& cmd, const 
     }
     if ( given( cmd, "--linear" ) )
         o.linear_solver = a.linear;
-    o.mode = ode::default_execution_mode( systems, net.species_count(), o.method );
+    o.mode = ode::default_execution_mode( systems, net.species_count(), net.reaction_count(), o );
     if ( given( cmd, "--mode" ) )
     {
         if ( ode::is_rosenbrock( o.method ) && a.mode != ode::ExecutionMode::batched )

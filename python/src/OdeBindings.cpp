@@ -96,7 +96,8 @@ long rows_of( const py::object& a )
 std::unique_ptr<OdeSolution> solve( const ode::ReactionNetwork& network, std::optional<std::vector<double>> times, py::object initial_states,
                    py::object rate_constants, const std::string& method, std::optional<std::string> mode,
                    const std::string& precision, std::optional<double> rtol, std::optional<std::vector<double>> atol,
-                   std::optional<std::vector<int>> saved, double t_start, std::optional<long> max_steps )
+                   std::optional<std::vector<int>> saved, double t_start, std::optional<long> max_steps,
+                   const std::string& stiff_method )
 {
     Session::get().require( "morula.ode.solve" );
     ode::validate( network );
@@ -130,11 +131,17 @@ std::unique_ptr<OdeSolution> solve( const ode::ReactionNetwork& network, std::op
                                       { "rodas5p", ode::Method::rodas5p },
                                       { "rodas4", ode::Method::rodas4 },
                                       { "rosenbrock23", ode::Method::rosenbrock23 } } );
+    o.stiff_method = choose<ode::Method>( "stiff_method", stiff_method,
+                                          { { "auto", ode::Method::automatic }, { "bdf", ode::Method::bdf },
+                                            { "rodas5p", ode::Method::rodas5p } } );
+    if ( o.method != ode::Method::automatic && o.stiff_method != ode::Method::automatic )
+        throw InputError( "morula.ode.solve: stiff_method chooses what method='auto' uses while stiff; it does not "
+                          "apply to method='" + method + "'" );
     o.mode = mode ? choose<ode::ExecutionMode>( "mode", *mode,
                                                 { { "batched", ode::ExecutionMode::batched },
                                                   { "fine", ode::ExecutionMode::fine_grained },
                                                   { "device", ode::ExecutionMode::device_wide } } )
-                  : ode::default_execution_mode( systems, species, o.method );
+                  : ode::default_execution_mode( systems, species, reactions, o );
     o.precision = choose<ode::Precision>(
         "precision", precision,
         { { "double", ode::Precision::double_precision }, { "single", ode::Precision::single_precision } } );
@@ -263,6 +270,7 @@ void bind_ode( py::module_& parent )
            py::arg( "rate_constants" ) = py::none(), py::arg( "method" ) = "auto", py::arg( "mode" ) = py::none(),
            py::arg( "precision" ) = "double", py::arg( "rtol" ) = py::none(), py::arg( "atol" ) = py::none(),
            py::arg( "saved" ) = py::none(), py::arg( "t_start" ) = 0.0, py::arg( "max_steps" ) = py::none(),
+           py::arg( "stiff_method" ) = "auto",
            "integrates one system (the network's own state and rates) or a batch: initial_states (systems, species) "
            "and/or rate_constants (systems, reactions) as arrays; the GIL is released while it runs" );
 }

@@ -223,6 +223,7 @@ TEST( TEST_CATEGORY, ode_checkpoint_batched_robertson_bit_identical_at_every_sam
     const Batch b = batch_of( net, 24 );
     ode::SolverOptions o;
     o.mode = ode::ExecutionMode::batched;
+    o.stiff_method = ode::Method::bdf; // the general path's BDF state (the register kernel's is tested below)
     o.relative_tolerance = 1e-6;
     o.absolute_tolerance = { 1e-10 };
     const auto r = check_restarts( net, o, b, times, every_sample( times ), "batched_robertson" );
@@ -286,6 +287,7 @@ TEST( TEST_CATEGORY, ode_checkpoint_switching_both_ways_near_the_pause )
         times.push_back( 1e-5 * std::pow( 10.0, 6.6 * i / 29 ) );
     const Batch b = batch_of( net, 6 );
     ode::SolverOptions o;
+    o.stiff_method = ode::Method::bdf; // RKF45 <-> BDF in both modes
     o.relative_tolerance = 1e-8;
     o.stiffness_check_interval = 5;
     for ( const auto mode : { ode::ExecutionMode::batched, ode::ExecutionMode::fine_grained } )
@@ -314,9 +316,45 @@ TEST( TEST_CATEGORY, ode_checkpoint_fixed_step_bdf_and_failed_systems )
     paper.mode = ode::ExecutionMode::batched;
     check_restarts( net, paper, b, { 0.0, 0.5, 1.0, 2.0, 5.0 }, { 1, 2, 3, 4 }, "paper_fixed_step" );
     ode::SolverOptions o;
+    o.stiff_method = ode::Method::bdf;
     o.max_steps = 300;
     const auto r = check_restarts( net, o, b, times, every_sample( times ), "max_steps" );
     EXPECT_EQ( r.status( 0 ), ode::SolverStatus::max_steps );
+}
+
+TEST( TEST_CATEGORY, ode_checkpoint_automatic_register_kernel_both_ways )
+{
+    // Method::automatic in the register kernel (RKF45 <-> Rodas5P): F + G -> S at 1e5 with G in excess and
+    // G -> W at rate 1 is stiff until t ~ 10 and not after; every pause point is tried, so the state row's
+    // stiff flag, stiffness runs and steps since the last check all cross a restart. Then a batch stopped
+    // by max_steps (Robertson, whose systems need more than 40 steps).
+    const auto net = test::network( { "F", "G", "S", "W" },
+                                    { test::reaction( { { 0, 1 }, { 1, 1 } }, { { 2, 1 } }, 1e5 ),
+                                      test::reaction( { { 1, 1 } }, { { 3, 1 } }, 1.0 ) },
+                                    { 1.0, 2.0, 0.0, 0.0 } );
+    std::vector<double> times{ 0.0 };
+    for ( int i = 0; i < 24; ++i )
+        times.push_back( 1e-5 * std::pow( 10.0, 6.6 * i / 23 ) );
+    const Batch b = batch_of( net, 6 );
+    ode::SolverOptions o;
+    o.relative_tolerance = 1e-8;
+    o.absolute_tolerance = { 1e-16 };
+    o.stiffness_check_interval = 5;
+    ASSERT_EQ( ode::automatic_stiff_method( o, 4, 2, true ), ode::Method::rodas5p );
+    const auto r = check_restarts( net, o, b, times, every_sample( times ), "automatic_register" );
+    for ( long s = 0; s < 6; ++s )
+    {
+        ASSERT_EQ( r.status( s ), ode::SolverStatus::success );
+        EXPECT_GE( r.stat( ode::stat_switches_to_bdf, s ), 1 );
+        EXPECT_GE( r.stat( ode::stat_switches_to_rkf, s ), 1 );
+        EXPECT_EQ( r.stat( ode::stat_newton_iterations, s ), 0 );
+    }
+    const auto robertson = test::robertson_network();
+    ode::SolverOptions few;
+    few.max_steps = 40;
+    const auto f = check_restarts( robertson, few, batch_of( robertson, 4 ), robertson_times( 10 ),
+                                   every_sample( robertson_times( 10 ) ), "automatic_register_max_steps" );
+    EXPECT_EQ( f.status( 0 ), ode::SolverStatus::max_steps );
 }
 
 TEST( TEST_CATEGORY, ode_checkpoint_device_wide_in_both_phases )

@@ -379,4 +379,203 @@ TEST( TEST_CATEGORY, rosenbrock_refuses_what_it_cannot_do )
 }
 
 
+// Method::automatic's stiff method (automatic_stiff_method): the rule measured in the work-precision study,
+// the execution mode it implies for one system, and stiff_method = rodas5p refused where it cannot run.
+TEST( TEST_CATEGORY, automatic_stiff_method_follows_the_measured_rule )
+{
+    using ode::Method;
+    ode::SolverOptions o; // automatic, batched, double, mixed norm, rtol 1e-6
+    EXPECT_EQ( ode::automatic_stiff_method( o, 3, 3, true ), Method::rodas5p );
+    EXPECT_EQ( ode::automatic_stiff_method( o, 4, 8, true ), Method::rodas5p );
+    o.relative_tolerance = 1e-3; // up to 4 x 8: Rodas5P at every tolerance
+    EXPECT_EQ( ode::automatic_stiff_method( o, 4, 8, true ), Method::rodas5p );
+    EXPECT_EQ( ode::automatic_stiff_method( o, 8, 13, true ), Method::bdf ); // 5-8 species: BDF above 1e-4
+    EXPECT_EQ( ode::automatic_stiff_method( o, 3, 9, true ), Method::bdf );
+    o.relative_tolerance = 1e-4;
+    EXPECT_EQ( ode::automatic_stiff_method( o, 8, 13, true ), Method::rodas5p );
+    EXPECT_EQ( ode::automatic_stiff_method( o, 8, 16, true ), Method::rodas5p );
+    EXPECT_EQ( ode::automatic_stiff_method( o, 9, 13, true ), Method::bdf );
+    EXPECT_EQ( ode::automatic_stiff_method( o, 8, 17, true ), Method::bdf );
+    EXPECT_EQ( ode::automatic_stiff_method( o, 3, 3, false ), Method::bdf ); // not mass action
+    for ( auto change : { 0, 1, 2, 3 } )
+    {
+        ode::SolverOptions c;
+        if ( change == 0 )
+            c.mode = ode::ExecutionMode::fine_grained;
+        if ( change == 1 )
+            c.error_norm = ode::ErrorNorm::paper;
+        if ( change == 2 )
+            c = ode::SolverOptions::paper(); // fixed-step BDF
+        if ( change == 3 )
+            c.stiff_method = Method::bdf;
+        EXPECT_EQ( ode::automatic_stiff_method( c, 3, 3, true ), Method::bdf ) << "case " << change;
+    }
+    // One small system under automatic runs one thread in registers; a larger one keeps its team.
+    ode::SolverOptions d;
+    EXPECT_EQ( ode::default_execution_mode( 1, 3, 3, d ), ode::ExecutionMode::batched );
+    EXPECT_EQ( ode::default_execution_mode( 1, 10, 16, d ), ode::ExecutionMode::fine_grained );
+    d.stiff_method = Method::bdf;
+    EXPECT_EQ( ode::default_execution_mode( 1, 3, 3, d ), ode::ExecutionMode::fine_grained );
+    EXPECT_EQ( ode::default_execution_mode( 1, 5000, 9000, d ), ode::ExecutionMode::device_wide );
+    // stiff_method rodas5p where the register kernel cannot run: refused, naming why.
+    ode::SolverOptions r;
+    r.stiff_method = Method::rodas5p;
+    r.mode = ode::ExecutionMode::fine_grained;
+    try
+    {
+        ode::automatic_stiff_method( r, 3, 3, true );
+        ADD_FAILURE() << "no error";
+    }
+    catch ( const core::InputError& e )
+    {
+        EXPECT_NE( std::string( e.what() ).find( "batched" ), std::string::npos ) << e.what();
+    }
+    r.mode = ode::ExecutionMode::batched;
+    try
+    {
+        ode::automatic_stiff_method( r, 9, 8, true );
+        ADD_FAILURE() << "no error";
+    }
+    catch ( const core::InputError& e )
+    {
+        EXPECT_NE( std::string( e.what() ).find( "at most 8 species" ), std::string::npos ) << e.what();
+    }
+    r.stiff_method = Method::rodas4;
+    EXPECT_THROW( r.validate( 3 ), core::InputError );
+}
+
+// Method::automatic on Robertson in the register kernel: RKF45 through the first transient, Rodas5P once
+// stiff, to 1e11 against the decade table and the Test Set; no Newton iteration anywhere (Rodas5P, not
+// BDF, took the stiff stretch), mass conserved, and fewer steps than RKF45 <-> BDF at the same tolerance.
+TEST( TEST_CATEGORY, automatic_robertson_switches_to_rodas5p )
+{
+    namespace rob = test::robertson;
+    const auto net = test::robertson_network();
+    const std::vector<double> times( rob::kDecadeTimes, rob::kDecadeTimes + rob::kDecadeCount );
+    ode::SolverOptions o;
+    o.relative_tolerance = 1e-8;
+    o.absolute_tolerance = { 1e-20 };
+    const auto r = solve_batch( net, o, times, 1 );
+    ASSERT_EQ( r.status(), ode::SolverStatus::success );
+    for ( int i = 0; i < rob::kDecadeCount; ++i )
+    {
+        double total = 0;
+        for ( int j = 0; j < 3; ++j )
+        {
+            const double expected = rob::kDecadeStates[i][j];
+            EXPECT_NEAR( r.samples( 0, i, j ), expected, 2e-6 * expected ) << "t=" << times[i] << " y" << j + 1;
+            total += r.samples( 0, i, j );
+        }
+        EXPECT_NEAR( total, 1.0, 1e-12 ) << "t=" << times[i];
+    }
+    for ( int j = 0; j < 3; ++j )
+        EXPECT_NEAR( r.samples( 0, rob::kDecadeCount - 1, j ), rob::kTestSetState[j], 2e-6 * rob::kTestSetState[j] );
+    EXPECT_GE( r.stat( ode::stat_switches_to_bdf ), 1 );
+    EXPECT_GT( r.stat( ode::stat_rkf_steps ), 0 );
+    EXPECT_GT( r.stat( ode::stat_bdf_steps ), 0 );
+    EXPECT_EQ( r.stat( ode::stat_rkf_steps ) + r.stat( ode::stat_bdf_steps ), r.stat( ode::stat_steps ) );
+    EXPECT_EQ( r.stat( ode::stat_newton_iterations ), 0 );
+    EXPECT_GE( r.stat( ode::stat_factorizations ), r.stat( ode::stat_bdf_steps ) ); // one LU per Rodas5P attempt
+    auto with_bdf = o;
+    with_bdf.stiff_method = ode::Method::bdf;
+    const auto b = solve_batch( net, with_bdf, times, 1 );
+    ASSERT_EQ( b.status(), ode::SolverStatus::success );
+    EXPECT_GT( b.stat( ode::stat_newton_iterations ), 0 );
+    EXPECT_LT( r.stat( ode::stat_steps ), b.stat( ode::stat_steps ) );
+    for ( int j = 0; j < 3; ++j )
+        EXPECT_NEAR( r.samples( 0, rob::kDecadeCount - 1, j ), b.samples( 0, rob::kDecadeCount - 1, j ),
+                     4e-6 * rob::kTestSetState[j] );
+}
+
+// A non-stiff system never leaves RKF45: A <-> B (k 1 and 0.5) against its exponential, no Jacobian.
+TEST( TEST_CATEGORY, automatic_non_stiff_stays_in_rkf45 )
+{
+    const auto net = network( { "A", "B" }, { reaction( { { 0, 1 } }, { { 1, 1 } }, 1.0 ), reaction( { { 1, 1 } }, { { 0, 1 } }, 0.5 ) },
+                              { 1.0, 0.0 } );
+    ode::SolverOptions o;
+    o.relative_tolerance = 1e-9;
+    o.absolute_tolerance = { 1e-14 };
+    const std::vector<double> times{ 0.5, 2.0, 10.0 };
+    const auto r = solve_batch( net, o, times, 3 );
+    for ( int s = 0; s < 3; ++s )
+    {
+        ASSERT_EQ( r.status( s ), ode::SolverStatus::success );
+        for ( std::size_t i = 0; i < times.size(); ++i )
+        {
+            const double a = 1.0 / 3.0 + ( 2.0 / 3.0 ) * std::exp( -1.5 * times[i] );
+            EXPECT_NEAR( r.samples( s, i, 0 ), a, 1e-8 ) << "t=" << times[i];
+            EXPECT_NEAR( r.samples( s, i, 0 ) + r.samples( s, i, 1 ), 1.0, 1e-13 );
+        }
+        EXPECT_EQ( r.stat( ode::stat_switches_to_bdf, s ), 0 );
+        EXPECT_EQ( r.stat( ode::stat_bdf_steps, s ), 0 );
+        EXPECT_EQ( r.stat( ode::stat_jacobians, s ), 0 );
+        EXPECT_EQ( r.stat( ode::stat_rkf_steps, s ), r.stat( ode::stat_steps, s ) );
+    }
+}
+
+// The register kernel's switching state survives pauses: OdeIntegration one sample at a time (the state
+// row with the stiff flag, the stiffness runs and the steps since the last check) takes the same steps
+// as one solve to the end, bit for bit, over a batch that switches back and forth.
+TEST( TEST_CATEGORY, automatic_register_kernel_resumes_bit_for_bit )
+{
+    // F + G -> S at k ~ 1e5 with G in excess, and G -> W at rate 1: once F is gone the stiff eigenvalue
+    // is -k G = -k e^-t, so the system is stiff until t ~ 10 and not after (both switches happen).
+    const auto net = network( { "F", "G", "S", "W" },
+                              { reaction( { { 0, 1 }, { 1, 1 } }, { { 2, 1 } }, 1e5 ), reaction( { { 1, 1 } }, { { 3, 1 } }, 1.0 ) },
+                              { 1.0, 2.0, 0.0, 0.0 } );
+    ode::SolverOptions o;
+    o.relative_tolerance = 1e-8;
+    o.absolute_tolerance = { 1e-16 }; // G falls to 2e-9 at t = 20
+    o.stiffness_check_interval = 5;
+    const std::vector<double> times{ 1e-4, 1e-3, 0.1, 1.0, 10.0, 20.0, 40.0 };
+    const long systems = 9;
+    std::vector<std::vector<double>> k;
+    for ( long s = 0; s < systems; ++s )
+        k.push_back( { 1e5 * ( 0.5 + 0.125 * s ), 1.0 } );
+    const auto whole = solve_batch( net, o, times, systems, k );
+
+    ode::MassActionSystem<TEST_MEMSPACE> system( net );
+    ode::OdeSolver<TEST_EXECSPACE> solver( system, o );
+    Matrix x0( "x0", systems, 4 ), rates( "k", systems, 2 );
+    auto hx = Kokkos::create_mirror_view( x0 );
+    auto hk = Kokkos::create_mirror_view( rates );
+    for ( long s = 0; s < systems; ++s )
+    {
+        hx( s, 0 ) = 1.0;
+        hx( s, 1 ) = 2.0;
+        for ( int r = 0; r < 2; ++r )
+            hk( s, r ) = k[s][r];
+    }
+    Kokkos::deep_copy( x0, hx );
+    Kokkos::deep_copy( rates, hk );
+    TEST_EXECSPACE exec;
+    ode::OdeIntegration<TEST_EXECSPACE> run( solver, exec, x0, rates, times );
+    while ( !run.finished() )
+        run.advance( exec, 1 );
+    exec.fence();
+    const test::HostResult<TEST_MEMSPACE> paused( run.result( exec ) );
+    for ( long s = 0; s < systems; ++s )
+    {
+        ASSERT_EQ( whole.status( s ), ode::SolverStatus::success );
+        EXPECT_GE( whole.stat( ode::stat_switches_to_bdf, s ), 1 ) << "system " << s;
+        EXPECT_GE( whole.stat( ode::stat_switches_to_rkf, s ), 1 ) << "system " << s;
+        EXPECT_EQ( whole.stat( ode::stat_newton_iterations, s ), 0 );
+        for ( int c = 0; c < ode::stat_count; ++c )
+            EXPECT_EQ( paused.stat( static_cast<ode::StatisticsColumn>( c ), s ), whole.stat( static_cast<ode::StatisticsColumn>( c ), s ) )
+                << "system " << s << " column " << c;
+        for ( std::size_t i = 0; i < times.size(); ++i )
+            for ( int j = 0; j < 4; ++j )
+                EXPECT_EQ( paused.samples( s, i, j ), whole.samples( s, i, j ) ) << "system " << s << " t=" << times[i];
+        // F + S = 1 and G + S + W = 2 throughout; F is gone by t = 1, after which G' = -G exactly.
+        for ( std::size_t i = 0; i < times.size(); ++i )
+        {
+            EXPECT_NEAR( whole.samples( s, i, 0 ) + whole.samples( s, i, 2 ), 1.0, 1e-12 );
+            EXPECT_NEAR( whole.samples( s, i, 1 ) + whole.samples( s, i, 2 ) + whole.samples( s, i, 3 ), 2.0, 1e-12 );
+        }
+        EXPECT_LT( whole.samples( s, 3, 0 ), 1e-12 );
+        EXPECT_NEAR( whole.samples( s, 5, 1 ) / whole.samples( s, 4, 1 ), std::exp( -10.0 ), 1e-6 * std::exp( -10.0 ) );
+        EXPECT_NEAR( whole.samples( s, 6, 1 ), whole.samples( s, 5, 1 ) * std::exp( -20.0 ), 1e-14 ); // 4e-18: within atol
+    }
+}
+
 } // namespace

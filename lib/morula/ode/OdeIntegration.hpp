@@ -71,7 +71,7 @@ class OdeIntegration
     {
         m_saved = m_solver.checked_inputs( initial_states, rate_constants, sample_times, saved_species, t_start );
         const auto& options = m_solver.m_options;
-        if ( is_rosenbrock( options.method ) )
+        if ( m_solver.uses_register_kernel() )
         {
             if constexpr ( Solver::is_mass_action ) // the solver refused any other model
                 m_rosenbrock = std::make_unique<Rosenbrock>( exec, m_solver.m_system, options, m_solver.m_atol, initial_states,

@@ -115,7 +115,7 @@ class OdeSolver
                                   "fine-grained or batched mode for this model" );
         }
         if constexpr ( is_mass_action )
-            if ( is_rosenbrock( m_options.method ) )
+            if ( uses_register_kernel() )
                 return solve_rosenbrock( exec, initial_states, rate_constants, sample_times, saved, t_start );
         return launch( exec, initial_states, rate_constants, sample_times, saved, t_start,
                        m_options.mode == ExecutionMode::fine_grained, m_device );
@@ -204,19 +204,42 @@ class OdeSolver
                                               : run( m_system.rate_constants );
     }
 
-    //! The Rosenbrock methods' register-resident kernels need a mass-action network of bounded size.
+    /*!
+      Whether solve() runs the register-resident batched kernel: a Rosenbrock method, or Method::automatic
+      where automatic_stiff_method() picks Rodas5P for the stiff stretches (the RKF45 <-> Rodas5P kernel).
+    */
+    bool uses_register_kernel() const
+    {
+        if constexpr ( is_mass_action )
+            return is_rosenbrock( m_options.method ) ||
+                   ( m_options.method == Method::automatic &&
+                     automatic_stiff_method( m_options, m_system.species, m_system.reactions, true ) == Method::rodas5p );
+        else
+            return false;
+    }
+
+    //! The Rosenbrock methods' register-resident kernels need a mass-action network of bounded size (and
+    //! method automatic with stiff_method rodas5p the cases automatic_stiff_method() accepts).
     void check_rosenbrock_network() const
     {
         using core::detail::concat;
+        if ( m_options.method == Method::automatic )
+        {
+            if constexpr ( is_mass_action )
+                automatic_stiff_method( m_options, m_system.species, m_system.reactions, true ); // throws
+            else
+                automatic_stiff_method( m_options, m_system.species, 0, false );
+            return;
+        }
         if ( !is_rosenbrock( m_options.method ) )
             return;
         if ( !is_mass_action )
             throw core::InputError( "ODE solver: the Rosenbrock methods are for mass-action networks; use method "
                                     "bdf or automatic for this model" );
-        if ( m_system.species > detail::rosenbrock_max_species || m_system.reactions > detail::rosenbrock_max_reactions )
+        if ( m_system.species > rosenbrock_max_species || m_system.reactions > rosenbrock_max_reactions )
             throw core::InputError( concat( "ODE solver: the Rosenbrock methods take networks of up to ",
-                                            detail::rosenbrock_max_species, " species and ",
-                                            detail::rosenbrock_max_reactions, " reactions; this one has ",
+                                            rosenbrock_max_species, " species and ",
+                                            rosenbrock_max_reactions, " reactions; this one has ",
                                             m_system.species, " species and ", m_system.reactions,
                                             " reactions (use method bdf or automatic)" ) );
     }

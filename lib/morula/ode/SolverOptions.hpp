@@ -17,7 +17,12 @@ namespace morula::ode
 
 enum class Method
 {
-    automatic, //!< RKF45 while not stiff, BDF while stiff (LASSIE's scheme, with switching back)
+    /*!
+      RKF45 while not stiff, a stiff method while stiff, with switching back (LASSIE's scheme). The stiff
+      method is SolverOptions::stiff_method; by default the measured rule of automatic_stiff_method():
+      Rodas5P in the register-resident batched kernel for small mass-action networks, BDF otherwise.
+    */
+    automatic,
     rkf45,     //!< RKF45 only (fails with status step_too_small where the problem is stiff)
     bdf,       //!< BDF only
     /*!
@@ -33,6 +38,14 @@ enum class Method
 
 //! True for the methods of the register-resident batched Rosenbrock solver.
 inline bool is_rosenbrock( Method m ) { return m == Method::rodas5p || m == Method::rodas4 || m == Method::rosenbrock23; }
+
+/*!
+  The largest network the register-resident Rosenbrock kernels take (species, reactions). A 16-species
+  kernel would not keep its W matrix (256 numbers) in registers, and its unrolled LU and stages multiply
+  the compile time of every translation unit that solves; larger networks take the general batched path.
+*/
+constexpr int rosenbrock_max_species = 8;
+constexpr int rosenbrock_max_reactions = 16;
 
 //! The arithmetic of a system's state and stages (time, step and error norm are double either way).
 enum class Precision
@@ -90,20 +103,6 @@ enum class ExecutionMode
 };
 
 /*!
-  The execution mode a run takes when none is asked for: a batch maps one copy to one thread; one system
-  gets a team up to 2048 species and the whole device (one kernel per stage) from 4096 up, the crossover
-  measured on the H100 (docs/performance.md); the Rosenbrock methods run one system per thread, one
-  system too. `morula ode run` and the Python module both resolve it here.
-*/
-inline ExecutionMode default_execution_mode( long systems, int species, Method method )
-{
-    constexpr int device_wide_species = 4096;
-    if ( is_rosenbrock( method ) || systems > 1 )
-        return ExecutionMode::batched;
-    return species >= device_wide_species ? ExecutionMode::device_wide : ExecutionMode::fine_grained;
-}
-
-/*!
   Batched Rosenbrock methods: whether an attempt whose new state has a negative species is rejected (and
   the step halved), as CVODE's constraints option does for u_i >= 0. Mass-action concentrations stay
   nonnegative in the exact solution, and a step that leaves one negative can make the ODE's own solution
@@ -142,6 +141,12 @@ struct SolverOptions
     ExecutionMode mode = ExecutionMode::batched;
     Precision precision = Precision::double_precision;
     Nonnegativity nonnegativity = Nonnegativity::automatic; //!< batched Rosenbrock methods only
+    /*!
+      What Method::automatic switches to while a system is stiff: `automatic` (the measured rule of
+      automatic_stiff_method()), `bdf` (the general path, any network and mode: LASSIE's scheme), or
+      `rodas5p` (the register-resident batched kernel; refused where it cannot run).
+    */
+    Method stiff_method = Method::automatic;
     int team_size = 0;                   //!< fine-grained mode: threads per team (0: Kokkos chooses)
     //! Device-wide mode: RKF45 attempts launched between two reads of the device-side status by the host
     //! (the step is decided on the device); 0 picks 1 to 32 from the steps expected to be left. The
@@ -239,11 +244,96 @@ struct SolverOptions
         if ( precision == Precision::single_precision && !is_rosenbrock( method ) )
             throw InputError( "ODE solver: single precision is implemented for the Rosenbrock methods (rodas5p, "
                               "rodas4, rosenbrock23); RKF45 and BDF run in double" );
+        if ( stiff_method != Method::automatic && stiff_method != Method::bdf && stiff_method != Method::rodas5p )
+            throw InputError( "ODE solver: stiff_method (what method automatic uses while stiff) must be automatic, bdf "
+                              "or rodas5p" );
         if ( linear_solver == LinearSolver::sparse_iterative && mode == ExecutionMode::batched )
             throw InputError( "ODE solver: the sparse iterative linear solver needs the fine-grained or "
                               "device-wide mode" );
     }
 };
+
+/*!
+  Why the register-resident kernel cannot take Method::automatic's stiff stretches for this run, in words,
+  or an empty string when it can: a batched mass-action run in double precision with the mixed error norm
+  and adaptive steps, on a network of at most rosenbrock_max_species species and rosenbrock_max_reactions
+  reactions.
+*/
+inline std::string register_kernel_refusal( const SolverOptions& o, int species, int reactions, bool mass_action )
+{
+    using core::detail::concat;
+    if ( !mass_action )
+        return "a mass-action network (this model has other kinetic laws)";
+    if ( o.mode != ExecutionMode::batched )
+        return "the batched mode (one system per thread)";
+    if ( o.precision != Precision::double_precision )
+        return "double precision (RKF45 and BDF run in double)";
+    if ( o.error_norm != ErrorNorm::mixed )
+        return "the mixed error norm";
+    if ( o.bdf_fixed_step > 0.0 )
+        return "adaptive steps (not the fixed-step BDF)";
+    if ( species > rosenbrock_max_species || reactions > rosenbrock_max_reactions )
+        return concat( "a network of at most ", rosenbrock_max_species, " species and ", rosenbrock_max_reactions,
+                       " reactions; this one has ", species, " and ", reactions );
+    return {};
+}
+
+/*!
+  The stiff method Method::automatic hands a stiff stretch to: Method::rodas5p (RKF45 <-> Rodas5P in the
+  register-resident batched kernel, detail/RosenbrockBatch.hpp) or Method::bdf (the general path).
+  With stiff_method = automatic the rule is the one measured in the work-precision study of issue #45
+  (docs/performance.md, "Work-precision study"; one CPU core, errors 1e-2 .. 1e-8):
+  - at most 4 species and 8 reactions (the 3 x 8 and 4 x 8 kernels): Rodas5P at every tolerance (on
+    Robertson 2.4-5.9x faster than RKF45 <-> BDF at every error from 1e-2 to 1e-8, never more than 1.7x
+    from the better of Rodas4 and Rodas5P; ~50x on an H200);
+  - 5-8 species or 9-16 reactions (the 8 x 16 kernel): Rodas5P at rtol <= 1e-4 (1.4-1.7x faster than
+    RKF45 <-> BDF for errors 1e-4 .. 1e-7), BDF above (equal or up to 1.15x faster at 1e-2 .. 1e-3);
+  - larger networks, other models, the fine-grained and device-wide modes, the paper's error norm or
+    fixed-step BDF, single precision: BDF.
+  A non-stiff system never leaves RKF45 in either (RKF45 was 2.1-2.9x faster than Rodas5P on the
+  Brusselator); switching costs one extra right-hand side every 5 RKF45 steps, as with BDF.
+  \throws core::InputError when stiff_method is rodas5p and the register kernel cannot run this case.
+*/
+inline Method automatic_stiff_method( const SolverOptions& o, int species, int reactions, bool mass_action )
+{
+    if ( o.method != Method::automatic || o.stiff_method == Method::bdf )
+        return Method::bdf;
+    const std::string refusal = register_kernel_refusal( o, species, reactions, mass_action );
+    if ( o.stiff_method == Method::rodas5p )
+    {
+        if ( !refusal.empty() )
+            throw core::InputError( "ODE solver: stiff_method rodas5p (method automatic, Rodas5P while stiff) needs " + refusal );
+        return Method::rodas5p;
+    }
+    if ( !refusal.empty() )
+        return Method::bdf;
+    if ( species <= 4 && reactions <= 8 )
+        return Method::rodas5p;
+    return o.relative_tolerance <= 1e-4 ? Method::rodas5p : Method::bdf;
+}
+
+/*!
+  The execution mode a run takes when none is asked for: a batch maps one copy to one thread; one system
+  gets a team up to 2048 species and the whole device (one kernel per stage) from 4096 up, the crossover
+  measured on the H100 (docs/performance.md); the Rosenbrock methods, and Method::automatic where its
+  stiff method in the batched mode would be Rodas5P, run one system per thread, one system too (a small
+  network's solve is serial arithmetic in registers; a team would idle). `morula ode run` and the Python
+  module both resolve it here, from options whose tolerances are already set.
+*/
+inline ExecutionMode default_execution_mode( long systems, int species, int reactions, const SolverOptions& options )
+{
+    constexpr int device_wide_species = 4096;
+    if ( is_rosenbrock( options.method ) || systems > 1 )
+        return ExecutionMode::batched;
+    if ( options.method == Method::automatic )
+    {
+        SolverOptions batched = options;
+        batched.mode = ExecutionMode::batched;
+        if ( automatic_stiff_method( batched, species, reactions, true ) == Method::rodas5p )
+            return ExecutionMode::batched;
+    }
+    return species >= device_wide_species ? ExecutionMode::device_wide : ExecutionMode::fine_grained;
+}
 
 //! The outcome of one system's integration.
 enum class SolverStatus : int
@@ -277,8 +367,10 @@ enum StatisticsColumn : int
     stat_steps,            //!< accepted steps (RKF45 + BDF)
     stat_rejected,         //!< rejected attempts (error test or Newton failure)
     stat_rkf_steps,        //!< accepted RKF45 steps
-    stat_bdf_steps,        //!< accepted BDF steps
-    stat_switches_to_bdf,
+    //! accepted steps of the stiff method: BDF, or Rodas5P where Method::automatic runs the register
+    //! kernel (automatic_stiff_method()); the pure Rosenbrock methods leave it 0
+    stat_bdf_steps,
+    stat_switches_to_bdf, //!< switches from RKF45 to the stiff method (BDF or Rodas5P)
     stat_switches_to_rkf,
     stat_newton_iterations,
     stat_jacobians,

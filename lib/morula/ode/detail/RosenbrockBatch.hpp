@@ -36,6 +36,8 @@
 #include <morula/ode/detail/BatchIntegration.hpp>
 #include <morula/ode/detail/RosenbrockTableau.hpp>
 #include <morula/ode/detail/SmallMassAction.hpp>
+#include <morula/ode/detail/StiffnessDetection.hpp>
+#include <morula/ode/detail/FehlbergTableau.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -191,6 +193,66 @@ struct Rosenbrock23Step
 };
 
 /*!
+  One attempt of Fehlberg's 4(5) pair from x with step h, for Method::automatic's non-stiff stretches in
+  the register kernel: x_new is the 5th-order solution w (local extrapolation, as the general path's mixed
+  norm keeps it) and err = w - u with the exact b5 - b4 weights. k1 = f(x) is given; five right-hand sides.
+*/
+template <class Real, int N, int M>
+KOKKOS_INLINE_FUNCTION void small_rkf45_attempt( const SmallMassAction<N, M>& net, const Real ( &k )[M], const Real ( &x )[N],
+                                                 const Real ( &fx )[N], double h, Real ( &xnew )[N], Real ( &err )[N],
+                                                 long& rhs_count )
+{
+    Real K[6][N];
+    const Real hr = static_cast<Real>( h );
+    MORULA_UNROLL
+    for ( int i = 0; i < N; ++i )
+        K[0][i] = fx[i];
+    MORULA_UNROLL
+    for ( int stage = 1; stage < 6; ++stage )
+    {
+        Real u[N];
+        MORULA_UNROLL
+        for ( int i = 0; i < N; ++i )
+        {
+            Real sum = 0;
+            MORULA_UNROLL
+            for ( int l = 0; l < stage; ++l )
+                sum += static_cast<Real>( fehlberg_a( stage, l ) ) * K[l][i];
+            u[i] = x[i] + hr * sum;
+        }
+        small_rhs( net, k, u, K[stage] );
+    }
+    rhs_count += 5;
+    MORULA_UNROLL
+    for ( int i = 0; i < N; ++i )
+    {
+        Real w = 0, e = 0;
+        MORULA_UNROLL
+        for ( int l = 0; l < 6; ++l )
+        {
+            w += static_cast<Real>( fehlberg_b5( l ) ) * K[l][i];
+            e += static_cast<Real>( fehlberg_e( l ) ) * K[l][i];
+        }
+        xnew[i] = x[i] + hr * w;
+        err[i] = hr * e;
+    }
+}
+
+/*!
+  Method::automatic in the register kernel: the state a system carries between attempts besides x, f(x),
+  t and h - whether it is in its stiff stretch (Rodas5P) or not (RKF45), the run of stiffness estimates
+  (StiffnessDetection.hpp's rules, the same as the general path's RKF45 <-> BDF) and the accepted steps
+  since the last check - and the switching counters it reports.
+*/
+struct SwitchingState
+{
+    bool stiff = false;
+    StiffnessCounter counter;
+    int since_check = 0;
+    long rkf_steps = 0, stiff_steps = 0, to_stiff = 0, to_rkf = 0;
+};
+
+/*!
   The kernel: thread s integrates system s through samples [begin, stop). On the first leg it starts
   from the initial state; on later legs it loads what the previous leg stored in `state` (a row per
   system: x, f(x), t, the step the controller proposed, the after-rejection flag); with `state` empty
@@ -198,8 +260,19 @@ struct Rosenbrock23Step
   stepped from (after a rejection again, at the same state), so a resumed run evaluates it where the
   uninterrupted run did and takes the same steps bit for bit. Samples a system did not reach stay NaN
   (the caller fills them first); its statistics row gets the status and the counters.
+
+  With `Switching` (Method::automatic, automatic_stiff_method() == rodas5p) a system starts in RKF45
+  (small_rkf45_attempt, no Jacobian) and moves to the Rosenbrock step by the general path's rules
+  (StiffnessDetection.hpp): a rejected RKF45 attempt proposing a step below `stiffness_threshold`, or
+  rkf45_stiff_step_count estimates h rho >= rkf45_stiff_h_rho in a row, one every
+  rkf45_stiffness_check_interval accepted steps (one extra right-hand side each). While stiff, after every
+  `stiffness_check_interval` accepted steps the next attempt's Jacobian gives the Gershgorin bound rho of
+  its spectrum; rho h <= bdf_to_rkf45_h_rho hands the system back to RKF45 (that Jacobian is then unused).
+  Both methods keep the step size across a switch and use the same error norm and controller (each with
+  its own estimate's order). The two code paths of a warp run one after the other where its systems are
+  in different stretches; a stiff ensemble spends almost all its steps in the Rosenbrock one.
 */
-template <class MemorySpace, class Real, int N, int M, class Step>
+template <class MemorySpace, class Real, int N, int M, class Step, bool Switching = false>
 struct RosenbrockBatchKernel
 {
     using matrix_type = Kokkos::View<const double**, Kokkos::LayoutLeft, MemorySpace>;
@@ -221,6 +294,65 @@ struct RosenbrockBatchKernel
     bool first = true;
     double inverse_species = 1; // 1 / net.species, so that the norms multiply
     bool nonnegative = false; // reject an attempt that turns a species negative (SolverOptions::nonnegativity)
+    double stiffness_threshold = 0; // Switching: SolverOptions::stiffness_threshold
+    int stiffness_check_interval = 1; // Switching: SolverOptions::stiffness_check_interval
+
+    //! Columns of a system's row in `state`: x, f(x), t, h, the after-rejection flag, and with Switching
+    //! the stiff flag, the stiffness counter's two runs and the steps since the last check.
+    KOKKOS_INLINE_FUNCTION static int state_columns( int species ) { return 2 * species + ( Switching ? 7 : 3 ); }
+
+    //! Whether the attempt's new state keeps every species nonnegative (always true when not enforced).
+    KOKKOS_INLINE_FUNCTION bool in_domain( const Real ( &xnew )[N] ) const
+    {
+        bool inside = true;
+        if ( nonnegative )
+            MORULA_UNROLL
+            for ( int i = 0; i < N; ++i )
+                inside = inside && !( xnew[i] < Real( 0 ) );
+        return inside;
+    }
+
+    //! Gershgorin's bound on J's spectral radius: the largest row sum of |J_ij| (padding rows are 0).
+    KOKKOS_INLINE_FUNCTION static double spectral_radius_bound( const Real ( &J )[N][N] )
+    {
+        double rho = 0;
+        MORULA_UNROLL
+        for ( int i = 0; i < N; ++i )
+        {
+            double row = 0;
+            MORULA_UNROLL
+            for ( int j = 0; j < N; ++j )
+                row += compat::fabs( static_cast<double>( J[i][j] ) );
+            rho = compat::fmax( rho, row );
+        }
+        return rho;
+    }
+
+    //! h rho ~ h |f(x + e) - f(x)| / |e| after an accepted RKF45 step to x (e its error vector; fx = f(x)).
+    KOKKOS_INLINE_FUNCTION double rkf45_h_rho( const Real ( &k )[M], const Real ( &x )[N], const Real ( &fx )[N],
+                                               const Real ( &err )[N], double h, long& rhs ) const
+    {
+        Real y[N], fy[N];
+        double den = 0;
+        MORULA_UNROLL
+        for ( int i = 0; i < N; ++i )
+        {
+            y[i] = x[i] + err[i];
+            den += static_cast<double>( err[i] ) * static_cast<double>( err[i] );
+        }
+        if ( !( den > 0.0 ) )
+            return 0.0;
+        small_rhs( net, k, y, fy );
+        ++rhs;
+        double num = 0;
+        MORULA_UNROLL
+        for ( int i = 0; i < N; ++i )
+        {
+            const double d = static_cast<double>( fy[i] ) - static_cast<double>( fx[i] );
+            num += d * d;
+        }
+        return h * compat::sqrt( num / den );
+    }
 
     //! Each species' absolute tolerance, read once per system into registers.
     KOKKOS_INLINE_FUNCTION void load_atol( double ( &a )[N] ) const
@@ -309,6 +441,86 @@ struct RosenbrockBatchKernel
         return h;
     }
 
+    /*!
+      The next step after an accepted attempt of `step` with squared error norm `norm2`: the controller's
+      factor 0.9 norm^(-1/(q+1)) within [0.2, 5], at most 1 right after a rejection. Its power is taken in
+      float, of the squared norm (`exponent` = -1/(2(q+1))): it only scales the next step (its 1e-7 relative
+      error is nothing there), and a double pow is a long sequence of FP64 instructions.
+    */
+    KOKKOS_INLINE_FUNCTION static double accepted_step( double norm2, float exponent, double step, double h,
+                                                        bool ends_on_sample, bool after_rejection )
+    {
+        double factor = 0.9 * static_cast<double>( compat::pow( static_cast<float>( compat::fmax( norm2, 1e-20 ) ), exponent ) );
+        factor = compat::fmin( 5.0, compat::fmax( 0.2, factor ) );
+        if ( after_rejection && factor > 1.0 )
+            factor = 1.0;
+        const double proposed = step * factor;
+        // A step shortened to end on a sample says little about the step the solution allows.
+        return ends_on_sample ? compat::fmax( h, proposed ) : proposed;
+    }
+
+    //! The factor on a rejected attempt's step: from the error (at least 0.2), 0.25 when the error is not
+    //! finite, 0.5 when only the domain check failed.
+    KOKKOS_INLINE_FUNCTION static double rejected_factor( double norm2, float exponent )
+    {
+        return !( norm2 <= 1.0 ) ? ( compat::isfinite( norm2 ) ? compat::fmax( 0.2, 0.9 * static_cast<double>( compat::pow( static_cast<float>( norm2 ), exponent ) ) ) : 0.25 ) : 0.5;
+    }
+
+    /*!
+      Switching only: one RKF45 attempt of `step` from (t, x, f(x)) and its accept/reject, with the
+      stiffness rules that move the system to the Rosenbrock step. Returns false when the system stops
+      (its `status` set: the step underflowed or the error was not finite).
+    */
+    KOKKOS_INLINE_FUNCTION bool rkf45_attempt( const double ( &a )[N], const Real ( &k )[M], Real ( &x )[N], Real ( &fx )[N],
+                                               double step, bool ends_on_sample, double target, double& t, double& h,
+                                               bool& after_rejection, long& steps, long& rejected, long& rhs,
+                                               SwitchingState& sw, SolverStatus& status ) const
+    {
+        constexpr float exponent = -0.5f / 5; // RKF45's error estimate is of order 4
+        Real xnew[N], err[N];
+        small_rkf45_attempt( net, k, x, fx, step, xnew, err, rhs );
+        const double norm2 = error_norm_squared( a, x, xnew, err );
+        if ( norm2 <= 1.0 && in_domain( xnew ) ) // false for NaN
+        {
+            ++steps;
+            ++sw.rkf_steps;
+            t = ends_on_sample ? target : t + step;
+            MORULA_UNROLL
+            for ( int i = 0; i < N; ++i )
+                x[i] = xnew[i];
+            small_rhs( net, k, x, fx );
+            ++rhs;
+            h = accepted_step( norm2, exponent, step, h, ends_on_sample, after_rejection );
+            after_rejection = false;
+            if ( ++sw.since_check >= rkf45_stiffness_check_interval )
+            {
+                sw.since_check = 0;
+                if ( sw.counter.stiff_enough( rkf45_h_rho( k, x, fx, err, step, rhs ) ) )
+                {
+                    sw.stiff = true;
+                    ++sw.to_stiff;
+                }
+            }
+            return true;
+        }
+        ++rejected;
+        h = step * rejected_factor( norm2, exponent );
+        after_rejection = true;
+        if ( !( t + h > t ) )
+        {
+            status = compat::isfinite( norm2 ) ? SolverStatus::step_too_small : SolverStatus::not_finite;
+            return false;
+        }
+        if ( h < stiffness_threshold ) // LASSIE's rule: RKF45 asks for a step below eps_s
+        {
+            sw.stiff = true;
+            ++sw.to_stiff;
+            sw.counter.reset();
+            sw.since_check = 0;
+        }
+        return true;
+    }
+
     KOKKOS_INLINE_FUNCTION void record( long s, int sample, const Real ( &x )[N] ) const
     {
         for ( int j = 0; j < static_cast<int>( saved.extent( 0 ) ); ++j )
@@ -336,6 +548,7 @@ struct RosenbrockBatchKernel
         long steps = 0, rejected = 0, jacobians = 0, factorizations = 0, rhs = 0;
         double t = t_start, h = 0;
         bool after_rejection = false;
+        SwitchingState sw; // Switching only: starts in RKF45
         if ( first )
         {
             MORULA_UNROLL
@@ -358,6 +571,17 @@ struct RosenbrockBatchKernel
             t = state( s, 2 * n );
             h = state( s, 2 * n + 1 );
             after_rejection = state( s, 2 * n + 2 ) != 0.0;
+            if constexpr ( Switching )
+            {
+                sw.stiff = state( s, 2 * n + 3 ) != 0.0;
+                sw.counter.stiff = static_cast<int>( state( s, 2 * n + 4 ) );
+                sw.counter.nonstiff = static_cast<int>( state( s, 2 * n + 5 ) );
+                sw.since_check = static_cast<int>( state( s, 2 * n + 6 ) );
+                sw.rkf_steps = statistics( s, stat_rkf_steps );
+                sw.stiff_steps = statistics( s, stat_bdf_steps );
+                sw.to_stiff = statistics( s, stat_switches_to_bdf );
+                sw.to_rkf = statistics( s, stat_switches_to_rkf );
+            }
             steps = statistics( s, stat_steps );
             rejected = statistics( s, stat_rejected );
             jacobians = statistics( s, stat_jacobians );
@@ -367,9 +591,7 @@ struct RosenbrockBatchKernel
 
         SolverStatus status = SolverStatus::success;
         bool last_failure_singular = false;
-        // The controller's power in float, of the squared norm: it only scales the next step (its 1e-7
-        // relative error is nothing there), and a double pow is a long sequence of FP64 instructions.
-        constexpr float exponent = -0.5f / ( Step::error_order + 1 );
+        constexpr float exponent = -0.5f / ( Step::error_order + 1 ); // of the squared norm (accepted_step)
         int sample = begin;
         for ( ; sample < stop; ++sample )
         {
@@ -381,28 +603,48 @@ struct RosenbrockBatchKernel
                     status = SolverStatus::max_steps;
                     break;
                 }
+                const bool ends_on_sample = t + h >= target;
+                const double step = ends_on_sample ? target - t : h;
+                if constexpr ( Switching )
+                    if ( !sw.stiff )
+                    {
+                        if ( !rkf45_attempt( a, k, x, fx, step, ends_on_sample, target, t, h, after_rejection, steps,
+                                             rejected, rhs, sw, status ) )
+                            break;
+                        continue;
+                    }
                 // The Jacobian is evaluated before every attempt, again after a rejection (at the same x,
                 // so the same matrix), instead of being kept: it is dead once W is formed, which frees its
                 // N^2 registers during the stages. Rejections are a few percent of the attempts.
                 Real J[N][N];
                 small_jacobian( net, k, x, J );
                 ++jacobians;
-                const bool ends_on_sample = t + h >= target;
-                const double step = ends_on_sample ? target - t : h;
+                if constexpr ( Switching )
+                    if ( sw.since_check >= stiffness_check_interval )
+                    {
+                        sw.since_check = 0;
+                        if ( spectral_radius_bound( J ) * h <= bdf_to_rkf45_h_rho )
+                        {
+                            sw.stiff = false; // back to RKF45 with the step the controller proposed
+                            ++sw.to_rkf;
+                            continue;
+                        }
+                    }
                 Real xnew[N], err[N], fnew[N];
                 ++factorizations;
                 const bool factored = Step::attempt( net, k, x, fx, J, step, xnew, err, fnew, rhs );
                 const double norm2 = factored ? error_norm_squared( a, x, xnew, err ) : std::numeric_limits<double>::quiet_NaN();
                 // The domain check: a negative concentration, even one within the tolerance, can send the
                 // solution of a mass-action ODE to minus infinity; the attempt is rejected and the step halved.
-                bool in_domain = true;
-                if ( nonnegative )
-                    MORULA_UNROLL
-                    for ( int i = 0; i < N; ++i )
-                        in_domain = in_domain && !( xnew[i] < Real( 0 ) );
-                if ( norm2 <= 1.0 && in_domain ) // false for NaN
+                const bool inside = in_domain( xnew );
+                if ( norm2 <= 1.0 && inside ) // false for NaN
                 {
                     ++steps;
+                    if constexpr ( Switching )
+                    {
+                        ++sw.stiff_steps;
+                        ++sw.since_check;
+                    }
                     t = ends_on_sample ? target : t + step;
                     MORULA_UNROLL
                     for ( int i = 0; i < N; ++i )
@@ -418,21 +660,14 @@ struct RosenbrockBatchKernel
                         small_rhs( net, k, x, fx );
                         ++rhs;
                     }
-                    double factor = 0.9 * static_cast<double>( compat::pow( static_cast<float>( compat::fmax( norm2, 1e-20 ) ), exponent ) );
-                    factor = compat::fmin( 5.0, compat::fmax( 0.2, factor ) );
-                    if ( after_rejection && factor > 1.0 )
-                        factor = 1.0;
-                    const double proposed = step * factor;
-                    // A step shortened to end on a sample says little about the step the solution allows.
-                    h = ends_on_sample ? compat::fmax( h, proposed ) : proposed;
+                    h = accepted_step( norm2, exponent, step, h, ends_on_sample, after_rejection );
                     after_rejection = false;
                 }
                 else
                 {
                     ++rejected;
                     last_failure_singular = !factored;
-                    const double factor = !( norm2 <= 1.0 ) ? ( compat::isfinite( norm2 ) ? compat::fmax( 0.2, 0.9 * static_cast<double>( compat::pow( static_cast<float>( norm2 ), exponent ) ) ) : 0.25 ) : 0.5;
-                    h = step * factor;
+                    h = step * rejected_factor( norm2, exponent );
                     after_rejection = true;
                     if ( !( t + h > t ) )
                     {
@@ -462,6 +697,20 @@ struct RosenbrockBatchKernel
             state( s, 2 * n ) = t;
             state( s, 2 * n + 1 ) = h;
             state( s, 2 * n + 2 ) = after_rejection ? 1.0 : 0.0;
+            if constexpr ( Switching )
+            {
+                state( s, 2 * n + 3 ) = sw.stiff ? 1.0 : 0.0;
+                state( s, 2 * n + 4 ) = sw.counter.stiff;
+                state( s, 2 * n + 5 ) = sw.counter.nonstiff;
+                state( s, 2 * n + 6 ) = sw.since_check;
+            }
+        }
+        if constexpr ( Switching )
+        {
+            statistics( s, stat_rkf_steps ) = sw.rkf_steps;
+            statistics( s, stat_bdf_steps ) = sw.stiff_steps;
+            statistics( s, stat_switches_to_bdf ) = sw.to_stiff;
+            statistics( s, stat_switches_to_rkf ) = sw.to_rkf;
         }
         statistics( s, stat_status ) = static_cast<long>( status );
         statistics( s, stat_steps ) = steps;
@@ -503,17 +752,11 @@ SmallMassAction<N, M> small_mass_action( const MassActionSystem<MemorySpace>& sy
 }
 
 /*!
-  The largest network the register-resident kernels take. A 16-species kernel would not keep its W
-  matrix (256 numbers) in registers, and its unrolled LU and stages multiply the compile time of every
-  translation unit that solves; larger networks take the general batched path (method bdf or automatic).
-*/
-constexpr int rosenbrock_max_species = 8;
-constexpr int rosenbrock_max_reactions = 16;
-
-/*!
   A batch integrated by the Rosenbrock kernel of the method, precision and smallest capacity (3 x 8, 4 x 8 or
-  8 x 16 species x reactions) that hold it, as OdeSolver::solve runs it (one leg) or OdeIntegration
-  (legs between samples, checkpointed). Inputs are validated by OdeSolver.
+  8 x 16 species x reactions, up to rosenbrock_max_species x rosenbrock_max_reactions) that hold it, as
+  OdeSolver::solve runs it (one leg) or OdeIntegration (legs between samples, checkpointed). Method::automatic
+  (where automatic_stiff_method() says rodas5p) runs the switching RKF45 <-> Rodas5P kernel, in double.
+  Inputs are validated by OdeSolver.
 */
 template <class ExecutionSpace, class MemorySpace>
 class RosenbrockIntegration
@@ -534,23 +777,25 @@ class RosenbrockIntegration
         Kokkos::deep_copy( exec, m_result.samples, std::numeric_limits<double>::quiet_NaN() );
         m_result.statistics = Kokkos::View<long**, Kokkos::LayoutLeft, MemorySpace>( "morula::ode::statistics", m_systems, stat_count );
         if ( resumable )
-            m_state = Kokkos::View<double**, Kokkos::LayoutLeft, MemorySpace>( "morula::ode::rosenbrock_state", m_systems,
-                                                                               2 * m_species + 3 );
+            m_state = Kokkos::View<double**, Kokkos::LayoutLeft, MemorySpace>(
+                "morula::ode::rosenbrock_state", m_systems, 2 * m_species + ( options.method == Method::automatic ? 7 : 3 ) );
         const auto times = to_device<double, MemorySpace>( "morula::ode::sample_times", sample_times );
         const auto saved_view = to_device<int, MemorySpace>( "morula::ode::saved_species", saved );
         // One launcher per (precision, method, capacity): the choice is made here, once.
-        auto make = [&]( auto real, auto step, auto capacity ) {
+        auto make = [&]( auto real, auto step, auto capacity, auto switching ) {
             using Real = decltype( real );
             using Step = decltype( step );
             constexpr int N = decltype( capacity )::species;
             constexpr int M = decltype( capacity )::reactions;
-            RosenbrockBatchKernel<MemorySpace, Real, N, M, Step> kernel{
+            RosenbrockBatchKernel<MemorySpace, Real, N, M, Step, decltype( switching )::value> kernel{
                 small_mass_action<N, M>( system ), initial_states, rate_constants, system.rate_constants, times, saved_view, atol,
                 options.relative_tolerance, t_start, options.max_steps, m_result.samples, m_result.statistics, m_state };
             kernel.inverse_species = 1.0 / system.species;
             kernel.nonnegative = options.nonnegativity == Nonnegativity::enforced ||
                                  ( options.nonnegativity == Nonnegativity::automatic &&
                                    options.precision == Precision::single_precision );
+            kernel.stiffness_threshold = options.stiffness_threshold;
+            kernel.stiffness_check_interval = options.stiffness_check_interval;
             m_launch = [kernel, systems = m_systems]( const ExecutionSpace& space, int begin, int stop, bool first ) mutable {
                 kernel.begin = begin;
                 kernel.stop = stop;
@@ -561,15 +806,15 @@ class RosenbrockIntegration
                 Kokkos::parallel_for( "morula::ode::rosenbrock_batch", core::LaunchRange<ExecutionSpace>( space, 0, systems ), kernel );
             };
         };
-        auto in_capacity = [&]( auto real, auto step ) {
+        auto in_capacity = [&]( auto real, auto step, auto switching ) {
             // Three species (Robertson and the many small networks like it) get their own capacity: in the
             // 4-species one the padding species cost a third of the LU, the solves and the stage registers.
             if ( system.species <= 3 && system.reactions <= 8 )
-                make( real, step, Capacity<3, 8>{} );
+                make( real, step, Capacity<3, 8>{}, switching );
             else if ( system.species <= 4 && system.reactions <= 8 )
-                make( real, step, Capacity<4, 8>{} );
+                make( real, step, Capacity<4, 8>{}, switching );
             else if ( system.species <= rosenbrock_max_species && system.reactions <= rosenbrock_max_reactions )
-                make( real, step, Capacity<rosenbrock_max_species, rosenbrock_max_reactions>{} );
+                make( real, step, Capacity<rosenbrock_max_species, rosenbrock_max_reactions>{}, switching );
             else
                 throw core::InputError( core::detail::concat( "ODE solver: the Rosenbrock methods take networks of up to ",
                                                               rosenbrock_max_species, " species and ", rosenbrock_max_reactions,
@@ -579,13 +824,15 @@ class RosenbrockIntegration
         auto in_method = [&]( auto real ) {
             switch ( options.method )
             {
-            case Method::rodas4: in_capacity( real, RodasStep<Rodas4Tableau>{} ); break;
-            case Method::rosenbrock23: in_capacity( real, Rosenbrock23Step{} ); break;
-            case Method::rodas5p: in_capacity( real, RodasStep<Rodas5PTableau>{} ); break;
+            case Method::rodas4: in_capacity( real, RodasStep<Rodas4Tableau>{}, std::false_type{} ); break;
+            case Method::rosenbrock23: in_capacity( real, Rosenbrock23Step{}, std::false_type{} ); break;
+            case Method::rodas5p: in_capacity( real, RodasStep<Rodas5PTableau>{}, std::false_type{} ); break;
             default: throw core::InputError( "RosenbrockIntegration: not a Rosenbrock method" );
             }
         };
-        if ( options.precision == Precision::single_precision )
+        if ( options.method == Method::automatic ) // RKF45 <-> Rodas5P, double only (automatic_stiff_method)
+            in_capacity( double{}, RodasStep<Rodas5PTableau>{}, std::true_type{} );
+        else if ( options.precision == Precision::single_precision )
             in_method( float{} );
         else
             in_method( double{} );
