@@ -334,7 +334,7 @@ void add_ode_command( CLI::App& app )
                                                 { "rosenbrock23", ode::Method::rosenbrock23 } } ) );
     run->add_option( "--stiff-method", r->stiff_method,
                      "What --method auto uses while stiff: auto (default: Rodas5P in registers for networks of up to 4 "
-                     "species and 8 reactions, and up to 8 and 16 at --rtol <= 1e-4, in the batched mode; BDF "
+                     "species and 8 reactions, and up to 8 and 16 at --rtol <= 1e-6, in the batched mode; BDF "
                      "otherwise), bdf, or rodas5p" )
         ->transform( cli_choice<ode::Method>(
             { { "auto", ode::Method::automatic }, { "bdf", ode::Method::bdf }, { "rodas5p", ode::Method::rodas5p } } ) );
@@ -350,7 +350,7 @@ void add_ode_command( CLI::App& app )
     run->add_option( "--bdf-order", r->bdf_order, "Highest BDF order, 1 to 5 (default 5)" );
     run->add_option( "--bdf-step", r->bdf_step, "Fixed BDF step (first order, no error test); needs --newton-tol" );
     run->add_option( "--newton-tol", r->newton_tol, "Newton stopping tolerance of the fixed-step BDF" );
-    run->add_option( "--eps-s", r->eps_s, "Stiffness threshold: a rejected RKF45 step below it switches to BDF (default 1e-6)" );
+    run->add_option( "--eps-s", r->eps_s, "Stiffness threshold: a rejected RKF45 step below it switches to the stiff method (default 1e-6)" );
     run->add_option( "--initial-step", r->initial_step, "First step (default 1e-3)" );
     run->add_option( "--linear", r->linear, "BDF linear solver: auto, dense, kokkos-batched or sparse" )
         ->transform( cli_choice<ode::LinearSolver>( { { "auto", ode::LinearSolver::automatic },

@@ -174,6 +174,11 @@ ode::SolverOptions solver_options( const RunArgs& a, const CLI::App& cmd, const 
     }
     if ( given( cmd, "--linear" ) )
         o.linear_solver = a.linear;
+    // Options of the general path's RKF45 and BDF ask for that path: under --method auto they keep the stiff
+    // stretches in BDF (the register kernel chooses its own first step and has no BDF order or linear solver).
+    if ( o.method == ode::Method::automatic && !given( cmd, "--stiff-method" ) &&
+         ( given( cmd, "--initial-step" ) || given( cmd, "--bdf-order" ) || given( cmd, "--linear" ) ) )
+        o.stiff_method = ode::Method::bdf;
     o.mode = ode::default_execution_mode( systems, net.species_count(), net.reaction_count(), o );
     if ( given( cmd, "--mode" ) )
     {

@@ -389,9 +389,11 @@ TEST( TEST_CATEGORY, automatic_stiff_method_follows_the_measured_rule )
     EXPECT_EQ( ode::automatic_stiff_method( o, 4, 8, true ), Method::rodas5p );
     o.relative_tolerance = 1e-3; // up to 4 x 8: Rodas5P at every tolerance
     EXPECT_EQ( ode::automatic_stiff_method( o, 4, 8, true ), Method::rodas5p );
-    EXPECT_EQ( ode::automatic_stiff_method( o, 8, 13, true ), Method::bdf ); // 5-8 species: BDF above 1e-4
+    EXPECT_EQ( ode::automatic_stiff_method( o, 8, 13, true ), Method::bdf ); // 5-8 species: BDF above 1e-6
     EXPECT_EQ( ode::automatic_stiff_method( o, 3, 9, true ), Method::bdf );
-    o.relative_tolerance = 1e-4;
+    o.relative_tolerance = 1e-5;
+    EXPECT_EQ( ode::automatic_stiff_method( o, 8, 13, true ), Method::bdf );
+    o.relative_tolerance = 1e-6;
     EXPECT_EQ( ode::automatic_stiff_method( o, 8, 13, true ), Method::rodas5p );
     EXPECT_EQ( ode::automatic_stiff_method( o, 8, 16, true ), Method::rodas5p );
     EXPECT_EQ( ode::automatic_stiff_method( o, 9, 13, true ), Method::bdf );

@@ -43,7 +43,12 @@ TEST( ParameterSweep, columns_resolve_to_species_reactions_and_labels )
     EXPECT_INPUT_ERROR( resolve_sweep_column( net, "R3", "x" ), "'R3'", "R0 to R2" );
     // A species called like a reaction index is ambiguous.
     const ReactionNetwork odd = parse_text_model( "R0 -> X, k=1\ninit R0 = 1\n", "odd.txt" );
-    EXPECT_INPUT_ERROR( resolve_sweep_column( odd, "R0", "x" ), "names both a species and a reaction" );
+    EXPECT_INPUT_ERROR( resolve_sweep_column( odd, "R0", "x" ), "names both a species and a reaction",
+                        "(species R0 and reaction R0)" );
+    // A reaction labelled like another reaction's index: two reactions, not a species.
+    const ReactionNetwork labels = parse_text_model( "A -> B, k=1\nR0: B -> A, k=2\ninit A = 1\n", "labels.txt" );
+    EXPECT_INPUT_ERROR( resolve_sweep_column( labels, "R0", "x" ), "'R0' names two reactions", "(reaction R1 and reaction R0)",
+                        "rename the reaction labelled 'R0'" );
 }
 
 TEST( ParameterSweep, table_sets_rates_and_initial_values_per_system )

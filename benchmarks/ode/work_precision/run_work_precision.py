@@ -45,7 +45,11 @@ import tempfile
 import time
 
 import numpy as np
-from scipy.integrate import solve_ivp
+
+try:
+    from scipy.integrate import solve_ivp
+except ImportError:  # run_automatic_rule.py uses the Morula part of this file on machines without SciPy
+    solve_ivp = None
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)

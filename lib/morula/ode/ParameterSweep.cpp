@@ -124,8 +124,19 @@ SweepColumn resolve_sweep_column( const ReactionNetwork& network, const std::str
         throw InputError( concat( where, ": '", name, "' is not a species or reaction of the model '", network.source,
                                   "'; expected one of: ", name_list( network ) ) );
     }
-    throw InputError( concat( where, ": '", name, "' names both a species and a reaction of the model '", network.source,
-                              "'; name the reaction by index (R<i>)" ) );
+    // Ambiguous: say what it names (a species and a reaction, or two reactions: one by its label, one by R<i>).
+    std::string meanings;
+    bool species = false;
+    for ( std::size_t f = 0; f < found.size(); ++f )
+    {
+        species = species || found[f].kind == SweepColumn::Kind::initial_value;
+        meanings += concat( f == 0 ? "" : f + 1 == found.size() ? " and " : ", ",
+                            found[f].kind == SweepColumn::Kind::initial_value ? "species " : "reaction R", found[f].kind ==
+                            SweepColumn::Kind::initial_value ? name : std::to_string( found[f].index ) );
+    }
+    throw InputError( concat( where, ": '", name, "' names ", species ? "both a species and a reaction" : "two reactions",
+                              " of the model '", network.source, "' (", meanings, "); ",
+                              species ? "name the reaction by index (R<i>)" : "rename the reaction labelled '" + name + "'" ) );
 }
 
 SweepRange parse_sweep_range( const std::string& text, const std::string& option )

@@ -281,17 +281,21 @@ inline std::string register_kernel_refusal( const SolverOptions& o, int species,
 /*!
   The stiff method Method::automatic hands a stiff stretch to: Method::rodas5p (RKF45 <-> Rodas5P in the
   register-resident batched kernel, detail/RosenbrockBatch.hpp) or Method::bdf (the general path).
-  With stiff_method = automatic the rule is the one measured in the work-precision study of issue #45
-  (docs/performance.md, "Work-precision study"; one CPU core, errors 1e-2 .. 1e-8):
-  - at most 4 species and 8 reactions (the 3 x 8 and 4 x 8 kernels): Rodas5P at every tolerance (on
-    Robertson 2.4-5.9x faster than RKF45 <-> BDF at every error from 1e-2 to 1e-8, never more than 1.7x
-    from the better of Rodas4 and Rodas5P; ~50x on an H200);
-  - 5-8 species or 9-16 reactions (the 8 x 16 kernel): Rodas5P at rtol <= 1e-4 (1.4-1.7x faster than
-    RKF45 <-> BDF for errors 1e-4 .. 1e-7), BDF above (equal or up to 1.15x faster at 1e-2 .. 1e-3);
+  With stiff_method = automatic the rule is the one measured (docs/performance.md, "Work-precision study"
+  and "Method automatic in the register kernel"; one CPU core, time per system at equal error against
+  SciPy Radau):
+  - at most 4 species and 8 reactions (the 3 x 8 and 4 x 8 kernels): Rodas5P at every tolerance (Robertson:
+    as fast as Rodas5P alone and 4.1-5.4x faster than RKF45 <-> BDF from error 1e-4 to 1e-6, which reaches
+    nothing tighter within rtol 1e-8; the Brusselator, never stiff: 1.3-1.6x faster than RKF45 <-> BDF, the
+    register RKF45 being cheaper than the general one; on an H200 8.4M Robertson systems 37x faster);
+  - 5-8 species or 9-16 reactions (the 8 x 16 kernel): Rodas5P at rtol <= 1e-6, BDF above. At errors
+    1e-3 .. 1e-5 the two were within 1.8x either way (the 8-species network 1.3x for Rodas5P, the
+    Oregonator 1.5-1.8x for BDF); at rtol 1e-6 RKF45 <-> BDF delivers 1.7e-5 and 6.8e-5 where the register
+    kernel delivers 1.9e-7 and 1.6e-6, and below 2e-6 on the Oregonator only the Rosenbrock paths got there;
   - larger networks, other models, the fine-grained and device-wide modes, the paper's error norm or
     fixed-step BDF, single precision: BDF.
-  A non-stiff system never leaves RKF45 in either (RKF45 was 2.1-2.9x faster than Rodas5P on the
-  Brusselator); switching costs one extra right-hand side every 5 RKF45 steps, as with BDF.
+  A non-stiff system never leaves RKF45 in either; detection costs one extra right-hand side every 5
+  RKF45 steps, as with BDF.
   \throws core::InputError when stiff_method is rodas5p and the register kernel cannot run this case.
 */
 inline Method automatic_stiff_method( const SolverOptions& o, int species, int reactions, bool mass_action )
@@ -309,7 +313,7 @@ inline Method automatic_stiff_method( const SolverOptions& o, int species, int r
         return Method::bdf;
     if ( species <= 4 && reactions <= 8 )
         return Method::rodas5p;
-    return o.relative_tolerance <= 1e-4 ? Method::rodas5p : Method::bdf;
+    return o.relative_tolerance <= 1e-6 ? Method::rodas5p : Method::bdf;
 }
 
 /*!
