@@ -53,6 +53,26 @@ def test_a_sweep_from_numpy_equals_one_system_at_a_time():
     assert (stats[:, ode.statistics_columns.index("steps")] > 0).all()
 
 
+def test_auto_takes_rodas5p_for_a_small_stiff_network_unless_told_bdf():
+    # Robertson under method="auto": RKF45 then Rodas5P in the register kernel (no Newton iteration);
+    # stiff_method="bdf" keeps RKF45 <-> BDF. Both agree with each other to the tolerance.
+    network = ode.parse_text("A -> B, k=0.04\n2 B -> B + C, k=3e7\nB + C -> A + C, k=1e4\ninit A = 1\n", "robertson")
+    times = [0.4, 40.0, 1e5]
+    column = ode.statistics_columns.index
+    auto = ode.solve(network, times=times, rtol=1e-8, atol=[1e-14])
+    bdf = ode.solve(network, times=times, rtol=1e-8, atol=[1e-14], stiff_method="bdf")
+    assert auto.status == ["success"] and bdf.status == ["success"]
+    a, b = auto.statistics.to_host()[0], bdf.statistics.to_host()[0]
+    assert a[column("switches_to_bdf")] >= 1 and a[column("bdf_steps")] > 0
+    assert a[column("newton_iterations")] == 0
+    assert b[column("newton_iterations")] > 0
+    assert np.allclose(auto.samples.to_host(), bdf.samples.to_host(), rtol=2e-6, atol=1e-12)
+    with pytest.raises(ValueError, match=r"stiff_method = 'rk4' is not one of"):
+        ode.solve(network, times=times, stiff_method="rk4")
+    with pytest.raises(ValueError, match=r"stiff_method chooses what method='auto' uses"):
+        ode.solve(network, times=times, method="rodas5p", stiff_method="bdf")
+
+
 def test_initial_states_per_system_against_the_analytic_decay():
     network = ode.parse_text("A -> B, k=0.5\n")
     x0 = np.array([[1.0, 0.0], [2.0, 1.0], [0.5, 0.25]])
