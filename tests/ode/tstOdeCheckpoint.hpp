@@ -432,6 +432,13 @@ TEST( TEST_CATEGORY, ode_checkpoint_refuses_other_runs )
     Solver fine_solver( system, fine );
     Integration fine_run( fine_solver, exec, b.x0, b.k, times );
     EXPECT_NE( message( fine_run ).find( "'mode'" ), std::string::npos );
+    // The same method (automatic) on the other stiff path: the register kernel's state is not BDF's.
+    ode::SolverOptions with_bdf = o;
+    with_bdf.stiff_method = ode::Method::bdf;
+    Solver bdf_solver( system, with_bdf );
+    Integration bdf_run( bdf_solver, exec, b.x0, b.k, times );
+    const std::string m4 = message( bdf_run );
+    EXPECT_NE( m4.find( "'stiff_method'" ), std::string::npos ) << m4;
     // Another model's checkpoint.
     {
         io::CheckpointWriter lattice( "lattice" );

@@ -239,6 +239,9 @@ class OdeIntegration
             { "reactions", { m } },
             { "mode", { static_cast<std::int64_t>( o.mode ) } },
             { "method", { static_cast<std::int64_t>( o.method ) } },
+            // The path method automatic takes while stiff (BDF or Rodas5P in the register kernel): runs on the
+            // two paths keep different state, so a restart must take the same one.
+            { "stiff_method", { static_cast<std::int64_t>( stiff_path() ) } },
             { "error_norm", { static_cast<std::int64_t>( o.error_norm ) } },
             { "linear_solver", { static_cast<std::int64_t>( m_solver.m_linear ) } },
             { "team_size", { o.team_size } },
@@ -268,6 +271,16 @@ class OdeIntegration
             { "rate_constants", k },
         };
         return p;
+    }
+
+    //! Method::automatic's resolved stiff method (rodas5p where the register kernel runs, else bdf); the
+    //! other methods record their own.
+    Method stiff_path() const
+    {
+        const auto& o = m_solver.m_options;
+        if ( o.method != Method::automatic )
+            return o.method;
+        return m_solver.uses_register_kernel() ? Method::rodas5p : Method::bdf;
     }
 
     void put_parameters( io::CheckpointWriter& out ) const
