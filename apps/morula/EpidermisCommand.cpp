@@ -23,12 +23,6 @@
 #include <string>
 #include <vector>
 
-#if defined( KOKKOS_ENABLE_CUDA )
-#include <cuda_runtime_api.h>
-#elif defined( KOKKOS_ENABLE_HIP )
-#include <hip/hip_runtime_api.h>
-#endif
-#include <unistd.h>
 
 namespace morula::app
 {
@@ -41,21 +35,6 @@ void check_epidermis_config( const std::string& path )
 
 namespace
 {
-
-// Memory the model's Views may use, in bytes: free device memory on a GPU, physical memory otherwise.
-double available_memory()
-{
-#if defined( KOKKOS_ENABLE_CUDA )
-    std::size_t free_bytes = 0, total = 0;
-    if ( cudaMemGetInfo( &free_bytes, &total ) == cudaSuccess )
-        return double( free_bytes );
-#elif defined( KOKKOS_ENABLE_HIP )
-    std::size_t free_bytes = 0, total = 0;
-    if ( hipMemGetInfo( &free_bytes, &total ) == hipSuccess )
-        return double( free_bytes );
-#endif
-    return double( sysconf( _SC_PHYS_PAGES ) ) * double( sysconf( _SC_PAGE_SIZE ) );
-}
 
 /*!
   A restarted run's CSV: the rows of the run being resumed up to step `keep_through` (the last frame at
@@ -93,8 +72,8 @@ int run_epidermis( const EpidermisSettings& s, const CheckpointFlags& flags )
         elements *= std::pow( 1.0 + 2.0 / double( s.division_elements ), double( s.steps / s.growth_interval ) );
     const double bytes = elements * ( 12.0 * sizeof( Scalar ) + 3 * 4 + 40 * 4 ) +
                          elements / 10.0 * ( 200.0 );
-    const double available = available_memory();
-    if ( bytes > 0.8 * available )
+    const double available = core::available_memory_bytes<mem>();
+    if ( available > 0 && bytes > 0.8 * available )
         throw core::InputError( core::detail::concat(
             "morula epidermis: this run may grow to ", elements, " elements, about ", bytes / 1e9,
             " GB, more than 80% of the ", available / 1e9, " GB available on the device; use fewer cells or steps" ) );

@@ -60,7 +60,7 @@ int run_lattice( const LatticeSettings& s, const CheckpointFlags& checkpoint_fla
     const auto rules = lattice_rules( s );
 
     // Everything is checked before the first step: obstacles, particle counts, outputs.
-    auto start_state = make_lattice_start<Slots>( space, s );
+    auto start_state = make_lattice_start<Slots>( space, s, MpiSession::size() );
     auto& lattice = start_state.lattice;
     const lat::CodeMap& codes = start_state.codes;
     std::vector<double> obstacle_fraction;

@@ -71,7 +71,7 @@ PointResult run_point( const LatticeSettings& p )
     Kokkos::DefaultExecutionSpace space;
     const int nspecies = int( p.species.size() );
     PointResult r;
-    auto start = make_lattice_start<Slots>( space, p );
+    auto start = make_lattice_start<Slots>( space, p, MpiSession::size() );
     std::optional<LatticeModel<Slots>> driver;
     start_model( driver, space, start.lattice, lattice_rules( p ), start.codes, lattice_options( p ) );
     start.lattice = {};
@@ -194,6 +194,7 @@ std::vector<LatticeSettings> crowding_points( const LatticeSettings& s )
         if ( !marked && (unsigned long long)( total ) > max_ids )
             throw InputError( concat( item, ": ", total, " particles, each a tracer, need more ids than the ", max_ids,
                                       " capacity ", s.capacity, " has; give each species a 'tracers' count (the rest crowd without ids)" ) );
+        refuse_lattice_beyond_memory( p, item, MpiSession::size() );
         points.push_back( std::move( p ) );
     }
     return points;

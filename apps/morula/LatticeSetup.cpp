@@ -1,10 +1,14 @@
 #include "LatticeSetup.hpp"
 
 #include <morula/core/Error.hpp>
+#include <morula/core/MemoryInfo.hpp>
+#include <morula/lattice/LatticeDiffusion.hpp>
 #include <morula/lattice/SiteWord.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <cstdio>
 
 namespace morula::app
 {
@@ -52,9 +56,53 @@ lat::DiffusionOptions lattice_options( const LatticeSettings& s )
     return opt;
 }
 
-template <int Slots>
-LatticeStart<Slots> make_lattice_start( const Kokkos::DefaultExecutionSpace& space, const LatticeSettings& s )
+void refuse_lattice_beyond_memory( const LatticeSettings& s, const std::string& what, int ranks )
 {
+    using memory_space = Kokkos::DefaultExecutionSpace::memory_space;
+    const double available = core::available_memory_bytes<memory_space>();
+    if ( !( available > 0 ) )
+        return; // unknown: nothing to compare with
+    const double sites = double( s.size[0] ) * double( s.size[1] ) * double( s.size[2] );
+    double particles = 0, tracers = 0;
+    for ( const auto& sp : s.species )
+    {
+        particles += double( sp.count );
+        tracers += sp.tracers >= 0 ? double( sp.tracers ) : s.tracers ? double( sp.count ) : 0.0;
+    }
+    // On one rank the initial lattice is the driver's. On slabs every rank builds the whole lattice
+    // first, then cuts its thickest slab with 6 ghost planes for the driver, with its particles in the
+    // same proportion; tracer ids are global, every rank keeps a displacement for each.
+    double share = 1, whole_start = 0;
+    if ( ranks > 1 )
+    {
+        share = std::min( double( s.size[2] ), std::ceil( double( s.size[2] ) / ranks ) + 6 ) / double( s.size[2] );
+        whole_start = 4.0 * sites;
+    }
+    const double need = whole_start + lattice::diffusion_memory_bytes( share * sites, share * particles, tracers );
+    auto refuse = [&]( double bytes, double memory, const char* per, const char* source ) {
+        char figures[240];
+        std::snprintf( figures, sizeof figures, "%.3g GB (%s), more than the %.3g GB %s", bytes / 1e9, per,
+                       memory / 1e9, source );
+        throw InputError( concat( what, ": ", std::llround( sites ), " sites with ", std::llround( particles ),
+                                  " particles need at least ", figures,
+                                  ranks > 1 ? concat( " (each of ", ranks, " ranks)" ) : std::string(),
+                                  "; use a smaller lattice" ) );
+    };
+    if ( need > available )
+        refuse( need, available, "on one rank 12 bytes per site, 13 per particle, 20 per tracer",
+                core::available_memory_source<memory_space>() );
+    // On a GPU the particles are placed in a host copy of the whole lattice (4 bytes per site).
+    const double host = core::host_memory_bytes();
+    if ( !Kokkos::SpaceAccessibility<Kokkos::HostSpace, memory_space>::accessible && host > 0 && 4.0 * sites > host )
+        refuse( 4.0 * sites, host, "a host copy of 4 bytes per site to place the particles", "of this machine's memory" );
+}
+
+template <int Slots>
+LatticeStart<Slots> make_lattice_start( const Kokkos::DefaultExecutionSpace& space, const LatticeSettings& s, int ranks )
+{
+    refuse_lattice_beyond_memory( s,
+                                  concat( "config: key 'size' = [", s.size[0], ", ", s.size[1], ", ", s.size[2], "]" ),
+                                  ranks );
     const auto rules = lattice_rules( s );
     LatticeStart<Slots> start{ lat::Lattice<Slots, Kokkos::DefaultExecutionSpace::memory_space>( lattice_shape( s ) ), {}, {} };
     auto& lattice = start.lattice;
@@ -111,7 +159,7 @@ LatticeStart<Slots> make_lattice_start( const Kokkos::DefaultExecutionSpace& spa
     return start;
 }
 
-template LatticeStart<2> make_lattice_start<2>( const Kokkos::DefaultExecutionSpace&, const LatticeSettings& );
-template LatticeStart<4> make_lattice_start<4>( const Kokkos::DefaultExecutionSpace&, const LatticeSettings& );
-template LatticeStart<8> make_lattice_start<8>( const Kokkos::DefaultExecutionSpace&, const LatticeSettings& );
+template LatticeStart<2> make_lattice_start<2>( const Kokkos::DefaultExecutionSpace&, const LatticeSettings&, int );
+template LatticeStart<4> make_lattice_start<4>( const Kokkos::DefaultExecutionSpace&, const LatticeSettings&, int );
+template LatticeStart<8> make_lattice_start<8>( const Kokkos::DefaultExecutionSpace&, const LatticeSettings&, int );
 } // namespace morula::app

@@ -36,12 +36,22 @@ struct LatticeStart
 };
 
 /*!
+  \brief Refuses (core::InputError, before anything is allocated) a run whose lattice cannot fit in the
+  memory of this rank's device: the initial lattice, which every rank builds whole, its slab when the run
+  is split over `ranks` MPI ranks, and the driver's Views (lattice::diffusion_memory_bytes). `what` begins
+  the message ("config: key 'size' = [...]" or a sweep point).
+*/
+void refuse_lattice_beyond_memory( const LatticeSettings& s, const std::string& what, int ranks );
+
+/*!
   Places the obstacles, then the particles, as the configuration says (the same on every rank); a
-  placement the configuration cannot have is named by its key (core::InputError). Instantiated for
-  capacities 2, 4 and 8.
+  placement the configuration cannot have is named by its key (core::InputError). First refuses a
+  lattice beyond the device's memory (refuse_lattice_beyond_memory, for a run over `ranks` ranks).
+  Instantiated for capacities 2, 4 and 8.
 */
 template <int Slots>
-LatticeStart<Slots> make_lattice_start( const Kokkos::DefaultExecutionSpace& space, const LatticeSettings& s );
+LatticeStart<Slots> make_lattice_start( const Kokkos::DefaultExecutionSpace& space, const LatticeSettings& s,
+                                        int ranks = 1 );
 } // namespace morula::app
 
 #endif

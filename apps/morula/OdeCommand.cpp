@@ -1,6 +1,7 @@
 #include "OdeCommand.hpp"
 #include "Checkpointing.hpp"
 #include "CliChoice.hpp"
+#include "JsonOptions.hpp"
 #include "MpiSession.hpp"
 #include "OdeRun.hpp"
 
@@ -315,7 +316,11 @@ void add_ode_command( CLI::App& app )
 
     auto r = std::make_shared<RunArgs>();
     CLI::App* run = ode_cmd->add_subcommand( "run", "Integrate a model and write the trajectories (docs/models/ode-app.md)" );
-    run->add_option( "model", r->model, "LASSIE/cupSODA folder, SBML file (.xml/.sbml) or text model" )->required();
+    run->add_option( "model", r->model, "LASSIE/cupSODA folder, SBML file (.xml/.sbml) or text model (or 'model' in --config)" );
+    run->add_option( "--config", r->config,
+                     "JSON file of this command's options: keys are the options without dashes (\"t_end\": 1e5, "
+                     "\"sweep\": [\"k3=log:1e-2:1e4:64\"], \"model\": \"robertson.txt\", relative to the file); the command line wins" )
+        ->check( CLI::ExistingFile );
     run->add_option( "--out", r->out, "CSV file of the samples (time, then one column per saved species)" );
     run->add_option( "--t-start", r->t_start, "Start time (default 0)" );
     run->add_option( "--t-end", r->t_end, "Last sample time (with --samples; default: the model's sample times)" );
@@ -389,7 +394,13 @@ void add_ode_command( CLI::App& app )
                      "Stop after this many samples with a checkpoint (and the CSV rows so far); resume with --restart. "
                      "--checkpoint-every also counts samples (rows of the CSV), not solver steps" );
     run->add_flag( "--no-progress", r->no_progress, "No progress line, even on a terminal" );
-    run->callback( [r, run] { run_ode( *r, *run ); } );
+    run->callback( [r, run] {
+        if ( !r->config.empty() )
+            apply_json_options( *run, r->config, { "model", "sweep-table", "restart" } );
+        if ( r->model.empty() )
+            throw InputError( "morula ode run: no model: give a model file or folder on the command line or as 'model' in --config" );
+        run_ode( *r, *run );
+    } );
 
     auto g = std::make_shared<GenerateArgs>();
     CLI::App* gen = ode_cmd->add_subcommand( "generate", "Write a random LASSIE-style network as a LASSIE folder" );

@@ -31,6 +31,7 @@ using Matrix = Kokkos::View<double**, Kokkos::LayoutLeft, mem_space>;
 // the model file's settings apply only where the command line is silent.
 struct RunArgs
 {
+    std::string config; // --config: a JSON file of these options (JsonOptions.hpp)
     std::string model;
     std::string out;
     std::string plot;

@@ -2,6 +2,7 @@
 #include "OdeRun.hpp"
 
 #include <morula/core/Error.hpp>
+#include <morula/core/MemoryInfo.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -11,7 +12,6 @@
 #include <limits>
 #include <random>
 
-#include <unistd.h>
 
 namespace morula::app::ode_run
 {
@@ -59,18 +59,13 @@ std::vector<int> parse_saved_species( const std::string& list, const ode::Reacti
     return saved;
 }
 
-double host_memory_bytes()
-{
-    return double( sysconf( _SC_PHYS_PAGES ) ) * double( sysconf( _SC_PAGE_SIZE ) );
-}
-
 // The sample times alone, and one saved species of one system kept twice (the solver's and the CSV's),
 // take 24 bytes per sample: a count beyond the host's memory is refused before anything is allocated
 // (it ended in std::bad_alloc, issue #46). refuse_batch_beyond_memory() checks the whole run later.
 void refuse_samples_beyond_memory( long samples )
 {
     const double need = 24.0 * double( samples );
-    const double host = host_memory_bytes();
+    const double host = core::host_memory_bytes();
     if ( host > 0 && need > host )
     {
         char figures[96];
@@ -265,7 +260,7 @@ void refuse_batch_beyond_memory( long systems, std::size_t nsamples, std::size_t
 {
     const double per_system = 8.0 * ( 2.0 * double( nsamples ) * double( nsaved ) + 2.0 * n + m + ode::stat_count );
     const double need = per_system * double( systems );
-    const double host = host_memory_bytes();
+    const double host = core::host_memory_bytes();
     if ( host > 0 && need > host )
     {
         char figures[160];
@@ -294,7 +289,7 @@ std::ofstream open_csv( const std::string& path )
 long max_batch_systems( std::size_t nsamples, std::size_t nsaved, int n, int m )
 {
     const double per_system = 8.0 * ( 2.0 * double( nsamples ) * double( nsaved ) + 2.0 * n + m + ode::stat_count );
-    const double host = host_memory_bytes();
+    const double host = core::host_memory_bytes();
     if ( host <= 0 )
         return std::numeric_limits<long>::max();
     return long( std::min( host / per_system, 9.0e18 ) );

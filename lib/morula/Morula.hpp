@@ -14,6 +14,7 @@
 #include <morula/core/HashedRng.hpp>
 #include <morula/core/HostCopy.hpp>
 #include <morula/core/KokkosCompat.hpp>
+#include <morula/core/MemoryInfo.hpp>
 #include <morula/core/LaunchPolicy.hpp>
 #include <morula/core/PhaseTimer.hpp>
 #include <morula/core/SoA.hpp>
