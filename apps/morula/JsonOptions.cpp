@@ -30,8 +30,11 @@ void apply_json_options( CLI::App& cmd, const std::string& path, const std::set<
     if ( !j.is_object() )
         throw InputError( "--config '" + path + "': expected a JSON object of options, got " + j.type_name() );
     const std::string command = ( cmd.get_parent() && cmd.get_parent()->get_parent() ? cmd.get_parent()->get_name() + " " : "" ) + cmd.get_name();
-    for ( const auto& [key, value] : j.items() )
+    // Iterators, not a structured binding: C++17 does not let the lambda below capture one (clang refuses).
+    for ( auto item = j.begin(); item != j.end(); ++item )
     {
+        const std::string& key = item.key();
+        const nlohmann::json& value = item.value();
         const std::string where = "--config '" + path + "': key '" + key + "'";
         std::string name = key;
         std::replace( name.begin(), name.end(), '_', '-' );
