@@ -29,6 +29,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,9 @@ namespace
 using core::InputError;
 using core::detail::concat;
 using namespace ode_run;
+
+// The options of `ode run` that name files it reads: relative to the --config file when given there.
+const std::set<std::string> run_input_files{ "model", "sweep-table", "restart" };
 
 struct GenerateArgs
 {
@@ -396,7 +400,7 @@ void add_ode_command( CLI::App& app )
     run->add_flag( "--no-progress", r->no_progress, "No progress line, even on a terminal" );
     run->callback( [r, run] {
         if ( !r->config.empty() )
-            apply_json_options( *run, r->config, { "model", "sweep-table", "restart" } );
+            apply_json_options( *run, r->config, run_input_files );
         if ( r->model.empty() )
             throw InputError( "morula ode run: no model: give a model file or folder on the command line or as 'model' in --config" );
         run_ode( *r, *run );
@@ -412,6 +416,14 @@ void add_ode_command( CLI::App& app )
     gen->add_option( "--samples", g->samples, "Number of sample times from 0 to --t-end (default 10)" );
     gen->add_flag( "--force", g->force, "Write into a non-empty folder" );
     gen->callback( [g] { generate_model( *g ); } );
+}
+
+void check_ode_run_config( const std::string& path )
+{
+    CLI::App app( "morula" );
+    add_ode_command( app );
+    CLI::App* run = app.get_subcommand( "ode" )->get_subcommand( "run" );
+    apply_json_options( *run, path, run_input_files );
 }
 
 } // namespace morula::app
