@@ -23,8 +23,9 @@ void apply_json_options( CLI::App& cmd, const std::string& path, const std::set<
     {
         j = nlohmann::json::parse( in );
     }
-    catch ( const nlohmann::json::parse_error& e )
+    catch ( const nlohmann::json::exception& e )
     {
+        // parse_error, and out_of_range for a number beyond double (1e999: found by fuzzing)
         throw InputError( "--config '" + path + "': not valid JSON: " + e.what() );
     }
     if ( !j.is_object() )
