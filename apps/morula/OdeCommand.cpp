@@ -58,7 +58,7 @@ struct GenerateArgs
 };
 
 // Copies the solver's samples and statistics to the host and notes which systems failed, and where.
-void collect( const ode::OdeResult<mem_space>& result, const std::vector<double>& times, RunOutput& out )
+void collect( const ode::OdeResult<mem_space>& result, const RunTimes& times, long first, RunOutput& out )
 {
     auto r_samples = Kokkos::create_mirror_view( result.samples );
     auto r_stats = Kokkos::create_mirror_view( result.statistics );
@@ -72,7 +72,7 @@ void collect( const ode::OdeResult<mem_space>& result, const std::vector<double>
         for ( int col = 0; col < ode::stat_count; ++col )
             out.stats[std::size_t( s ) * ode::stat_count + col] = r_stats( s, col );
     }
-    out.tally( times );
+    out.tally( times, first );
 }
 
 #if MORULA_HAVE_MPI
@@ -113,7 +113,7 @@ std::vector<T> gather_in_rank_order( const std::vector<T>& mine, MPI_Datatype ty
 // Under mpirun each rank integrated its slice of the systems: rank 0 gets them all, in system order (the
 // same samples and statistics as one rank, since every system is integrated on its own), and the
 // slowest rank's wall time. One rank: the output as it is.
-RunOutput gather_systems( RunOutput mine, const RunSystems& sys, const std::vector<double>& times, double t_start )
+RunOutput gather_systems( RunOutput mine, const RunSystems& sys, const RunTimes& times, double t_start )
 {
     if ( MpiSession::size() == 1 )
         return mine;
@@ -144,7 +144,7 @@ RunOutput gather_systems( RunOutput mine, const RunSystems& sys, const std::vect
 // samples, or on SIGTERM/SIGINT/SIGUSR1 at the end of the leg it is in. Without those flags the run is one
 // leg, as one solver call, so a batch's systems never wait for each other at a sample.
 RunOutput integrate( const RunArgs& a, const CLI::App& cmd, const ode::ReactionNetwork& net, const RunSystems& sys,
-                     const ode::SolverOptions& options, const std::vector<double>& times, const std::vector<int>& saved,
+                     const ode::SolverOptions& options, const RunTimes& times, const std::vector<int>& saved,
                      bool progress, const CheckpointSchedule& schedule )
 {
     const long systems = sys.count;
@@ -153,8 +153,12 @@ RunOutput integrate( const RunArgs& a, const CLI::App& cmd, const ode::ReactionN
     ode::OdeSolver<exec_space> solver( system, options );
     const Matrix x0 = initial_states( net, sys );
     const Matrix k = rate_constants( a, cmd, net, sys );
-    RunOutput out( systems, times.size(), saved.size(), a.t_start );
-    ode::OdeIntegration<exec_space> run( solver, exec, x0, k, times, saved, a.t_start );
+    RunOutput out( systems, times.count(), saved.size(), a.t_start );
+    // With per-system end times each system gets its own row of times (ode::OdeSolver's times_type).
+    ode::OdeIntegration<exec_space> run = times.per_system()
+                                              ? ode::OdeIntegration<exec_space>( solver, exec, x0, k, system_sample_times( times, sys ),
+                                                                                 saved, a.t_start )
+                                              : ode::OdeIntegration<exec_space>( solver, exec, x0, k, times.grid, saved, a.t_start );
     const int total = run.sample_count();
     if ( schedule.restarting() )
     {
@@ -176,10 +180,12 @@ RunOutput integrate( const RunArgs& a, const CLI::App& cmd, const ode::ReactionN
         if ( out.resumed_from >= 0 )
             std::fprintf( stderr, "ode: resuming %ld system%s of %d species after sample %d of %d (t = %g) to t = %g\n",
                           sys.total, sys.total == 1 ? "" : "s", net.species_count(), out.resumed_from, total,
-                          out.resumed_from > 0 ? times[std::size_t( out.resumed_from - 1 )] : a.t_start, times.back() );
+                          out.resumed_from > 0 ? times.at( sys.first, std::size_t( out.resumed_from - 1 ) ) : a.t_start,
+                          times.last( sys.first ) );
         else
-            std::fprintf( stderr, "ode: integrating %ld system%s of %d species from t = %g to %g%s\n", sys.total,
-                          sys.total == 1 ? "" : "s", net.species_count(), a.t_start, times.back(),
+            std::fprintf( stderr, "ode: integrating %ld system%s of %d species from t = %g to %s%s\n", sys.total,
+                          sys.total == 1 ? "" : "s", net.species_count(), a.t_start,
+                          times.per_system() ? "each system's t_end" : number( times.grid.back() ).c_str(),
                           MpiSession::size() > 1 ? concat( " on ", MpiSession::size(), " ranks" ).c_str() : "" );
         std::fflush( stderr );
     }
@@ -208,7 +214,7 @@ RunOutput integrate( const RunArgs& a, const CLI::App& cmd, const ode::ReactionN
     exec.fence();
     out.seconds = std::chrono::duration<double>( std::chrono::steady_clock::now() - start ).count();
     out.rows = static_cast<std::size_t>( run.samples_done() );
-    collect( run.result( exec ), times, out );
+    collect( run.result( exec ), times, sys.first, out );
     return out;
 }
 
@@ -221,11 +227,12 @@ int run_ode( const RunArgs& a, const CLI::App& cmd )
         require( std::isfinite( a.vary ) && a.vary >= 0 && a.vary <= 1, "--vary", a.vary,
                  "a fraction in [0, 1] (factors uniform in [1-F, 1+F])" );
     require( std::isfinite( a.t_start ), "--t-start", a.t_start, "a finite time" );
-    const std::vector<double> times = sample_times( a, cmd, net );
+    const std::vector<double> grid = sample_times( a, cmd, net );
     const std::vector<int> saved = saved_species( a, cmd, net );
     const int rank = MpiSession::rank(), ranks = MpiSession::size();
     const bool root = rank == 0; // the one that writes files and prints
-    const RunSystems sys = run_systems( a, cmd, net, times.size(), saved.size(), rank, ranks );
+    const RunSystems sys = run_systems( a, cmd, net, grid.size(), saved.size(), rank, ranks );
+    const RunTimes times = run_times( a, grid, sys );
     if ( ranks > 1 )
     {
         if ( sys.total < ranks )
@@ -261,7 +268,7 @@ int run_ode( const RunArgs& a, const CLI::App& cmd )
     if ( out.stopped )
     {
         std::printf( "ode: stopped after sample %zu of %zu (t = %s); checkpoint written to %s (resume with --restart)\n",
-                     out.rows, times.size(), out.rows > 0 ? number( times[out.rows - 1] ).c_str() : "start",
+                     out.rows, times.count(), out.rows > 0 ? number( times.at( 0, out.rows - 1 ) ).c_str() : "start",
                      schedule.file().c_str() );
         if ( csv.is_open() || !a.out.empty() )
             std::printf( "samples so far: %s\n", a.out.c_str() );
@@ -333,8 +340,8 @@ void add_ode_command( CLI::App& app )
     run->add_option( "--atol", r->atol, "Absolute tolerance, one value for all species (default the model's, else 1e-12)" );
     run->add_option( "--method", r->method,
                      "auto (RKF45 while not stiff, Rodas5P or BDF while stiff: --stiff-method), rkf45, bdf, or a "
-                     "Rosenbrock method for batches of networks of up to 8 species and 16 reactions: rodas5p (order 5), "
-                     "rodas4, rosenbrock23 (loose tolerances)" )
+                     "Rosenbrock method (in registers for networks of up to 8 species and 16 reactions, batched; the "
+                     "general path beyond and with --mode fine): rodas5p (order 5), rodas4, rosenbrock23 (loose tolerances)" )
         ->transform( cli_choice<ode::Method>( { { "auto", ode::Method::automatic },
                                                 { "rkf45", ode::Method::rkf45 },
                                                 { "bdf", ode::Method::bdf },
@@ -343,8 +350,8 @@ void add_ode_command( CLI::App& app )
                                                 { "rosenbrock23", ode::Method::rosenbrock23 } } ) );
     run->add_option( "--stiff-method", r->stiff_method,
                      "What --method auto uses while stiff: auto (default: Rodas5P in registers for networks of up to 4 "
-                     "species and 8 reactions, and up to 8 and 16 at --rtol <= 1e-6, in the batched mode; BDF "
-                     "otherwise), bdf, or rodas5p" )
+                     "species and 8 reactions, and up to 8 and 16 at --rtol <= 1e-6; on the general path up to 30 "
+                     "species at --rtol <= 1e-6; in the batched mode; BDF otherwise), bdf, or rodas5p" )
         ->transform( cli_choice<ode::Method>(
             { { "auto", ode::Method::automatic }, { "bdf", ode::Method::bdf }, { "rodas5p", ode::Method::rodas5p } } ) );
     run->add_option( "--precision", r->precision,

@@ -69,6 +69,21 @@ struct RunArgs
     long stop_after = 0; // --stop-after: samples after which the run checkpoints and stops (0: none)
 };
 
+// The run's sample times: one list for every system, or, with a sweep's `t_end` column, each system's own
+// list: the run's list scaled to end at the system's end time (its last time exactly the end time).
+struct RunTimes
+{
+    std::vector<double> grid; // --t-start to --t-end in --samples times, or the model's sample times
+    std::vector<double> ends; // each system's end time (every system of the run), or empty: the grid for all
+    double t_start = 0;
+
+    bool per_system() const { return !ends.empty(); }
+    std::size_t count() const { return grid.size(); }
+    //! System s's i-th sample time (s counts the systems of the whole run).
+    double at( long system, std::size_t i ) const;
+    double last( long system ) const { return at( system, count() - 1 ); }
+};
+
 // What the solver call leaves on the host: the samples, the statistics, and per system whether it failed
 // and the last sample time it reached.
 struct RunOutput
@@ -97,8 +112,9 @@ struct RunOutput
         , reached_any( std::size_t( systems_ ), false )
     {
     }
-    //! From the samples and statistics: which systems failed, and the last sample time each reached.
-    void tally( const std::vector<double>& times );
+    //! From the samples and statistics: which systems failed, and the last sample time each reached
+    //! (the systems are the run's `first`, `first + 1`, ...).
+    void tally( const RunTimes& times, long first = 0 );
     double& sample_at( long s, std::size_t t, std::size_t j ) { return samples[( std::size_t( s ) * nsamples + t ) * nsaved + j]; }
     double sample_at( long s, std::size_t t, std::size_t j ) const
     {
@@ -140,6 +156,11 @@ std::vector<double> even_times( double first, double last, long count );
 ode::SolverOptions solver_options( const RunArgs& a, const CLI::App& cmd, const ode::ReactionNetwork& net, long systems );
 //! --t-start to --t-end in --samples evenly spaced times, else the model's own sample times.
 std::vector<double> sample_times( const RunArgs& a, const CLI::App& cmd, const ode::ReactionNetwork& net );
+//! The run's times: `grid` for every system, or with a sweep's t_end column each system's own (checked:
+//! every end time after --t-start, naming the table line or range).
+RunTimes run_times( const RunArgs& a, std::vector<double> grid, const RunSystems& sys );
+//! This rank's systems' rows of sample times (per-system times only).
+Matrix system_sample_times( const RunTimes& times, const RunSystems& sys );
 //! --save's species, else the model's saved species, else all of them.
 std::vector<int> saved_species( const RunArgs& a, const CLI::App& cmd, const ode::ReactionNetwork& net );
 //! Refuses a run whose samples and states cannot fit in the host's memory, with the figures.
@@ -165,19 +186,20 @@ std::string checkpoint_prefix( const std::string& out );
 
 //! The CSV: time, then one column per saved species (with --batch a first column 'system'). Closes it.
 void write_csv( std::ofstream& csv, const std::string& path, bool batch_output, const ode::ReactionNetwork& net,
-                const std::vector<double>& times, const std::vector<int>& saved, const RunOutput& out );
+                const RunTimes& times, const std::vector<int>& saved, const RunOutput& out );
 //! One line: status, time span, steps and switches (min / median / max over a batch), wall time.
-void print_summary( const RunArgs& a, const std::vector<double>& times, const RunOutput& out );
+void print_summary( const RunArgs& a, const RunTimes& times, const RunOutput& out );
 //! --stats: every counter of one system, or statuses and min / median / max of each over a batch.
 void print_statistics( const RunOutput& out );
 //! --plot: the saved species of system 0 against time.
-void write_plot( const RunArgs& a, const ode::ReactionNetwork& net, const std::vector<double>& times,
+void write_plot( const RunArgs& a, const ode::ReactionNetwork& net, const RunTimes& times,
                  const std::vector<int>& saved, const RunOutput& out );
 //! Whether --out names an HDF5 file (.h5, .hdf5) rather than a CSV.
 bool is_hdf5_path( const std::string& path );
-//! --out x.h5: time, samples (system, sample, species), status (with names and reasons), reached,
-//! statistics, and the sweep's parameters, each with its column names. \throws core::IoError
-void write_hdf5( const std::string& path, const ode::ReactionNetwork& net, const std::vector<double>& times,
+//! --out x.h5: time (samples, or (system, sample) with per-system times), samples (system, sample,
+//! species), status (with names and reasons), reached, statistics, and the sweep's parameters, each with
+//! its column names. \throws core::IoError
+void write_hdf5( const std::string& path, const ode::ReactionNetwork& net, const RunTimes& times,
                  const std::vector<int>& saved, const RunSystems& sys, const RunOutput& out );
 //! --summary: one row per system: system, status, reason, last sample time reached, steps, rejected
 //! steps, then the sweep's values. \throws core::IoError
@@ -185,7 +207,7 @@ void write_summary( const std::string& path, const RunSystems& sys, const RunOut
 //! Why a system with status `s` stopped, in words (empty for success).
 const char* failure_reason( ode::SolverStatus s );
 //! Lists up to 10 failed systems on stderr and throws with the first failure's status and reach.
-[[noreturn]] void report_failures( const std::vector<double>& times, const RunOutput& out );
+[[noreturn]] void report_failures( const RunTimes& times, const RunOutput& out );
 
 } // namespace morula::app::ode_run
 

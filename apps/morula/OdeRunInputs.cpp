@@ -174,11 +174,19 @@ ode::SolverOptions solver_options( const RunArgs& a, const CLI::App& cmd, const 
     if ( o.method == ode::Method::automatic && !given( cmd, "--stiff-method" ) &&
          ( given( cmd, "--initial-step" ) || given( cmd, "--bdf-order" ) || given( cmd, "--linear" ) ) )
         o.stiff_method = ode::Method::bdf;
+    // The precision before the mode: single precision is the batched kernel's, so it chooses the mode.
+    if ( given( cmd, "--precision" ) )
+    {
+        if ( a.precision == ode::Precision::single_precision && !ode::is_rosenbrock( o.method ) )
+            throw InputError( "--precision single needs a Rosenbrock method (--method rodas5p, rodas4 or rosenbrock23); "
+                              "RKF45 and BDF run in double" );
+        o.precision = a.precision;
+    }
     o.mode = ode::default_execution_mode( systems, net.species_count(), net.reaction_count(), o );
     if ( given( cmd, "--mode" ) )
     {
-        if ( ode::is_rosenbrock( o.method ) && a.mode != ode::ExecutionMode::batched )
-            throw InputError( "--method rodas5p, rodas4 and rosenbrock23 run one system per thread: use --mode batched "
+        if ( ode::is_rosenbrock( o.method ) && a.mode == ode::ExecutionMode::device_wide )
+            throw InputError( "--method rodas5p, rodas4 and rosenbrock23 run in --mode batched or fine, not device "
                               "(or leave --mode out)" );
         if ( a.mode == ode::ExecutionMode::device_wide && systems > 1 )
             throw InputError( concat( "--mode device integrates one system; --batch is ", systems,
@@ -191,13 +199,6 @@ ode::SolverOptions solver_options( const RunArgs& a, const CLI::App& cmd, const 
     {
         require( a.team_size >= 1 && a.team_size <= 1 << 20, "--team-size", double( a.team_size ), "a size >= 1" );
         o.team_size = int( a.team_size );
-    }
-    if ( given( cmd, "--precision" ) )
-    {
-        if ( a.precision == ode::Precision::single_precision && !ode::is_rosenbrock( o.method ) )
-            throw InputError( "--precision single needs a Rosenbrock method (--method rodas5p, rodas4 or rosenbrock23); "
-                              "RKF45 and BDF run in double" );
-        o.precision = a.precision;
     }
     if ( given( cmd, "--max-steps" ) )
     {
@@ -239,6 +240,53 @@ std::vector<double> sample_times( const RunArgs& a, const CLI::App& cmd, const o
     return times;
 }
 
+double RunTimes::at( long system, std::size_t i ) const
+{
+    if ( !per_system() )
+        return grid[i];
+    const double end = ends[std::size_t( system )];
+    if ( i + 1 == grid.size() )
+        return end;
+    // The grid's fractions of the run, stretched to this system's span; computed once here for both the
+    // device (system_sample_times) and the outputs, so the CSV's times are the ones integrated to.
+    return t_start + ( grid[i] - t_start ) * ( ( end - t_start ) / ( grid.back() - t_start ) );
+}
+
+RunTimes run_times( const RunArgs& a, std::vector<double> grid, const RunSystems& sys )
+{
+    RunTimes times;
+    times.grid = std::move( grid );
+    times.t_start = a.t_start;
+    const int column = sys.sweep ? sys.sweep->end_time_column() : -1;
+    if ( column < 0 )
+        return times;
+    const ode::ParameterSweep& sweep = *sys.sweep;
+    if ( !( times.grid.back() > a.t_start ) )
+        throw InputError( concat( sweep.source, ": a t_end column needs sample times after --t-start (", number( a.t_start ),
+                                  ") to stretch to each system's end; the run's last is ", number( times.grid.back() ) ) );
+    times.ends.resize( std::size_t( sweep.systems ) );
+    for ( long s = 0; s < sweep.systems; ++s )
+    {
+        const double end = sweep.value( s, std::size_t( column ) );
+        if ( !( end > a.t_start ) )
+            throw InputError( concat( sweep.where( s ), ": column ", column + 1, " (t_end): end time ", number( end ),
+                                      "; expected a time after --t-start (", number( a.t_start ), ")" ) );
+        times.ends[std::size_t( s )] = end;
+    }
+    return times;
+}
+
+Matrix system_sample_times( const RunTimes& times, const RunSystems& sys )
+{
+    Matrix rows( Kokkos::view_alloc( Kokkos::WithoutInitializing, "morula::app::ode::sample_times" ), sys.count, times.count() );
+    auto host = Kokkos::create_mirror_view( rows );
+    for ( long s = 0; s < sys.count; ++s )
+        for ( std::size_t i = 0; i < times.count(); ++i )
+            host( s, i ) = times.at( sys.first + s, i );
+    Kokkos::deep_copy( rows, host );
+    return rows;
+}
+
 // --save's species, else the model's saved species, else all of them.
 std::vector<int> saved_species( const RunArgs& a, const CLI::App& cmd, const ode::ReactionNetwork& net )
 {
@@ -258,7 +306,7 @@ std::vector<int> saved_species( const RunArgs& a, const CLI::App& cmd, const ode
 // beyond it is refused here with the figures, not by an allocation failing inside Kokkos.
 void refuse_batch_beyond_memory( long systems, std::size_t nsamples, std::size_t nsaved, int n, int m )
 {
-    const double per_system = 8.0 * ( 2.0 * double( nsamples ) * double( nsaved ) + 2.0 * n + m + ode::stat_count );
+    const double per_system = 8.0 * ( 2.0 * double( nsamples ) * double( nsaved + 1 ) + 2.0 * n + m + ode::stat_count );
     const double need = per_system * double( systems );
     const double host = core::host_memory_bytes();
     if ( host > 0 && need > host )
@@ -268,7 +316,7 @@ void refuse_batch_beyond_memory( long systems, std::size_t nsamples, std::size_t
         char memory[64];
         std::snprintf( memory, sizeof( memory ), "%.3g GB", host / 1e9 );
         throw InputError( concat( "--batch ", systems, ": the run needs ", figures, ": ", nsamples, " samples of ",
-                                  nsaved, " species, twice, with states and rate constants), more than this "
+                                  nsaved, " species and their times, twice, with states and rate constants), more than this "
                                   "machine's ", memory, " of memory" ) );
     }
 }
@@ -288,7 +336,7 @@ std::ofstream open_csv( const std::string& path )
 // The largest batch refuse_batch_beyond_memory() lets through.
 long max_batch_systems( std::size_t nsamples, std::size_t nsaved, int n, int m )
 {
-    const double per_system = 8.0 * ( 2.0 * double( nsamples ) * double( nsaved ) + 2.0 * n + m + ode::stat_count );
+    const double per_system = 8.0 * ( 2.0 * double( nsamples ) * double( nsaved + 1 ) + 2.0 * n + m + ode::stat_count );
     const double host = core::host_memory_bytes();
     if ( host <= 0 )
         return std::numeric_limits<long>::max();

@@ -53,7 +53,7 @@ Spread spread( std::vector<long> v )
 // time, then one column per saved species; with --batch a first column 'system'; the samples filled
 // (all, unless the run stopped after a checkpoint: then the rows up to it). Closes the file.
 void write_csv( std::ofstream& csv, const std::string& path, bool batch_output, const ode::ReactionNetwork& net,
-                const std::vector<double>& times, const std::vector<int>& saved, const RunOutput& out )
+                const RunTimes& times, const std::vector<int>& saved, const RunOutput& out )
 {
     csv.precision( 17 );
     if ( batch_output )
@@ -67,7 +67,7 @@ void write_csv( std::ofstream& csv, const std::string& path, bool batch_output, 
         {
             if ( batch_output )
                 csv << s << ',';
-            csv << times[t];
+            csv << times.at( s, t );
             for ( std::size_t j = 0; j < out.nsaved; ++j )
                 csv << ',' << out.sample_at( s, t, j );
             csv << '\n';
@@ -78,14 +78,21 @@ void write_csv( std::ofstream& csv, const std::string& path, bool batch_output, 
 }
 
 // One line: status, time span, steps and switches (min / median / max over a batch), wall time.
-void print_summary( const RunArgs& a, const std::vector<double>& times, const RunOutput& out )
+void print_summary( const RunArgs& a, const RunTimes& times, const RunOutput& out )
 {
+    // The span's end: the run's last time, or the range of the systems' own end times.
+    std::string end = number( times.grid.back() );
+    if ( times.per_system() )
+    {
+        const auto [low, high] = std::minmax_element( times.ends.begin(), times.ends.end() );
+        end = *low == *high ? number( *low ) : concat( number( *low ), "..", number( *high ), " (per system)" );
+    }
     if ( out.systems == 1 )
     {
         const auto stat = [&]( int col ) { return out.stat( 0, col ); };
-        std::printf( "ode: %s, t = %g to %g, %zu samples, %ld steps (%ld rejected), switches %ld to BDF / %ld to "
+        std::printf( "ode: %s, t = %g to %s, %zu samples, %ld steps (%ld rejected), switches %ld to BDF / %ld to "
                      "RKF45, %.4g s\n",
-                     out.status_name( 0 ), a.t_start, times.back(), out.nsamples, stat( ode::stat_steps ),
+                     out.status_name( 0 ), a.t_start, end.c_str(), out.nsamples, stat( ode::stat_steps ),
                      stat( ode::stat_rejected ), stat( ode::stat_switches_to_bdf ), stat( ode::stat_switches_to_rkf ),
                      out.seconds );
         return;
@@ -96,9 +103,9 @@ void print_summary( const RunArgs& a, const std::vector<double>& times, const Ru
         to_bdf += v;
     for ( long v : out.column( ode::stat_switches_to_rkf ) )
         to_rkf += v;
-    std::printf( "ode: %ld systems: %ld success, %ld failed, t = %g to %g, %zu samples, steps min %ld / median "
+    std::printf( "ode: %ld systems: %ld success, %ld failed, t = %g to %s, %zu samples, steps min %ld / median "
                  "%g / max %ld, switches %ld to BDF / %ld to RKF45 in all, %.4g s\n",
-                 out.systems, out.systems - out.failures, out.failures, a.t_start, times.back(), out.nsamples,
+                 out.systems, out.systems - out.failures, out.failures, a.t_start, end.c_str(), out.nsamples,
                  steps.min, steps.median, steps.max, to_bdf, to_rkf, out.seconds );
 }
 
@@ -128,7 +135,7 @@ void print_statistics( const RunOutput& out )
 }
 
 // --plot: the saved species of system 0 against time.
-void write_plot( const RunArgs& a, const ode::ReactionNetwork& net, const std::vector<double>& times,
+void write_plot( const RunArgs& a, const ode::ReactionNetwork& net, const RunTimes& times,
                  const std::vector<int>& saved, const RunOutput& out )
 {
     std::vector<PlotSeries> series( out.nsaved );
@@ -136,7 +143,7 @@ void write_plot( const RunArgs& a, const ode::ReactionNetwork& net, const std::v
     {
         series[j].name = net.species_names[std::size_t( saved[j] )];
         for ( std::size_t t = 0; t < out.nsamples; ++t )
-            series[j].points.emplace_back( times[t], out.sample_at( 0, t, j ) );
+            series[j].points.emplace_back( times.at( 0, t ), out.sample_at( 0, t, j ) );
     }
     PlotAxes axes;
     axes.title = concat( std::filesystem::path( a.model ).filename().string(), ": ", net.species_count(), " species, ",
@@ -150,7 +157,7 @@ void write_plot( const RunArgs& a, const ode::ReactionNetwork& net, const std::v
         std::printf( "plot skipped: this morula was built without cairo (the CSV has the data)\n" );
 }
 
-void RunOutput::tally( const std::vector<double>& times )
+void RunOutput::tally( const RunTimes& times, long first )
 {
     failures = 0;
     for ( long s = 0; s < systems; ++s )
@@ -159,7 +166,7 @@ void RunOutput::tally( const std::vector<double>& times )
             for ( std::size_t j = 0; j < nsaved; ++j )
                 if ( !std::isnan( sample_at( s, t, j ) ) )
                 {
-                    reached[std::size_t( s )] = times[t], reached_any[std::size_t( s )] = true;
+                    reached[std::size_t( s )] = times.at( first + s, t ), reached_any[std::size_t( s )] = true;
                     break;
                 }
         failed[std::size_t( s )] = stat( s, ode::stat_status ) != long( ode::SolverStatus::success );
@@ -220,13 +227,26 @@ bool is_hdf5_path( const std::string& path )
 
 // The results as one HDF5 file (h5py: f["samples"][system, sample, species]); datasets carry their
 // columns' names as attributes so that the file reads without this documentation.
-void write_hdf5( const std::string& path, const ode::ReactionNetwork& net, const std::vector<double>& times,
+void write_hdf5( const std::string& path, const ode::ReactionNetwork& net, const RunTimes& times,
                  const std::vector<int>& saved, const RunSystems& sys, const RunOutput& out )
 {
 #if MORULA_HAVE_HDF5
     io::SnapshotFrame frame;
     const std::size_t systems = std::size_t( out.systems );
-    frame.dataset( "time", times.data(), { out.rows } );
+    // Each system's own times: (system, sample), as `samples` is indexed. The frame keeps a pointer to the
+    // data until the file is written, so the table lives as long as the frame.
+    std::vector<double> rows;
+    if ( times.per_system() )
+    {
+        rows.resize( systems * out.rows );
+        for ( std::size_t s = 0; s < systems; ++s )
+            for ( std::size_t t = 0; t < out.rows; ++t )
+                rows[s * out.rows + t] = times.at( long( s ), t );
+        frame.dataset( "time", rows.data(), { systems, out.rows } );
+        frame.names( "time", "dimensions", { "system", "sample" } );
+    }
+    else
+        frame.dataset( "time", times.grid.data(), { out.rows } );
     // The rows filled: all, unless the run stopped early (then a prefix of every system's samples).
     std::vector<double> samples( systems * out.rows * out.nsaved );
     for ( std::size_t s = 0; s < systems; ++s )
@@ -275,7 +295,7 @@ void write_hdf5( const std::string& path, const ode::ReactionNetwork& net, const
 
 // Lists up to 10 failed systems of a batch on stderr and throws with the first failure's status and the
 // last sample it reached.
-void report_failures( const std::vector<double>& times, const RunOutput& out )
+void report_failures( const RunTimes& times, const RunOutput& out )
 {
     long first = -1;
     int listed = 0;
@@ -294,10 +314,10 @@ void report_failures( const std::vector<double>& times, const RunOutput& out )
                                   : std::string( "no sample" );
     if ( out.systems == 1 )
         throw std::runtime_error( concat( "integration failed: status ", out.status_name( 0 ), " after reaching ",
-                                          reach, " of ", times.back(), "; the later samples are NaN" ) );
+                                          reach, " of ", times.last( 0 ), "; the later samples are NaN" ) );
     throw std::runtime_error( concat( "integration failed for ", out.failures, " of ", out.systems,
                                       " systems (first: system ", first, ", status ", out.status_name( first ),
-                                      " after reaching ", reach, " of ", times.back(),
+                                      " after reaching ", reach, " of ", times.last( first ),
                                       "); their later samples are NaN" ) );
 }
 

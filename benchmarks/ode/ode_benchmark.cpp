@@ -99,7 +99,15 @@ ode::SolverOptions named_settings( const std::string& name )
     ode::SolverOptions o; // "modern": mixed norm, rtol 1e-6, atol 1e-12, adaptive BDF 1-5
     if ( name == "modern" )
         return o;
-    throw std::invalid_argument( "unknown settings '" + name + "' (paper, modern)" );
+    // The modern tolerances with one method throughout (the Rosenbrock methods on the general path: a team
+    // per system in the fine-grained mode).
+    if ( name == "bdf" || name == "rkf45" || name == "rodas5p" || name == "rodas4" || name == "rosenbrock23" )
+    {
+        o.method = name == "bdf" ? ode::Method::bdf : name == "rkf45" ? ode::Method::rkf45 : name == "rodas5p" ? ode::Method::rodas5p
+                   : name == "rodas4" ? ode::Method::rodas4 : ode::Method::rosenbrock23;
+        return o;
+    }
+    throw std::invalid_argument( "unknown settings '" + name + "' (paper, modern, bdf, rkf45, rodas5p, rodas4, rosenbrock23)" );
 }
 
 // --- Table 1 protocol -------------------------------------------------------------------------------
@@ -162,6 +170,9 @@ struct RobertsonCase
     double atol = 1e-12;
     std::string precision = "double";
     long check_systems = 0; // write this many systems' rates and last samples (evenly spread) for a reference check
+    // shared: one list of times for all systems; per-system: the same list as a row per system (the
+    // solver's per-system times, for what reading a system's own times costs against the shared list)
+    std::string times = "shared";
 };
 
 ode::Method method_named( const std::string& name )
@@ -220,6 +231,16 @@ nlohmann::json robertson( const Settings& cfg, const std::vector<long>& system_c
         }
         Kokkos::deep_copy( x0, hx );
         Kokkos::deep_copy( k, hk );
+        Kokkos::View<double**, Kokkos::LayoutLeft, Mem> rows;
+        if ( rc.times == "per-system" )
+        {
+            rows = Kokkos::View<double**, Kokkos::LayoutLeft, Mem>( "times", systems, times.size() );
+            auto hr = Kokkos::create_mirror_view( rows );
+            for ( long s = 0; s < systems; ++s )
+                for ( std::size_t i = 0; i < times.size(); ++i )
+                    hr( s, i ) = times[i];
+            Kokkos::deep_copy( rows, hr );
+        }
         for ( const auto& method_name : rc.methods )
         {
             ode::SolverOptions options;
@@ -232,7 +253,9 @@ nlohmann::json robertson( const Settings& cfg, const std::vector<long>& system_c
             options.precision = rc.precision == "float" ? ode::Precision::single_precision : ode::Precision::double_precision;
             ode::OdeSolver<Exec> solver( system, options );
             ode::OdeResult<Mem> result;
-            auto stats = bench::time_phase( exec, cfg.warmup, cfg.runs, [] {}, [&] { result = solver.solve( exec, x0, k, times ); } );
+            auto stats = bench::time_phase( exec, cfg.warmup, cfg.runs, [] {}, [&] {
+                result = rows.extent( 0 ) > 0 ? solver.solve( exec, x0, k, rows ) : solver.solve( exec, x0, k, times );
+            } );
             auto hs = Kokkos::create_mirror_view( result.samples );
             Kokkos::deep_copy( hs, result.samples );
             const std::size_t last = times.size() - 1;
@@ -244,6 +267,7 @@ nlohmann::json robertson( const Settings& cfg, const std::vector<long>& system_c
                               { "method", method_name },
                               { "sweep", rc.sweep },
                               { "precision", rc.precision },
+                              { "times", rc.times },
                               { "t_end", t_end },
                               { "rtol", rc.rtol },
                               { "atol", rc.atol },
@@ -900,7 +924,10 @@ int main( int argc, char* argv[] )
     app.add_flag( "--quick", quick, "with --roofline-suite: smoke-test sizes (5000 systems, 20000 LU systems, 2 runs)" );
     app.add_option( "--sizes", z.sizes, "table1/crossover: species = reactions" )->delimiter( ',' );
     app.add_option( "--samples", z.sample_counts, "table1: sample counts" )->delimiter( ',' );
-    app.add_option( "--settings", z.settings, "table1: paper and/or modern" )->delimiter( ',' );
+    app.add_option( "--settings", z.settings,
+                    "table1: paper, modern (automatic), or modern tolerances with one method: bdf, rkf45, rodas5p, rodas4, "
+                    "rosenbrock23" )
+        ->delimiter( ',' );
     app.add_option( "--models", z.models, "table1: random models per size" );
     app.add_option( "--write-models", z.write_models, "table1: also write each model in the folder format here" );
     app.add_option( "--systems", z.systems, "robertson, genes: batch sizes" )->delimiter( ',' );
@@ -915,6 +942,10 @@ int main( int argc, char* argv[] )
     app.add_option( "--atol", z.robertson.atol, "robertson: absolute tolerance" );
     app.add_option( "--precision", z.robertson.precision, "robertson: double or float (Rosenbrock methods)" )
         ->check( CLI::IsMember( { "double", "float" } ) );
+    app.add_option( "--times", z.robertson.times,
+                    "robertson: shared (one list) or per-system (the same list as a row per system: the cost of "
+                    "per-system times)" )
+        ->check( CLI::IsMember( { "shared", "per-system" } ) );
     app.add_option( "--check-systems", z.robertson.check_systems,
                     "robertson: write this many systems' rates and samples to --out for robertson_reference.py" );
     app.add_option( "--lu-systems", z.lu_systems, "lu, roofline: number of systems" );

@@ -54,7 +54,8 @@ struct OdeSolution
 
     std::size_t key;
     ode::OdeResult<MemorySpace> result;
-    std::vector<double> times;
+    std::vector<double> times;       // the list every system shares, or every system's row one after the other
+    long time_rows = 0;              // > 0: `times` holds this many rows (per-system times)
     std::vector<int> saved;
     std::vector<std::string> species;
     std::shared_ptr<const long long> generation = std::make_shared<long long>( 0 ); // results never change
@@ -93,7 +94,7 @@ long rows_of( const py::object& a )
     return static_cast<long>( arr.shape( 0 ) );
 }
 
-std::unique_ptr<OdeSolution> solve( const ode::ReactionNetwork& network, std::optional<std::vector<double>> times, py::object initial_states,
+std::unique_ptr<OdeSolution> solve( const ode::ReactionNetwork& network, py::object times, py::object initial_states,
                    py::object rate_constants, const std::string& method, std::optional<std::string> mode,
                    const std::string& precision, std::optional<double> rtol, std::optional<std::vector<double>> atol,
                    std::optional<std::vector<int>> saved, double t_start, std::optional<long> max_steps,
@@ -108,7 +109,24 @@ std::unique_ptr<OdeSolution> solve( const ode::ReactionNetwork& network, std::op
     if ( x_rows >= 0 && k_rows >= 0 && x_rows != k_rows )
         throw InputError( core::detail::concat( "morula.ode.solve: initial_states has ", x_rows, " rows and rate_constants ", k_rows,
                                   "; expected one row per system in both" ) );
-    const long systems = x_rows >= 0 ? x_rows : k_rows >= 0 ? k_rows : 1;
+    // times: a list for every system, or a 2-D array with a row per system (each system's own end time).
+    py::array time_rows; // a default py::array is an empty array, not a null handle: `per_system` says
+    bool per_system = false;
+    if ( !times.is_none() )
+    {
+        py::array a = py::array::ensure( times );
+        if ( a && a.ndim() == 2 )
+            time_rows = a, per_system = true;
+        else if ( a && a.ndim() > 2 )
+            throw InputError( core::detail::concat( "morula.ode.solve: times has ", a.ndim(),
+                                                    " dimensions; expected a list, or a 2-D array with a row per system" ) );
+    }
+    const long t_rows = per_system ? static_cast<long>( time_rows.shape( 0 ) ) : -1;
+    for ( const auto& [rows, name] : { std::make_pair( x_rows, "initial_states" ), std::make_pair( k_rows, "rate_constants" ) } )
+        if ( t_rows >= 0 && rows >= 0 && rows != t_rows )
+            throw InputError( core::detail::concat( "morula.ode.solve: times has ", t_rows, " rows and ", name, " ", rows,
+                                                    "; expected one row per system in both" ) );
+    const long systems = x_rows >= 0 ? x_rows : k_rows >= 0 ? k_rows : t_rows >= 0 ? t_rows : 1;
     if ( systems < 1 )
         throw InputError( "morula.ode.solve: no systems (the arrays have 0 rows)" );
 
@@ -146,8 +164,10 @@ std::unique_ptr<OdeSolution> solve( const ode::ReactionNetwork& network, std::op
         "precision", precision,
         { { "double", ode::Precision::double_precision }, { "single", ode::Precision::single_precision } } );
 
-    std::vector<double> sample_times = times ? *times : network.settings.sample_times;
-    if ( sample_times.empty() )
+    std::vector<double> sample_times = times.is_none() ? network.settings.sample_times
+                                       : per_system    ? std::vector<double>{}
+                                                       : times.cast<std::vector<double>>();
+    if ( sample_times.empty() && !per_system )
         throw InputError( core::detail::concat( "morula.ode.solve: no sample times: give times=[...] (", network.source,
                                   " has none)" ) );
     const std::vector<int> saved_species = saved ? *saved : network.settings.saved_species;
@@ -175,15 +195,29 @@ std::unique_ptr<OdeSolution> solve( const ode::ReactionNetwork& network, std::op
         k = device_matrix( rate_constants.cast<py::array_t<double, py::array::f_style | py::array::forcecast>>(),
                            systems, reactions, "rate_constants", "reaction" );
 
+    Matrix system_times;
+    if ( per_system )
+    {
+        const auto rows = time_rows.cast<py::array_t<double, py::array::f_style | py::array::forcecast>>();
+        system_times = device_matrix( rows, systems, static_cast<int>( rows.shape( 1 ) ), "times", "sample" );
+        // Row after row, as Solution.times gives them back.
+        const auto host = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), system_times );
+        for ( long s = 0; s < systems; ++s )
+            for ( std::size_t i = 0; i < host.extent( 1 ); ++i )
+                sample_times.push_back( host( s, i ) );
+    }
+
     auto solution = std::make_unique<OdeSolution>();
     OdeSolution& out = *solution;
     {
         py::gil_scoped_release unlocked;
         ExecutionSpace exec;
-        out.result = solver.solve( exec, x0, k, sample_times, saved_species, t_start );
+        out.result = per_system ? solver.solve( exec, x0, k, system_times, saved_species, t_start )
+                               : solver.solve( exec, x0, k, sample_times, saved_species, t_start );
         exec.fence();
     }
     out.times = sample_times;
+    out.time_rows = per_system ? systems : 0;
     if ( saved_species.empty() )
         for ( int j = 0; j < species; ++j )
             out.saved.push_back( j );
@@ -256,7 +290,17 @@ void bind_ode( py::module_& parent )
                                     return status;
                                 },
                                 "per system: 'success', 'max_steps', 'step_too_small', ..." )
-        .def_property_readonly( "times", []( const OdeSolution& s ) { return s.times; } )
+        .def_property_readonly(
+            "times",
+            []( const OdeSolution& s ) -> py::object {
+                if ( s.time_rows == 0 )
+                    return py::cast( s.times );
+                const py::ssize_t columns = static_cast<py::ssize_t>( s.times.size() ) / s.time_rows;
+                py::array_t<double> a( { static_cast<py::ssize_t>( s.time_rows ), columns } );
+                std::copy( s.times.begin(), s.times.end(), a.mutable_data() );
+                return std::move( a );
+            },
+            "the sample times: a list, or (systems, samples) when each system had its own" )
         .def_property_readonly( "saved_species", []( const OdeSolution& s ) { return s.saved; } )
         .def_property_readonly( "species", []( const OdeSolution& s ) { return s.species; } );
 
@@ -272,6 +316,7 @@ void bind_ode( py::module_& parent )
            py::arg( "saved" ) = py::none(), py::arg( "t_start" ) = 0.0, py::arg( "max_steps" ) = py::none(),
            py::arg( "stiff_method" ) = "auto",
            "integrates one system (the network's own state and rates) or a batch: initial_states (systems, species) "
-           "and/or rate_constants (systems, reactions) as arrays; the GIL is released while it runs" );
+           "and/or rate_constants (systems, reactions) as arrays; times a list for every system or a (systems, "
+           "samples) array, each system's own times (its own end time); the GIL is released while it runs" );
 }
 } // namespace morula::python

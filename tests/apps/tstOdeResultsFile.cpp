@@ -2,6 +2,7 @@
 // API: every dataset's shape and values, the column names, and a stopped run's prefix of samples.
 #include "OdeRun.hpp"
 
+#include <morula/core/Error.hpp>
 #include <morula/ode/ModelReaders.hpp>
 
 #include <gtest/gtest.h>
@@ -54,9 +55,10 @@ TEST( OdeResultsFile, sweep_samples_status_and_parameters_read_back )
     RunSystems sys;
     sys.sweep = ode::make_range_sweep( net, { ode::parse_sweep_range( "R1=linear:1:3:3" ) }, 0, 1, 100 );
     sys.total = sys.count = 3;
-    const std::vector<double> times = { 0, 1, 2 };
+    RunTimes times;
+    times.grid = { 0, 1, 2 };
     const std::vector<int> saved = { 0, 2 }; // A and C
-    RunOutput out( 3, times.size(), saved.size(), 0.0 );
+    RunOutput out( 3, times.count(), saved.size(), 0.0 );
     for ( long s = 0; s < 3; ++s )
         for ( std::size_t t = 0; t < 3; ++t )
             for ( std::size_t j = 0; j < 2; ++j )
@@ -73,7 +75,7 @@ TEST( OdeResultsFile, sweep_samples_status_and_parameters_read_back )
     const hid_t file = H5Fopen( path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT );
     ASSERT_GE( file, 0 );
     std::vector<hsize_t> dims;
-    EXPECT_EQ( read_dataset<double>( file, "time", H5T_NATIVE_DOUBLE, dims ), times );
+    EXPECT_EQ( read_dataset<double>( file, "time", H5T_NATIVE_DOUBLE, dims ), times.grid );
     const std::vector<double> samples = read_dataset<double>( file, "samples", H5T_NATIVE_DOUBLE, dims );
     EXPECT_EQ( dims, ( std::vector<hsize_t>{ 3, 3, 2 } ) );
     EXPECT_EQ( samples[( 1 * 3 + 2 ) * 2 + 1], 121.0 ); // system 1, t = 2, species C
@@ -93,6 +95,57 @@ TEST( OdeResultsFile, sweep_samples_status_and_parameters_read_back )
     EXPECT_EQ( names_count( file, "parameters", "columns" ), 1 );
     H5Fclose( file );
     std::filesystem::remove( path );
+}
+
+// Per-system end times (a t_end column): `time` is (system, sample), each row the run's times stretched
+// to the system's end; `reached` is each system's own last time reached.
+TEST( OdeResultsFile, per_system_times_read_back_as_a_table )
+{
+    const ode::ReactionNetwork net = ode::parse_text_model( "A -> B, k=0.5\ninit A = 1\n", "decay.txt" );
+    RunSystems sys;
+    sys.sweep = ode::make_range_sweep( net, { ode::parse_sweep_range( "t_end=linear:2:6:3" ) }, 0, 1, 100 );
+    sys.total = sys.count = 3;
+    RunArgs args;
+    args.t_start = 1.0;
+    const RunTimes times = run_times( args, { 1.0, 1.5, 2.0, 3.0 }, sys ); // fractions 0, 1/4, 1/2, 1 of the run
+    ASSERT_TRUE( times.per_system() );
+    EXPECT_EQ( times.at( 0, 1 ), 1.25 );
+    EXPECT_EQ( times.at( 2, 2 ), 3.5 );
+    EXPECT_EQ( times.last( 2 ), 6.0 );
+    RunOutput out( 3, times.count(), 1, args.t_start );
+    for ( long s = 0; s < 3; ++s )
+        for ( std::size_t t = 0; t < 4; ++t )
+            out.sample_at( s, t, 0 ) = 1.0;
+    out.sample_at( 1, 3, 0 ) = std::nan( "" ); // system 1 stopped after its third sample
+    out.rows = 4;
+    out.tally( times );
+    const std::string path = ( std::filesystem::temp_directory_path() / "morula_ode_results_times_test.h5" ).string();
+    write_hdf5( path, net, times, { 0 }, sys, out );
+    const hid_t file = H5Fopen( path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT );
+    ASSERT_GE( file, 0 );
+    std::vector<hsize_t> dims;
+    const std::vector<double> time = read_dataset<double>( file, "time", H5T_NATIVE_DOUBLE, dims );
+    EXPECT_EQ( dims, ( std::vector<hsize_t>{ 3, 4 } ) );
+    EXPECT_EQ( time, ( std::vector<double>{ 1, 1.25, 1.5, 2, 1, 1.75, 2.5, 4, 1, 2.25, 3.5, 6 } ) );
+    EXPECT_EQ( names_count( file, "time", "dimensions" ), 2 );
+    EXPECT_EQ( read_dataset<double>( file, "reached", H5T_NATIVE_DOUBLE, dims ), ( std::vector<double>{ 2, 2.5, 6 } ) );
+    H5Fclose( file );
+    std::filesystem::remove( path );
+    // An end time at --t-start is refused naming the range's system.
+    RunSystems bad;
+    bad.sweep = ode::make_range_sweep( net, { ode::parse_sweep_range( "t_end=linear:1:3:2" ) }, 0, 1, 100 );
+    bad.total = bad.count = 2;
+    try
+    {
+        run_times( args, { 1.0, 2.0 }, bad );
+        ADD_FAILURE() << "no error";
+    }
+    catch ( const core::InputError& e )
+    {
+        EXPECT_NE( std::string( e.what() ).find( "--sweep, system 0: column 1 (t_end): end time 1; expected a time after --t-start (1)" ),
+                   std::string::npos )
+            << e.what();
+    }
 }
 
 } // namespace

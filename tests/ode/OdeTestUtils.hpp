@@ -103,6 +103,49 @@ HostResult<typename ExecutionSpace::memory_space> solve_one( const ode::Reaction
     return HostResult<Mem>( r );
 }
 
+/*!
+  `systems` copies of `net` with the network's initial state and per-system rate constants (rows of k;
+  empty: the network's), integrated by one solve() over `times`; the result on the host.
+*/
+template <class ExecutionSpace>
+HostResult<typename ExecutionSpace::memory_space> solve_batch( const ode::ReactionNetwork& net, const ode::SolverOptions& options,
+                                                               const std::vector<double>& times, long systems = 1,
+                                                               const std::vector<std::vector<double>>& k = {} )
+{
+    using Mem = typename ExecutionSpace::memory_space;
+    using Matrix = Kokkos::View<double**, Kokkos::LayoutLeft, Mem>;
+    ode::MassActionSystem<Mem> system( net );
+    ode::OdeSolver<ExecutionSpace> solver( system, options );
+    Matrix x0( "x0", systems, net.species_count() ), rates( "k", k.empty() ? 0 : systems, net.reactions.size() );
+    auto hx = Kokkos::create_mirror_view( x0 );
+    auto hk = Kokkos::create_mirror_view( rates );
+    for ( long s = 0; s < systems; ++s )
+    {
+        for ( int i = 0; i < net.species_count(); ++i )
+            hx( s, i ) = net.initial_state[i];
+        if ( !k.empty() )
+            for ( std::size_t r = 0; r < net.reactions.size(); ++r )
+                hk( s, r ) = k[s][r];
+    }
+    Kokkos::deep_copy( x0, hx );
+    Kokkos::deep_copy( rates, hk );
+    ExecutionSpace exec;
+    auto r = solver.solve( exec, x0, rates, times );
+    exec.fence();
+    return HostResult<Mem>( r );
+}
+
+//! Morula's default options with one method, mode and tolerance pair.
+inline ode::SolverOptions options_with( ode::Method method, ode::ExecutionMode mode, double rtol, double atol )
+{
+    ode::SolverOptions o;
+    o.method = method;
+    o.mode = mode;
+    o.relative_tolerance = rtol;
+    o.absolute_tolerance = { atol };
+    return o;
+}
+
 } // namespace morula::test
 
 #endif

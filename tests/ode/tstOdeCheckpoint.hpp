@@ -273,6 +273,24 @@ TEST( TEST_CATEGORY, ode_checkpoint_fine_grained_dense_and_sparse )
 #endif
 }
 
+// The Rosenbrock methods on the general path (fine-grained: one team per system), written to a file at a
+// pause and resumed: the checkpoint holds f(x) in the workspace and the after-rejection flag.
+TEST( TEST_CATEGORY, ode_checkpoint_general_rosenbrock )
+{
+    const auto net = test::robertson_network();
+    const auto times = robertson_times( 10 );
+    const Batch b = batch_of( net, 3 );
+    for ( const auto method : { ode::Method::rodas5p, ode::Method::rosenbrock23 } )
+    {
+        ode::SolverOptions o;
+        o.method = method;
+        o.mode = ode::ExecutionMode::fine_grained;
+        o.absolute_tolerance = { 1e-10 };
+        check_restarts( net, o, b, times, every_sample( times, 2 ),
+                        method == ode::Method::rodas5p ? "general_rodas5p" : "general_rosenbrock23" );
+    }
+}
+
 TEST( TEST_CATEGORY, ode_checkpoint_switching_both_ways_near_the_pause )
 {
     // The network of ode_switches_back_to_rkf45_when_stiffness_ends, sampled densely so that the switches
@@ -450,6 +468,72 @@ TEST( TEST_CATEGORY, ode_checkpoint_refuses_other_runs )
     EXPECT_NE( m3.find( "lattice" ), std::string::npos ) << m3;
     EXPECT_NE( m3.find( path ), std::string::npos ) << m3;
     std::remove( path.c_str() );
+}
+
+// Per-system sample times (each system its own end): a run paused after every sample, checkpointed and
+// resumed equals the uninterrupted run, on the register kernel and the general batched path; a restart
+// with one system's end moved is refused naming 'sample_times' (every row is a parameter of the run).
+TEST( TEST_CATEGORY, ode_checkpoint_per_system_times )
+{
+    const auto net = test::robertson_network();
+    const long systems = 4;
+    const int samples = 7;
+    const Batch b = batch_of( net, systems );
+    Matrix rows( "times", systems, samples );
+    auto h = Kokkos::create_mirror_view( rows );
+    for ( long s = 0; s < systems; ++s )
+        for ( int i = 0; i < samples; ++i )
+            h( s, i ) = i == 0 ? 0.0 : 1e-4 * std::pow( 10.0, ( 3.0 + 2.0 * s ) * i / ( samples - 1 ) ); // ends 0.1 to 1e5
+    Kokkos::deep_copy( rows, h );
+    Exec exec;
+    ode::MassActionSystem<Mem> system( net );
+    for ( const auto stiff : { ode::Method::automatic, ode::Method::bdf } )
+    {
+        ode::SolverOptions o;
+        o.mode = ode::ExecutionMode::batched;
+        o.stiff_method = stiff; // automatic: Rodas5P in the register kernel; bdf: the general path
+        Solver solver( system, o );
+        const std::string name = stiff == ode::Method::bdf ? "per_system_times_bdf" : "per_system_times_rodas5p";
+        const auto reference = solver.solve( exec, b.x0, b.k, rows );
+        Integration full( solver, exec, b.x0, b.k, rows );
+        full.advance_to( exec, samples );
+        expect_same( full.result( exec ), reference, name + ": OdeIntegration vs OdeSolver::solve" );
+        const auto full_entries = entries_of( full );
+        const std::string path = scratch( name );
+        for ( int pause = 0; pause <= samples; ++pause )
+        {
+            {
+                Integration first( solver, exec, b.x0, b.k, rows );
+                first.advance_to( exec, pause );
+                io::write_checkpoint( first, path );
+            }
+            Integration resumed( solver, exec, b.x0, b.k, rows );
+            io::restart_from_checkpoint( resumed, path );
+            resumed.advance_to( exec, samples );
+            EXPECT_EQ( io::first_difference( full_entries, entries_of( resumed ) ), "" ) << name << ", pause " << pause;
+            expect_same( resumed.result( exec ), reference, name + ", paused after sample " + std::to_string( pause ) );
+        }
+        Matrix moved( "moved", systems, samples );
+        Kokkos::deep_copy( moved, rows );
+        auto hm = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), moved );
+        hm( 2, samples - 1 ) *= 2.0;
+        Kokkos::deep_copy( moved, hm );
+        Integration other( solver, exec, b.x0, b.k, moved );
+        std::string message;
+        try
+        {
+            io::restart_from_checkpoint( other, path );
+        }
+        catch ( const core::InputError& e )
+        {
+            message = e.what();
+        }
+        EXPECT_NE( message.find( "parameter 'sample_times'" ), std::string::npos ) << message;
+        EXPECT_NE( message.find( "(entry " + std::to_string( 2 * samples + samples - 1 ) + " of " + std::to_string( systems * samples ) ),
+                   std::string::npos )
+            << message;
+        std::remove( path.c_str() );
+    }
 }
 
 TEST( TEST_CATEGORY, ode_checkpoint_general_model_gene_network )

@@ -44,25 +44,7 @@ test::HostResult<TEST_MEMSPACE> solve_batch( const ode::ReactionNetwork& net, co
                                              const std::vector<double>& times, long systems,
                                              const std::vector<std::vector<double>>& k = {} )
 {
-    ode::MassActionSystem<TEST_MEMSPACE> system( net );
-    ode::OdeSolver<TEST_EXECSPACE> solver( system, o );
-    Matrix x0( "x0", systems, net.species_count() ), rates( "k", k.empty() ? 0 : systems, net.reactions.size() );
-    auto hx = Kokkos::create_mirror_view( x0 );
-    auto hk = Kokkos::create_mirror_view( rates );
-    for ( long s = 0; s < systems; ++s )
-    {
-        for ( int i = 0; i < net.species_count(); ++i )
-            hx( s, i ) = net.initial_state[i];
-        if ( !k.empty() )
-            for ( std::size_t r = 0; r < net.reactions.size(); ++r )
-                hk( s, r ) = k[s][r];
-    }
-    Kokkos::deep_copy( x0, hx );
-    Kokkos::deep_copy( rates, hk );
-    TEST_EXECSPACE exec;
-    auto r = solver.solve( exec, x0, rates, times );
-    exec.fence();
-    return test::HostResult<TEST_MEMSPACE>( r );
+    return test::solve_batch<TEST_EXECSPACE>( net, o, times, systems, k );
 }
 
 // Robertson from 0 to 1e11 (13 decades of time, 11 of concentration), every method, against the decade
@@ -359,8 +341,12 @@ TEST( TEST_CATEGORY, rosenbrock_refuses_what_it_cannot_do )
         }
     };
     auto o = rosenbrock_options( Method::rodas5p, 1e-6, 1e-12 );
+    o.mode = ode::ExecutionMode::device_wide;
+    expect_error( o, system, "batched (one system per thread) and fine-grained (one system per team) modes" );
+    o = rosenbrock_options( Method::rodas5p, 1e-3, 1e-6 );
     o.mode = ode::ExecutionMode::fine_grained;
-    expect_error( o, system, "batched" );
+    o.precision = ode::Precision::single_precision;
+    expect_error( o, system, "the fine-grained mode runs in double" );
     o = rosenbrock_options( Method::rodas4, 1e-6, 1e-12 );
     o.error_norm = ode::ErrorNorm::paper;
     expect_error( o, system, "mixed error norm" );
@@ -375,7 +361,11 @@ TEST( TEST_CATEGORY, rosenbrock_refuses_what_it_cannot_do )
     for ( int i = 0; i < 8; ++i )
         reactions.push_back( reaction( { { i, 1 } }, { { i + 1, 1 } }, 1.0 ) );
     ode::MassActionSystem<TEST_MEMSPACE> large( network( names, reactions, std::vector<double>( 9, 1.0 ) ) );
-    expect_error( rosenbrock_options( Method::rosenbrock23, 1e-6, 1e-12 ), large, "up to 8 species" );
+    // Beyond the register kernel the general path runs them, in double only.
+    EXPECT_NO_THROW( ode::OdeSolver<TEST_EXECSPACE>( large, rosenbrock_options( Method::rosenbrock23, 1e-6, 1e-12 ) ) );
+    o = rosenbrock_options( Method::rosenbrock23, 1e-3, 1e-6 );
+    o.precision = ode::Precision::single_precision;
+    expect_error( o, large, "single precision is the batched Rosenbrock kernel's, for networks of up to 8 species" );
 }
 
 
@@ -396,9 +386,15 @@ TEST( TEST_CATEGORY, automatic_stiff_method_follows_the_measured_rule )
     o.relative_tolerance = 1e-6;
     EXPECT_EQ( ode::automatic_stiff_method( o, 8, 13, true ), Method::rodas5p );
     EXPECT_EQ( ode::automatic_stiff_method( o, 8, 16, true ), Method::rodas5p );
-    EXPECT_EQ( ode::automatic_stiff_method( o, 9, 13, true ), Method::bdf );
-    EXPECT_EQ( ode::automatic_stiff_method( o, 8, 17, true ), Method::bdf );
+    // Beyond the register kernel, batched, up to 30 species: Rodas5P on the general path at rtol <= 1e-6.
+    EXPECT_EQ( ode::automatic_stiff_method( o, 9, 13, true ), Method::rodas5p );
+    EXPECT_EQ( ode::automatic_stiff_method( o, 8, 17, true ), Method::rodas5p );
+    EXPECT_EQ( ode::automatic_stiff_method( o, 30, 48, true ), Method::rodas5p );
+    EXPECT_EQ( ode::automatic_stiff_method( o, 31, 48, true ), Method::bdf );
     EXPECT_EQ( ode::automatic_stiff_method( o, 3, 3, false ), Method::bdf ); // not mass action
+    o.relative_tolerance = 1e-5;
+    EXPECT_EQ( ode::automatic_stiff_method( o, 10, 16, true ), Method::bdf );
+    o.relative_tolerance = 1e-6;
     for ( auto change : { 0, 1, 2, 3 } )
     {
         ode::SolverOptions c;
@@ -433,12 +429,24 @@ TEST( TEST_CATEGORY, automatic_stiff_method_follows_the_measured_rule )
     };
     ode::SolverOptions r;
     r.stiff_method = Method::rodas5p;
-    r.mode = ode::ExecutionMode::fine_grained;
-    const std::string fine = refusal( r, 3, 3 );
-    EXPECT_NE( fine.find( "batched" ), std::string::npos ) << fine;
+    r.mode = ode::ExecutionMode::fine_grained; // the general path runs it: no refusal
+    EXPECT_EQ( ode::automatic_stiff_method( r, 3, 3, true ), Method::rodas5p );
+    EXPECT_EQ( ode::automatic_stiff_method( r, 100, 200, true ), Method::rodas5p );
+    r.mode = ode::ExecutionMode::device_wide;
+    const std::string device = refusal( r, 3, 3 );
+    EXPECT_NE( device.find( "batched or fine-grained mode" ), std::string::npos ) << device;
     r.mode = ode::ExecutionMode::batched;
-    const std::string large = refusal( r, 9, 8 );
-    EXPECT_NE( large.find( "at most 8 species" ), std::string::npos ) << large;
+    const std::string other_model = refusal( r, 3, 3 );
+    EXPECT_EQ( other_model, "no error" );
+    try
+    {
+        ode::automatic_stiff_method( r, 3, 3, false );
+        ADD_FAILURE() << "no error for a model other than mass action";
+    }
+    catch ( const core::InputError& e )
+    {
+        EXPECT_NE( std::string( e.what() ).find( "mass-action network" ), std::string::npos ) << e.what();
+    }
     r.stiff_method = Method::rodas4;
     EXPECT_THROW( r.validate( 3 ), core::InputError );
 }

@@ -51,6 +51,40 @@ TEST( ParameterSweep, columns_resolve_to_species_reactions_and_labels )
                         "rename the reaction labelled 'R0'" );
 }
 
+// `t_end` is each system's end time: a column of its own kind that fill_systems leaves out of the rates
+// and states; a table remembers each system's line for messages; a model with a species or reaction named
+// t_end makes the name ambiguous.
+TEST( ParameterSweep, t_end_column_is_the_end_time )
+{
+    const ReactionNetwork net = robertson();
+    const SweepColumn end = resolve_sweep_column( net, "t_end", "here" );
+    EXPECT_EQ( end.kind, SweepColumn::Kind::end_time );
+    const auto dir = scratch( "sweep_end_time" );
+    write( dir / "t.csv", "R2,t_end,A\n# a comment line\n1e4,40,1\n\n2e4,4e5,0.5\n" );
+    const std::string path = ( dir / "t.csv" ).string();
+    const ParameterSweep sweep = read_sweep_table( path, net );
+    ASSERT_EQ( sweep.systems, 2 );
+    EXPECT_EQ( sweep.end_time_column(), 1 );
+    EXPECT_EQ( sweep.value( 1, 1 ), 4e5 );
+    EXPECT_EQ( sweep.where( 0 ), path + ":3" );
+    EXPECT_EQ( sweep.where( 1 ), path + ":5" );
+    std::vector<double> k, x;
+    fill_systems( sweep, net, 0, 2, k, x );
+    EXPECT_EQ( k, ( std::vector<double>{ 0.04, 3e7, 1e4, 0.04, 3e7, 2e4 } ) );
+    EXPECT_EQ( x, ( std::vector<double>{ 1, 0, 0, 0.5, 0, 0 } ) );
+    write( dir / "bad.csv", "t_end\n-1\n" );
+    EXPECT_INPUT_ERROR( read_sweep_table( ( dir / "bad.csv" ).string(), net ), "bad.csv:2: column 1 (t_end)", "negative end time '-1'" );
+    const ParameterSweep ranges = make_range_sweep( net, { parse_sweep_range( "t_end=log:1:1e4:5" ) }, 0, 1, 1000 );
+    EXPECT_EQ( ranges.end_time_column(), 0 );
+    EXPECT_EQ( ranges.value( 4, 0 ), 1e4 );
+    EXPECT_EQ( ranges.where( 3 ), "--sweep, system 3" );
+    EXPECT_INPUT_ERROR( parse_sweep_range( "t_end=linear:-1:2:3" ), "LOW -1 is negative", "end times" );
+    const ReactionNetwork clash = parse_text_model( "t_end -> X, k=1\ninit t_end = 1\n", "clash.txt" );
+    EXPECT_INPUT_ERROR( resolve_sweep_column( clash, "t_end", "x" ), "'t_end' is the column of the systems' end times",
+                        "clash.txt", "rename it in the model" );
+    EXPECT_INPUT_ERROR( resolve_sweep_column( net, "k9", "x" ), "or t_end (each system's end time)" );
+}
+
 TEST( ParameterSweep, table_sets_rates_and_initial_values_per_system )
 {
     const ReactionNetwork net = robertson();

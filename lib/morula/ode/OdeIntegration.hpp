@@ -67,46 +67,40 @@ class OdeIntegration
         , m_initial_states( initial_states )
         , m_rate_constants( rate_constants )
         , m_times( sample_times )
+        , m_sample_count( static_cast<int>( sample_times.size() ) )
         , m_t_start( t_start )
     {
         m_saved = m_solver.checked_inputs( initial_states, rate_constants, sample_times, saved_species, t_start );
-        const auto& options = m_solver.m_options;
-        if ( m_solver.uses_register_kernel() )
-        {
-            if constexpr ( Solver::is_mass_action ) // the solver refused any other model
-                m_rosenbrock = std::make_unique<Rosenbrock>( exec, m_solver.m_system, options, m_solver.m_atol, initial_states,
-                                                             rate_constants, m_times, m_saved, t_start, true );
-        }
-        else if ( options.mode == ExecutionMode::device_wide )
-        {
-            if ( initial_states.extent( 0 ) != 1 )
-                throw core::InputError( core::detail::concat( "OdeIntegration: the device-wide mode integrates one system; got ",
-                                                              initial_states.extent( 0 ) ) );
-            if constexpr ( Solver::is_mass_action )
-            {
-                auto driver = std::make_shared<detail::DeviceWideDriver<ExecutionSpace, MemorySpace>>(
-                    m_solver.m_system, options, m_solver.m_atol );
-                const auto x0 = Kokkos::subview( initial_states, 0, Kokkos::ALL );
-                if ( rate_constants.extent( 0 ) > 0 )
-                    m_device_wide = std::make_unique<DeviceWide>( exec, driver, m_solver.m_system, options, m_solver.m_device,
-                                                                  m_solver.m_atol, x0, Kokkos::subview( rate_constants, 0, Kokkos::ALL ),
-                                                                  m_times, m_saved, t_start, true );
-                else
-                    m_device_wide = std::make_unique<DeviceWide>( exec, driver, m_solver.m_system, options, m_solver.m_device,
-                                                                  m_solver.m_atol, x0, m_solver.m_system.rate_constants, m_times,
-                                                                  m_saved, t_start, true );
-            }
-            else
-                throw core::InputError( "OdeIntegration: the device-wide mode is for mass-action systems" );
-        }
-        else
-            m_batch = std::make_unique<Batch>( exec, m_solver.m_system, m_solver.m_device, m_solver.m_atol, options.team_size,
-                                               options.mode == ExecutionMode::fine_grained, initial_states, rate_constants,
-                                               m_times, m_saved, t_start, true );
+        start( exec, detail::shared_sample_times<MemorySpace>( sample_times ), sample_times );
+    }
+
+    /*!
+      The integration with a row of sample times per system (`solver.solve` with a times_type): each
+      system runs to its own last time. The checkpoint's parameter 'sample_times' holds every row.
+      \throws core::InputError as OdeSolver::solve
+    */
+    OdeIntegration( const Solver& solver, const ExecutionSpace& exec, const matrix_type& initial_states,
+                    const matrix_type& rate_constants, const typename Solver::times_type& sample_times,
+                    const std::vector<int>& saved_species = {}, double t_start = 0.0 )
+        : m_solver( solver )
+        , m_initial_states( initial_states )
+        , m_rate_constants( rate_constants )
+        , m_sample_count( static_cast<int>( sample_times.extent( 1 ) ) )
+        , m_t_start( t_start )
+    {
+        m_saved = m_solver.checked_inputs( exec, initial_states, rate_constants, sample_times, saved_species, t_start );
+        // Every row, system after system, as the checkpoint records the run's times.
+        const auto host = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), sample_times );
+        m_times.resize( host.size() );
+        for ( std::size_t s = 0; s < host.extent( 0 ); ++s )
+            for ( std::size_t i = 0; i < host.extent( 1 ); ++i )
+                m_times[s * host.extent( 1 ) + i] = host( s, i );
+        start( exec, detail::per_system_sample_times<MemorySpace>( sample_times ),
+               std::vector<double>( m_times.begin(), m_times.begin() + m_sample_count ) );
     }
 
     //! The number of sample times of the whole run.
-    int sample_count() const { return static_cast<int>( m_times.size() ); }
+    int sample_count() const { return m_sample_count; }
     //! Samples [0, samples_done()) are filled (or were never reached by a system that failed).
     int samples_done() const { return m_samples_done; }
     bool finished() const { return m_samples_done >= sample_count(); }
@@ -200,6 +194,48 @@ class OdeIntegration
     using DeviceWide = detail::DeviceWideIntegration<ExecutionSpace, MemorySpace>;
     using Rosenbrock = detail::RosenbrockIntegration<ExecutionSpace, MemorySpace>;
 
+    //! Makes the integration of the path the options choose, from validated inputs; `first_times` is
+    //! system 0's list on the host (the device-wide mode integrates one system, stepping from the host).
+    void start( const ExecutionSpace& exec, const detail::SampleTimes<MemorySpace>& times, const std::vector<double>& first_times )
+    {
+        const auto& options = m_solver.m_options;
+        const matrix_type& initial_states = m_initial_states;
+        const matrix_type& rate_constants = m_rate_constants;
+        const double t_start = m_t_start;
+        if ( m_solver.uses_register_kernel() )
+        {
+            if constexpr ( Solver::is_mass_action ) // the solver refused any other model
+                m_rosenbrock = std::make_unique<Rosenbrock>( exec, m_solver.m_system, options, m_solver.m_atol, initial_states,
+                                                             rate_constants, times, m_saved, t_start, true );
+        }
+        else if ( options.mode == ExecutionMode::device_wide )
+        {
+            if ( initial_states.extent( 0 ) != 1 )
+                throw core::InputError( core::detail::concat( "OdeIntegration: the device-wide mode integrates one system; got ",
+                                                              initial_states.extent( 0 ) ) );
+            if constexpr ( Solver::is_mass_action )
+            {
+                auto driver = std::make_shared<detail::DeviceWideDriver<ExecutionSpace, MemorySpace>>(
+                    m_solver.m_system, options, m_solver.m_atol );
+                const auto x0 = Kokkos::subview( initial_states, 0, Kokkos::ALL );
+                if ( rate_constants.extent( 0 ) > 0 )
+                    m_device_wide = std::make_unique<DeviceWide>( exec, driver, m_solver.m_system, options, m_solver.m_device,
+                                                                  m_solver.m_atol, x0, Kokkos::subview( rate_constants, 0, Kokkos::ALL ),
+                                                                  first_times, m_saved, t_start, true );
+                else
+                    m_device_wide = std::make_unique<DeviceWide>( exec, driver, m_solver.m_system, options, m_solver.m_device,
+                                                                  m_solver.m_atol, x0, m_solver.m_system.rate_constants, first_times,
+                                                                  m_saved, t_start, true );
+            }
+            else
+                throw core::InputError( "OdeIntegration: the device-wide mode is for mass-action systems" );
+        }
+        else
+            m_batch = std::make_unique<Batch>( exec, m_solver.m_system, m_solver.m_device, m_solver.m_atol, options.team_size,
+                                               options.mode == ExecutionMode::fine_grained, initial_states, rate_constants,
+                                               times, m_saved, t_start, true );
+    }
+
     // Every input that changes the run, as the checkpoint stores it.
     struct Parameters
     {
@@ -273,14 +309,14 @@ class OdeIntegration
         return p;
     }
 
-    //! Method::automatic's resolved stiff method (rodas5p where the register kernel runs, else bdf); the
-    //! other methods record their own.
+    //! Method::automatic's resolved stiff method (rodas5p in the register kernel or on the general path, else
+    //! bdf); the other methods record their own.
     Method stiff_path() const
     {
         const auto& o = m_solver.m_options;
         if ( o.method != Method::automatic )
             return o.method;
-        return m_solver.uses_register_kernel() ? Method::rodas5p : Method::bdf;
+        return m_solver.uses_register_kernel() || m_solver.m_device.stiff_rosenbrock ? Method::rodas5p : Method::bdf;
     }
 
     void put_parameters( io::CheckpointWriter& out ) const
@@ -345,7 +381,8 @@ class OdeIntegration
 
     Solver m_solver;
     matrix_type m_initial_states, m_rate_constants;
-    std::vector<double> m_times;
+    std::vector<double> m_times; // the run's list, or every system's row one after the other
+    int m_sample_count = 0;
     std::vector<int> m_saved;
     double m_t_start = 0.0;
     bool m_started = false;

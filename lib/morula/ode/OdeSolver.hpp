@@ -28,6 +28,7 @@
 #include <morula/ode/detail/DeviceWideIntegration.hpp>
 #include <morula/ode/detail/Integrator.hpp>
 #include <morula/ode/detail/RosenbrockBatch.hpp>
+#include <morula/ode/detail/SampleTimes.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -59,6 +60,8 @@ class OdeSolver
     using model_type = Model;
     static constexpr bool is_mass_action = std::is_same<Model, MassActionSystem<MemorySpace>>::value;
     using matrix_type = Kokkos::View<const double**, Kokkos::LayoutLeft, MemorySpace>;
+    //! Sample times with a row per system: (systems, samples).
+    using times_type = Kokkos::View<const double**, Kokkos::LayoutLeft, MemorySpace>;
 
     OdeSolver( const Model& system, const SolverOptions& options )
         : m_system( system )
@@ -80,6 +83,13 @@ class OdeSolver
         m_device.fixed_step_max_newton_iterations = options.fixed_step_max_newton_iterations;
         m_device.max_steps = options.max_steps;
         m_device.linear = m_linear;
+        // The general path's Rosenbrock methods run in double: nonnegativity only where asked for.
+        m_device.nonnegative = options.nonnegativity == Nonnegativity::enforced;
+        // Method::automatic with Rodas5P for stiff stretches where the register kernel cannot run them.
+        if constexpr ( is_mass_action )
+            m_device.stiff_rosenbrock = options.method == Method::automatic &&
+                                        automatic_stiff_method( options, system.species, system.reactions, true ) == Method::rodas5p &&
+                                        !uses_register_kernel();
         m_atol = Kokkos::View<double*, MemorySpace>( "morula::ode::atol", options.absolute_tolerance.size() );
         Kokkos::deep_copy( m_atol, Kokkos::View<const double*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(
                                        options.absolute_tolerance.data(), options.absolute_tolerance.size() ) );
@@ -98,27 +108,27 @@ class OdeSolver
                                   const matrix_type& rate_constants, const std::vector<double>& sample_times,
                                   const std::vector<int>& saved_species = {}, double t_start = 0.0 )
     {
-        using core::InputError;
-        using core::detail::concat;
-        const long systems = static_cast<long>( initial_states.extent( 0 ) );
         const std::vector<int> saved = checked_inputs( initial_states, rate_constants, sample_times, saved_species, t_start );
         compat::ScopedRegion region( "morula::ode::OdeSolver::solve" );
-        if ( m_options.mode == ExecutionMode::device_wide )
-        {
-            if ( systems != 1 )
-                throw InputError( concat( "OdeSolver::solve: the device-wide mode integrates one system; got ", systems,
-                                          " (use the batched or fine-grained mode for several)" ) );
-            if constexpr ( is_mass_action )
-                return solve_device_wide( exec, initial_states, rate_constants, sample_times, saved, t_start );
-            else
-                throw InputError( "OdeSolver::solve: the device-wide mode is for mass-action systems; use the "
-                                  "fine-grained or batched mode for this model" );
-        }
-        if constexpr ( is_mass_action )
-            if ( uses_register_kernel() )
-                return solve_rosenbrock( exec, initial_states, rate_constants, sample_times, saved, t_start );
-        return launch( exec, initial_states, rate_constants, sample_times, saved, t_start,
-                       m_options.mode == ExecutionMode::fine_grained, m_device );
+        return solve_checked( exec, initial_states, rate_constants, detail::shared_sample_times<MemorySpace>( sample_times ),
+                              [&]() { return sample_times; }, saved, t_start );
+    }
+
+    /*!
+      As above with each system's own sample times: row s of `sample_times` (systems x samples, LayoutLeft) is
+      system s's list, strictly increasing and >= t_start; every system has the same number of samples. This
+      is how systems get their own end times: each integrates to its own last time, and its samples are its
+      own solution there (a step that would pass a sample ends on it, or BDF's interpolant fills it).
+      \throws core::InputError as above, naming the first system whose times are not allowed
+    */
+    OdeResult<MemorySpace> solve( const ExecutionSpace& exec, const matrix_type& initial_states,
+                                  const matrix_type& rate_constants, const times_type& sample_times,
+                                  const std::vector<int>& saved_species = {}, double t_start = 0.0 )
+    {
+        const std::vector<int> saved = checked_inputs( exec, initial_states, rate_constants, sample_times, saved_species, t_start );
+        compat::ScopedRegion region( "morula::ode::OdeSolver::solve" );
+        return solve_checked( exec, initial_states, rate_constants, detail::per_system_sample_times<MemorySpace>( sample_times ),
+                              [&]() { return first_row( sample_times ); }, saved, t_start );
     }
 
     //! One system with the network's own initial state and rate constants.
@@ -141,6 +151,58 @@ class OdeSolver
                                      const std::vector<double>& sample_times, const std::vector<int>& saved_species,
                                      double t_start ) const
     {
+        check_times( sample_times, t_start );
+        return checked_systems( initial_states, rate_constants, saved_species );
+    }
+
+    //! The same with a row of sample times per system (checked on the device).
+    std::vector<int> checked_inputs( const ExecutionSpace& exec, const matrix_type& initial_states,
+                                     const matrix_type& rate_constants, const times_type& sample_times,
+                                     const std::vector<int>& saved_species, double t_start ) const
+    {
+        if ( !std::isfinite( t_start ) )
+            throw core::InputError( core::detail::concat( "OdeSolver::solve: t_start = ", t_start, "; expected a finite time" ) );
+        const std::vector<int> saved = checked_systems( initial_states, rate_constants, saved_species );
+        detail::check_per_system_sample_times( exec, sample_times, static_cast<long>( initial_states.extent( 0 ) ), t_start,
+                                               "OdeSolver::solve" );
+        return saved;
+    }
+
+    //! System s = 0's row of per-system sample times, on the host (the device-wide mode's one system).
+    static std::vector<double> first_row( const times_type& times ) { return detail::host_row( times, 0 ); }
+
+    //! Runs validated inputs on the path the options choose; `host_times` gives the times as a host list
+    //! for the device-wide mode (one system), which steps from the host.
+    template <class HostTimes>
+    OdeResult<MemorySpace> solve_checked( const ExecutionSpace& exec, const matrix_type& initial_states,
+                                          const matrix_type& rate_constants, const detail::SampleTimes<MemorySpace>& times,
+                                          const HostTimes& host_times, const std::vector<int>& saved, double t_start )
+    {
+        using core::InputError;
+        using core::detail::concat;
+        const long systems = static_cast<long>( initial_states.extent( 0 ) );
+        if ( m_options.mode == ExecutionMode::device_wide )
+        {
+            if ( systems != 1 )
+                throw InputError( concat( "OdeSolver::solve: the device-wide mode integrates one system; got ", systems,
+                                          " (use the batched or fine-grained mode for several)" ) );
+            if constexpr ( is_mass_action )
+                return solve_device_wide( exec, initial_states, rate_constants, host_times(), saved, t_start );
+            else
+                throw InputError( "OdeSolver::solve: the device-wide mode is for mass-action systems; use the "
+                                  "fine-grained or batched mode for this model" );
+        }
+        if constexpr ( is_mass_action )
+            if ( uses_register_kernel() )
+                return solve_rosenbrock( exec, initial_states, rate_constants, times, saved, t_start );
+        return launch( exec, initial_states, rate_constants, times, saved, t_start,
+                       m_options.mode == ExecutionMode::fine_grained, m_device );
+    }
+
+    //! The checks of the systems' inputs and the saved species common to both forms of sample times.
+    std::vector<int> checked_systems( const matrix_type& initial_states, const matrix_type& rate_constants,
+                                      const std::vector<int>& saved_species ) const
+    {
         using core::InputError;
         using core::detail::concat;
         const long systems = static_cast<long>( initial_states.extent( 0 ) );
@@ -152,7 +214,6 @@ class OdeSolver
              ( static_cast<long>( rate_constants.extent( 0 ) ) != systems || static_cast<int>( rate_constants.extent( 1 ) ) != m ) )
             throw InputError( concat( "OdeSolver::solve: rate_constants is ", rate_constants.extent( 0 ), " x ",
                                       rate_constants.extent( 1 ), "; expected ", systems, " x ", m, " or empty" ) );
-        check_times( sample_times, t_start );
         std::vector<int> saved = saved_species;
         if ( saved.empty() )
             for ( int i = 0; i < n; ++i )
@@ -168,7 +229,7 @@ class OdeSolver
     //! Allocates the result and runs the batched (one thread per system) or team (one team per system)
     //! integrator kernel; inputs are already validated.
     OdeResult<MemorySpace> launch( const ExecutionSpace& exec, const matrix_type& initial_states,
-                                   const matrix_type& rate_constants, const std::vector<double>& sample_times,
+                                   const matrix_type& rate_constants, const detail::SampleTimes<MemorySpace>& sample_times,
                                    const std::vector<int>& saved, double t_start, bool team,
                                    const detail::DeviceOptions& device_options )
     {
@@ -211,9 +272,11 @@ class OdeSolver
     bool uses_register_kernel() const
     {
         if constexpr ( is_mass_action )
-            return is_rosenbrock( m_options.method ) ||
+            return ( is_rosenbrock( m_options.method ) && m_options.mode == ExecutionMode::batched &&
+                     m_system.species <= rosenbrock_max_species && m_system.reactions <= rosenbrock_max_reactions ) ||
                    ( m_options.method == Method::automatic &&
-                     automatic_stiff_method( m_options, m_system.species, m_system.reactions, true ) == Method::rodas5p );
+                     automatic_stiff_method( m_options, m_system.species, m_system.reactions, true ) == Method::rodas5p &&
+                     register_kernel_refusal( m_options, m_system.species, m_system.reactions, true ).empty() );
         else
             return false;
     }
@@ -236,17 +299,19 @@ class OdeSolver
         if ( !is_mass_action )
             throw core::InputError( "ODE solver: the Rosenbrock methods are for mass-action networks; use method "
                                     "bdf or automatic for this model" );
+        if ( m_options.precision == Precision::double_precision )
+            return;
+        // Single precision is the register kernel's only (the general path runs in double).
         if ( m_system.species > rosenbrock_max_species || m_system.reactions > rosenbrock_max_reactions )
-            throw core::InputError( concat( "ODE solver: the Rosenbrock methods take networks of up to ",
-                                            rosenbrock_max_species, " species and ",
-                                            rosenbrock_max_reactions, " reactions; this one has ",
-                                            m_system.species, " species and ", m_system.reactions,
-                                            " reactions (use method bdf or automatic)" ) );
+            throw core::InputError( concat( "ODE solver: single precision is the batched Rosenbrock kernel's, for "
+                                            "networks of up to ", rosenbrock_max_species, " species and ",
+                                            rosenbrock_max_reactions, " reactions; this one has ", m_system.species,
+                                            " species and ", m_system.reactions, " reactions (use double precision)" ) );
     }
 
     //! The batched Rosenbrock kernel of the method and precision in the options, in one leg.
     OdeResult<MemorySpace> solve_rosenbrock( const ExecutionSpace& exec, const matrix_type& initial_states,
-                                             const matrix_type& rate_constants, const std::vector<double>& times,
+                                             const matrix_type& rate_constants, const detail::SampleTimes<MemorySpace>& times,
                                              const std::vector<int>& saved, double t_start )
     {
         detail::RosenbrockIntegration<ExecutionSpace, MemorySpace> run( exec, m_system, m_options, m_atol, initial_states,

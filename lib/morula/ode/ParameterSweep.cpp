@@ -62,7 +62,13 @@ std::string value_problem( double v )
 
 const char* quantity( const SweepColumn& c )
 {
-    return c.kind == SweepColumn::Kind::rate_constant ? "rate constant" : "initial value";
+    switch ( c.kind )
+    {
+    case SweepColumn::Kind::rate_constant: return "rate constant";
+    case SweepColumn::Kind::initial_value: return "initial value";
+    case SweepColumn::Kind::end_time: break;
+    }
+    return "end time";
 }
 
 // One CSV field: trimmed, one pair of double quotes removed.
@@ -100,6 +106,16 @@ void refuse_repeated( const std::vector<SweepColumn>& columns, const SweepColumn
 
 SweepColumn resolve_sweep_column( const ReactionNetwork& network, const std::string& name, const std::string& where )
 {
+    if ( name == end_time_column_name )
+    {
+        bool named = std::find( network.species_names.begin(), network.species_names.end(), name ) != network.species_names.end();
+        for ( const Reaction& r : network.reactions )
+            named = named || r.name == name;
+        if ( named )
+            throw InputError( concat( where, ": '", name, "' is the column of the systems' end times, and the model '",
+                                      network.source, "' has a species or reaction of that name too; rename it in the model" ) );
+        return { SweepColumn::Kind::end_time, 0, name };
+    }
     std::vector<SweepColumn> found;
     for ( int i = 0; i < network.species_count(); ++i )
         if ( network.species_names[std::size_t( i )] == name )
@@ -122,7 +138,7 @@ SweepColumn resolve_sweep_column( const ReactionNetwork& network, const std::str
             throw InputError( concat( where, ": '", name, "': the model '", network.source, "' has reactions R0 to R",
                                       network.reaction_count() - 1 ) );
         throw InputError( concat( where, ": '", name, "' is not a species or reaction of the model '", network.source,
-                                  "'; expected one of: ", name_list( network ) ) );
+                                  "'; expected one of: ", name_list( network ), "; or t_end (each system's end time)" ) );
     }
     // Ambiguous: say what it names (a species and a reaction, or two reactions: one by its label, one by R<i>).
     std::string meanings;
@@ -184,7 +200,7 @@ SweepRange parse_sweep_range( const std::string& text, const std::string& option
     if ( !detail::parse_number( parts[2], range.high ) || !std::isfinite( range.high ) )
         throw fail( concat( "HIGH '", parts[2], "' is not a finite number" ) );
     if ( range.low < 0 )
-        throw fail( concat( "LOW ", parts[1], " is negative; rate constants and initial values are >= 0" ) );
+        throw fail( concat( "LOW ", parts[1], " is negative; rate constants, initial values and end times are >= 0" ) );
     if ( range.low > range.high )
         throw fail( concat( "LOW ", parts[1], " is above HIGH ", parts[2] ) );
     const bool logarithmic = range.spacing == SweepSpacing::log || range.spacing == SweepSpacing::log_uniform;
@@ -252,6 +268,7 @@ ParameterSweep read_sweep_table( const std::string& path, const ReactionNetwork&
             sweep.values.push_back( v );
         }
         ++sweep.systems;
+        sweep.lines.push_back( static_cast<long>( l + 1 ) );
     }
     if ( sweep.columns.empty() )
         throw InputError( concat( path, ": empty; expected a header of species or reaction names, then one row per system" ) );
@@ -340,6 +357,13 @@ ParameterSweep make_range_sweep( const ReactionNetwork& network, const std::vect
     return sweep;
 }
 
+std::string ParameterSweep::where( long system ) const
+{
+    if ( std::size_t( system ) < lines.size() )
+        return concat( source, ":", lines[std::size_t( system )] );
+    return concat( source, ", system ", system );
+}
+
 void fill_systems( const ParameterSweep& sweep, const ReactionNetwork& network, long first, long count,
                    std::vector<double>& rate_constants, std::vector<double>& initial_states )
 {
@@ -358,7 +382,7 @@ void fill_systems( const ParameterSweep& sweep, const ReactionNetwork& network, 
             const double v = sweep.value( first + s, c );
             if ( column.kind == SweepColumn::Kind::rate_constant )
                 rate_constants[std::size_t( s ) * m + std::size_t( column.index )] = v;
-            else
+            else if ( column.kind == SweepColumn::Kind::initial_value )
                 initial_states[std::size_t( s ) * n + std::size_t( column.index )] = v;
         }
     }

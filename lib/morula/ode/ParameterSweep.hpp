@@ -4,7 +4,7 @@
          a table (CSV) or from ranges (linear, logarithmic, random with a seed).
 
   A sweep is a set of columns, each naming one quantity of the network (a species' initial value, or a
-  reaction's rate constant), and one row of values per system. Quantities no column names keep the
+  reaction's rate constant) or the system's end time (`t_end`), and one row of values per system. Quantities no column names keep the
   model's values. Everything is checked when the sweep is built, before any work starts: unknown or
   repeated names, rows with the wrong number of values, values that are not numbers, negative, NaN or
   infinite values, and sweeps with no system; the message names the file, line and column, or the range.
@@ -30,18 +30,23 @@ struct SweepColumn
     enum class Kind
     {
         initial_value, //!< of species `index`
-        rate_constant  //!< of reaction `index`
+        rate_constant, //!< of reaction `index`
+        end_time       //!< the system's last sample time (column `t_end`; its samples scale with it)
     };
     Kind kind = Kind::rate_constant;
     int index = 0;
     std::string name; //!< as the user wrote it (the CSV header, the range's name)
 };
 
+//! The column name of a system's end time.
+inline constexpr const char* end_time_column_name = "t_end";
+
 /*!
   Which quantity `name` names in `network`: a species name is that species' initial value; a reaction
   name (SBML id, text-model label, LASSIE name) or `R<i>` (0-based reaction index, as Morula's messages
-  name reactions) is that reaction's rate constant. \throws core::InputError naming `where` and listing
-  what the network has, for an unknown or ambiguous name.
+  name reactions) is that reaction's rate constant; `t_end` is the system's end time. \throws
+  core::InputError naming `where` and listing what the network has, for an unknown or ambiguous name
+  (`t_end` where the model has a species or reaction of that name too).
 */
 SweepColumn resolve_sweep_column( const ReactionNetwork& network, const std::string& name, const std::string& where );
 
@@ -79,11 +84,22 @@ struct ParameterSweep
     std::vector<double> values; //!< row-major (system, column)
     long systems = 0;
     std::string source;         //!< the table's path or "--sweep" for ranges, for messages
+    std::vector<long> lines;    //!< a table's line of each system (1-based), for messages; empty for ranges
 
     double value( long system, std::size_t column ) const
     {
         return values[std::size_t( system ) * columns.size() + column];
     }
+    //! The column of the systems' end times, or -1 when the sweep does not set them.
+    int end_time_column() const
+    {
+        for ( std::size_t c = 0; c < columns.size(); ++c )
+            if ( columns[c].kind == SweepColumn::Kind::end_time )
+                return static_cast<int>( c );
+        return -1;
+    }
+    //! Where system s's values come from, for messages: "FILE:LINE" for a table, "--sweep, system s" for ranges.
+    std::string where( long system ) const;
 };
 
 /*!
@@ -110,7 +126,8 @@ ParameterSweep make_range_sweep( const ReactionNetwork& network, const std::vect
 /*!
   The rate constants and initial values of systems [first, first + count) of `sweep`: row-major
   (count, reaction_count) and (count, species_count), the model's values where no column sets one.
-  Host vectors, so the caller decides where they go.
+  Host vectors, so the caller decides where they go. The end times (a `t_end` column) are not among them:
+  `ParameterSweep::end_time_column()` gives their column.
 */
 void fill_systems( const ParameterSweep& sweep, const ReactionNetwork& network, long first, long count,
                    std::vector<double>& rate_constants, std::vector<double>& initial_states );

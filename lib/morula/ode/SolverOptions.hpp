@@ -36,13 +36,14 @@ enum class Method
     rosenbrock23 //!< Rosenbrock23 (Shampine & Reichelt's ode23s): order 2, 3 stages, for loose tolerances
 };
 
-//! True for the methods of the register-resident batched Rosenbrock solver.
+//! True for the Rosenbrock methods (the register-resident batched kernel, or the general path).
 inline bool is_rosenbrock( Method m ) { return m == Method::rodas5p || m == Method::rodas4 || m == Method::rosenbrock23; }
 
 /*!
   The largest network the register-resident Rosenbrock kernels take (species, reactions). A 16-species
   kernel would not keep its W matrix (256 numbers) in registers, and its unrolled LU and stages multiply
-  the compile time of every translation unit that solves; larger networks take the general batched path.
+  the compile time of every translation unit that solves; larger networks, other models and the
+  fine-grained mode run the Rosenbrock methods on the general path (detail/RosenbrockGeneral.hpp).
 */
 constexpr int rosenbrock_max_species = 8;
 constexpr int rosenbrock_max_reactions = 16;
@@ -144,7 +145,8 @@ struct SolverOptions
     /*!
       What Method::automatic switches to while a system is stiff: `automatic` (the measured rule of
       automatic_stiff_method()), `bdf` (the general path, any network and mode: LASSIE's scheme), or
-      `rodas5p` (the register-resident batched kernel; refused where it cannot run).
+      `rodas5p` (the register-resident batched kernel where it can run, else the general path; refused
+      where neither can).
     */
     Method stiff_method = Method::automatic;
     int team_size = 0;                   //!< fine-grained mode: threads per team (0: Kokkos chooses)
@@ -234,10 +236,13 @@ struct SolverOptions
                                       "; expected 0 (automatic) or a power of two up to 32" ) );
         if ( team_size < 0 )
             throw InputError( concat( "ODE solver: team_size = ", team_size, "; expected >= 0" ) );
-        if ( is_rosenbrock( method ) && mode != ExecutionMode::batched )
+        if ( is_rosenbrock( method ) && mode == ExecutionMode::device_wide )
             throw InputError( "ODE solver: the Rosenbrock methods (rodas5p, rodas4, rosenbrock23) run in the batched "
-                              "mode (one system per thread); use method bdf or automatic for the fine-grained and "
-                              "device-wide modes" );
+                              "(one system per thread) and fine-grained (one system per team) modes; the device-wide "
+                              "mode is RKF45's, with BDF for stiff stretches (use method automatic, or mode fine)" );
+        if ( precision == Precision::single_precision && mode != ExecutionMode::batched )
+            throw InputError( "ODE solver: single precision is the batched Rosenbrock kernel's (mode batched, networks "
+                              "of up to 8 species and 16 reactions); the fine-grained mode runs in double" );
         if ( is_rosenbrock( method ) && error_norm != ErrorNorm::mixed )
             throw InputError( "ODE solver: the Rosenbrock methods use the mixed error norm; the paper norm is "
                               "RKF45's (method automatic or rkf45)" );
@@ -279,11 +284,37 @@ inline std::string register_kernel_refusal( const SolverOptions& o, int species,
 }
 
 /*!
-  The stiff method Method::automatic hands a stiff stretch to: Method::rodas5p (RKF45 <-> Rodas5P in the
-  register-resident batched kernel, detail/RosenbrockBatch.hpp) or Method::bdf (the general path).
-  With stiff_method = automatic the rule is the one measured (docs/performance.md, "Work-precision study"
-  and "Method automatic in the register kernel"; one CPU core, time per system at equal error against
-  SciPy Radau):
+  Why the general path cannot take Method::automatic's stiff stretches in Rodas5P, in words, or an empty
+  string when it can: a mass-action network in double precision, the mixed error norm, adaptive steps, and
+  the batched or fine-grained mode (the device-wide mode hands stiff stretches to a team in BDF).
+*/
+inline std::string general_rosenbrock_refusal( const SolverOptions& o, bool mass_action )
+{
+    if ( !mass_action )
+        return "a mass-action network (this model has other kinetic laws)";
+    if ( o.mode == ExecutionMode::device_wide )
+        return "the batched or fine-grained mode (the device-wide mode's stiff stretches run in BDF)";
+    if ( o.precision != Precision::double_precision )
+        return "double precision";
+    if ( o.error_norm != ErrorNorm::mixed )
+        return "the mixed error norm";
+    if ( o.bdf_fixed_step > 0.0 )
+        return "adaptive steps (not the fixed-step BDF)";
+    return {};
+}
+
+//! The largest network whose stiff stretches Method::automatic gives to Rodas5P on the general path (the
+//! largest measured: docs/performance.md, "Per-system end times and the Rosenbrock methods on the general
+//! path"); larger ones keep BDF until measured.
+constexpr int automatic_general_rodas5p_max_species = 30;
+
+/*!
+  The stiff method Method::automatic hands a stiff stretch to: Method::rodas5p (RKF45 <-> Rodas5P: in the
+  register-resident batched kernel, detail/RosenbrockBatch.hpp, where it can run, else on the general path,
+  Integrator.hpp) or Method::bdf (the general path's BDF). With stiff_method = automatic the rule is the one
+  measured (docs/performance.md, "Work-precision study", "Method automatic in the register kernel" and
+  "Per-system end times and the Rosenbrock methods on the general path"; one CPU core, time per system at
+  equal error against SciPy Radau):
   - at most 4 species and 8 reactions (the 3 x 8 and 4 x 8 kernels): Rodas5P at every tolerance (Robertson:
     as fast as Rodas5P alone and 4.1-5.4x faster than RKF45 <-> BDF from error 1e-4 to 1e-6, which reaches
     nothing tighter within rtol 1e-8; the Brusselator, never stiff: 1.3-1.6x faster than RKF45 <-> BDF, the
@@ -292,28 +323,38 @@ inline std::string register_kernel_refusal( const SolverOptions& o, int species,
     1e-3 .. 1e-5 the two were within 1.8x either way (the 8-species network 1.3x for Rodas5P, the
     Oregonator 1.5-1.8x for BDF); at rtol 1e-6 RKF45 <-> BDF delivers 1.7e-5 and 6.8e-5 where the register
     kernel delivers 1.9e-7 and 1.6e-6, and below 2e-6 on the Oregonator only the Rosenbrock paths got there;
-  - larger networks, other models, the fine-grained and device-wide modes, the paper's error norm or
+  - beyond the register kernel, in the batched mode, up to automatic_general_rodas5p_max_species species:
+    Rodas5P on the general path at rtol <= 1e-6, BDF above (the 10- and 30-species networks: the same picture
+    as the 8 x 16 kernel's);
+  - larger networks, the fine-grained and device-wide modes, other models, the paper's error norm or
     fixed-step BDF, single precision: BDF.
   A non-stiff system never leaves RKF45 in either; detection costs one extra right-hand side every 5
-  RKF45 steps, as with BDF.
-  \throws core::InputError when stiff_method is rodas5p and the register kernel cannot run this case.
+  RKF45 steps, as with BDF. stiff_method = rodas5p asks for Rodas5P wherever the register kernel or the
+  general path can run it.
+  \throws core::InputError when stiff_method is rodas5p and neither can run this case.
 */
 inline Method automatic_stiff_method( const SolverOptions& o, int species, int reactions, bool mass_action )
 {
     if ( o.method != Method::automatic || o.stiff_method == Method::bdf )
         return Method::bdf;
     const std::string refusal = register_kernel_refusal( o, species, reactions, mass_action );
+    const std::string general = general_rosenbrock_refusal( o, mass_action );
     if ( o.stiff_method == Method::rodas5p )
     {
-        if ( !refusal.empty() )
-            throw core::InputError( "ODE solver: stiff_method rodas5p (method automatic, Rodas5P while stiff) needs " + refusal );
+        if ( !refusal.empty() && !general.empty() )
+            throw core::InputError( "ODE solver: stiff_method rodas5p (method automatic, Rodas5P while stiff) needs " + general );
         return Method::rodas5p;
     }
-    if ( !refusal.empty() )
-        return Method::bdf;
-    if ( species <= 4 && reactions <= 8 )
+    if ( refusal.empty() )
+    {
+        if ( species <= 4 && reactions <= 8 )
+            return Method::rodas5p;
+        return o.relative_tolerance <= 1e-6 ? Method::rodas5p : Method::bdf;
+    }
+    if ( general.empty() && o.mode == ExecutionMode::batched && species <= automatic_general_rodas5p_max_species &&
+         o.relative_tolerance <= 1e-6 )
         return Method::rodas5p;
-    return o.relative_tolerance <= 1e-6 ? Method::rodas5p : Method::bdf;
+    return Method::bdf;
 }
 
 /*!
@@ -327,13 +368,22 @@ inline Method automatic_stiff_method( const SolverOptions& o, int species, int r
 inline ExecutionMode default_execution_mode( long systems, int species, int reactions, const SolverOptions& options )
 {
     constexpr int device_wide_species = 4096;
-    if ( is_rosenbrock( options.method ) || systems > 1 )
+    if ( systems > 1 )
         return ExecutionMode::batched;
+    if ( is_rosenbrock( options.method ) )
+    {
+        // A network the register kernel holds, or single precision (the register kernel's only: a network
+        // too large for it is then refused with that reason), runs batched; a larger one gets a team.
+        const bool fits = species <= rosenbrock_max_species && reactions <= rosenbrock_max_reactions;
+        return fits || options.precision == Precision::single_precision ? ExecutionMode::batched
+                                                                        : ExecutionMode::fine_grained;
+    }
     if ( options.method == Method::automatic )
     {
         SolverOptions batched = options;
         batched.mode = ExecutionMode::batched;
-        if ( automatic_stiff_method( batched, species, reactions, true ) == Method::rodas5p )
+        if ( automatic_stiff_method( batched, species, reactions, true ) == Method::rodas5p &&
+             register_kernel_refusal( batched, species, reactions, true ).empty() )
             return ExecutionMode::batched;
     }
     return species >= device_wide_species ? ExecutionMode::device_wide : ExecutionMode::fine_grained;

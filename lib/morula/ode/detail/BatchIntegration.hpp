@@ -101,12 +101,12 @@ class BatchIntegration
     BatchIntegration( const ExecutionSpace& exec, const Model& system, const DeviceOptions& options,
                       const Kokkos::View<double*, MemorySpace>& atol, int team_size_option, bool team,
                       const matrix_type& initial_states, const matrix_type& rate_constants,
-                      const std::vector<double>& sample_times, const std::vector<int>& saved, double t_start,
+                      const SampleTimes<MemorySpace>& sample_times, const std::vector<int>& saved, double t_start,
                       bool resumable, Kokkos::View<double*, MemorySpace> workspace = {},
                       Kokkos::View<int*, MemorySpace> pivots = {} )
         : m_team( team )
         , m_resumable( resumable )
-        , m_sample_count( static_cast<int>( sample_times.size() ) )
+        , m_sample_count( sample_times.count() )
     {
         const long systems = static_cast<long>( initial_states.extent( 0 ) );
         const int n = system.species, m = system.reactions;
@@ -129,7 +129,7 @@ class BatchIntegration
         }
 
         m_result.samples = Kokkos::View<double***, Kokkos::LayoutLeft, MemorySpace>(
-            Kokkos::view_alloc( Kokkos::WithoutInitializing, "morula::ode::samples" ), systems, sample_times.size(), saved.size() );
+            Kokkos::view_alloc( Kokkos::WithoutInitializing, "morula::ode::samples" ), systems, sample_times.count(), saved.size() );
         Kokkos::deep_copy( exec, m_result.samples, std::numeric_limits<double>::quiet_NaN() );
         m_result.statistics = Kokkos::View<long**, Kokkos::LayoutLeft, MemorySpace>( "morula::ode::statistics", systems, stat_count );
 
@@ -139,7 +139,7 @@ class BatchIntegration
         m_integ.workspace = workspace;
         m_integ.pivots = pivots;
         m_integ.atol = atol;
-        m_integ.sample_times = to_device<double, MemorySpace>( "morula::ode::sample_times", sample_times );
+        m_integ.sample_times = sample_times;
         m_integ.saved_species = to_device<int, MemorySpace>( "morula::ode::saved_species", saved );
         m_integ.initial_states = initial_states;
         m_integ.rate_constants = rate_constants;
@@ -218,7 +218,7 @@ class BatchIntegration
             since_check[s] = st.steps_since_check;
             stiff[s] = st.stiffness.stiff;
             nonstiff[s] = st.stiffness.nonstiff;
-            const bool f[6] = { st.in_bdf, st.jacobian_valid, st.jacobian_current, st.k1_valid, st.done, false };
+            const bool f[6] = { st.in_bdf, st.jacobian_valid, st.jacobian_current, st.k1_valid, st.done, st.after_rejection };
             for ( int j = 0; j < 6; ++j )
                 flags[s * 6 + j] = f[j] ? 1 : 0;
             for ( int c = 0; c < stat_count; ++c )
@@ -282,6 +282,7 @@ class BatchIntegration
             st.jacobian_current = flags[s * 6 + 2] != 0;
             st.k1_valid = flags[s * 6 + 3] != 0;
             st.done = flags[s * 6 + 4] != 0;
+            st.after_rejection = flags[s * 6 + 5] != 0;
             for ( int c = 0; c < stat_count; ++c )
                 st.counters[c] = counters[s * stat_count + c];
             if ( st.sample < 0 || st.sample > m_sample_count || st.order < 1 || st.order > bdf_max_order_supported )

@@ -305,14 +305,14 @@ KOKKOS_INLINE_FUNCTION void bdf_dense_output( const Integrator& in, const Ops& o
     const auto& sample_times = in.sample_times;
     const auto& saved_species = in.saved_species;
     const auto& output = in.output;
-    const int nsamples = static_cast<int>( sample_times.extent( 0 ) );
+    const int nsamples = sample_times.count();
     const int n = in.map.n;
     const int saved = static_cast<int>( saved_species.extent( 0 ) );
     const auto D0 = in.vec( s, 0 );
     const int q = st.order;
-    while ( st.sample < nsamples && sample_times( st.sample ) <= st.t )
+    while ( st.sample < nsamples && sample_times( s, st.sample ) <= st.t )
     {
-        const double ts = sample_times( st.sample );
+        const double ts = sample_times( s, st.sample );
         double p[bdf_max_order_supported + 1];
         double prod = 1.0;
         for ( int j = 0; j < q; ++j )

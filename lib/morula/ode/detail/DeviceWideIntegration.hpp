@@ -166,8 +166,8 @@ class DeviceWideIntegration
         team_options.initial_step = m_options.bdf_fixed_step > 0.0 ? m_options.bdf_fixed_step : st.dt;
         team_options.max_steps = std::max( 1L, m_options.max_steps - st.steps - st.rejected );
         const std::vector<double> rest( m_times.begin() + st.sample, m_times.end() );
-        m_tail = std::make_unique<Tail>( exec, m_system, team_options, m_atol, m_options.team_size, true, x0_team, k0, rest,
-                                         m_saved, st.t, m_resumable );
+        m_tail = std::make_unique<Tail>( exec, m_system, team_options, m_atol, m_options.team_size, true, x0_team, k0,
+                                         shared_sample_times<MemorySpace>( rest ), m_saved, st.t, m_resumable );
     }
 
     std::shared_ptr<Driver> m_driver;

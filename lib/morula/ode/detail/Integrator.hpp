@@ -23,6 +23,8 @@
 #include <morula/ode/detail/ModelInterface.hpp>
 #include <morula/ode/detail/NewtonSolve.hpp>
 #include <morula/ode/detail/Rkf45.hpp>
+#include <morula/ode/detail/RosenbrockGeneral.hpp>
+#include <morula/ode/detail/SampleTimes.hpp>
 #include <morula/ode/detail/StiffnessDetection.hpp>
 #include <morula/ode/detail/VectorOps.hpp>
 #include <morula/ode/detail/Workspace.hpp>
@@ -49,6 +51,8 @@ struct DeviceOptions
     long max_steps = 10000000;
     LinearKind linear = LinearKind::dense_pivoted;
     bool start_in_bdf = false; // the device-wide mode hands a stiff system over in BDF
+    bool nonnegative = false;  // Rosenbrock methods: reject an attempt that turns a species negative
+    bool stiff_rosenbrock = false; // Method::automatic: stiff stretches in Rodas5P, not BDF (automatic_stiff_method)
 };
 
 //! Per-system scalar state of the integrator (replicated in every thread of a team).
@@ -61,7 +65,8 @@ struct IntegratorState
     int order, n_equal_steps, steps_since_check;
     double h, lu_c;        // lu_c: the c the current factorisation was made for (< 0: none)
     bool jacobian_valid, jacobian_current;
-    bool k1_valid;         // RKF45: k1 = f(x) still valid (x unchanged since)
+    bool k1_valid;         // RKF45: k1 = f(x) still valid (x unchanged since); Rosenbrock: f(x) in its slot
+    bool after_rejection;  // Rosenbrock: the last attempt was rejected (no step growth on the next)
     double h_rho;          // RKF45: dt times the estimated dominant eigenvalue (automatic mode)
     StiffnessCounter stiffness;
     bool done;             // no further step: every sample filled, or an error (counters[stat_status])
@@ -87,7 +92,7 @@ struct SystemIntegrator : SystemWorkspace<MemorySpace>
     System sys;
     DeviceOptions opt;
     Kokkos::View<const double*, MemorySpace> atol;       // one per species
-    Kokkos::View<const double*, MemorySpace> sample_times;
+    SampleTimes<MemorySpace> sample_times; // one list for all systems, or a row per system
     Kokkos::View<const int*, MemorySpace> saved_species;
     Kokkos::View<const double**, Kokkos::LayoutLeft, MemorySpace> initial_states; // (systems, species)
     Kokkos::View<const double**, Kokkos::LayoutLeft, MemorySpace> rate_constants; // (systems, reactions) or empty
@@ -126,7 +131,7 @@ struct SystemIntegrator : SystemWorkspace<MemorySpace>
     {
         const int n = map.n;
         const int m = map.m;
-        const int nsamples = static_cast<int>( sample_times.extent( 0 ) );
+        const int nsamples = sample_times.count();
         for ( int c = 0; c < stat_count; ++c )
             st.counters[c] = 0;
         const auto x = vec( s, slot_x );
@@ -151,8 +156,16 @@ struct SystemIntegrator : SystemWorkspace<MemorySpace>
         st.jacobian_valid = st.jacobian_current = false;
         st.n_equal_steps = st.steps_since_check = 0;
         st.done = false;
-        while ( st.sample < nsamples && sample_times( st.sample ) <= st.t )
+        st.after_rejection = false;
+        while ( st.sample < nsamples && sample_times( s, st.sample ) <= st.t )
             record_state( ops, s, st.sample++, x );
+        if ( is_rosenbrock_method( opt.method ) )
+        {
+            // f(x) and the Rosenbrock methods' own first step (the register kernel's rule, not initial_step).
+            rhs( ops, s, st, x, vec( s, slot_rosenbrock_f ) );
+            st.k1_valid = true;
+            st.dt = rosenbrock_first_step( *this, ops, s, sample_times.last( s, t_start ) - t_start );
+        }
         if ( opt.method == Method::bdf || opt.start_in_bdf )
             bdf_start( *this, ops, s, st, opt.bdf_fixed_step > 0.0 ? opt.bdf_fixed_step : opt.initial_step );
     }
@@ -170,9 +183,9 @@ struct SystemIntegrator : SystemWorkspace<MemorySpace>
         if ( st.done )
             return;
         const int n = map.n;
-        const int nsamples = static_cast<int>( sample_times.extent( 0 ) );
+        const int nsamples = sample_times.count();
         const auto x = vec( s, slot_x );
-        const double t_end = nsamples > 0 ? sample_times( nsamples - 1 ) : t_start;
+        const double t_end = sample_times.last( s, t_start );
         stop = stop < nsamples ? stop : nsamples;
 
         SolverStatus status = SolverStatus::success;
@@ -183,9 +196,44 @@ struct SystemIntegrator : SystemWorkspace<MemorySpace>
                 status = SolverStatus::max_steps;
                 break;
             }
+            if ( is_rosenbrock_method( opt.method ) )
+            {
+                status = rosenbrock_step( ops, s, st, opt.method );
+                if ( status != SolverStatus::success )
+                    break;
+                continue;
+            }
+            if ( st.in_bdf && opt.stiff_rosenbrock )
+            {
+                // Method::automatic's stiff stretch in Rodas5P (the register kernel's rule): every
+                // stiffness_check_interval accepted steps the Gershgorin bound of J at the current state
+                // decides whether RKF45 would be stable again with the step Rodas5P proposes; that
+                // Jacobian is then the next attempt's.
+                if ( st.steps_since_check >= opt.stiffness_check_interval )
+                {
+                    st.steps_since_check = 0;
+                    if ( spectral_radius_bound( *this, ops, s, st ) * st.dt <= bdf_to_rkf45_h_rho )
+                    {
+                        ++st.counters[stat_switches_to_rkf];
+                        st.in_bdf = false;
+                        st.k1_valid = false; // RKF45's k1 slot does not hold f(x)
+                        continue;
+                    }
+                }
+                const long accepted = st.counters[stat_steps];
+                status = rosenbrock_step( ops, s, st, Method::rodas5p );
+                if ( status != SolverStatus::success )
+                    break;
+                if ( st.counters[stat_steps] > accepted )
+                {
+                    ++st.counters[stat_bdf_steps];
+                    ++st.steps_since_check;
+                }
+                continue;
+            }
             if ( !st.in_bdf )
             {
-                const double target = sample_times( st.sample );
+                const double target = sample_times( s, st.sample );
                 const double room = target - st.t;
                 const bool clipped = st.dt >= room;
                 const double dt = clipped ? room : st.dt;
@@ -202,7 +250,7 @@ struct SystemIntegrator : SystemWorkspace<MemorySpace>
                     st.t = clipped ? target : st.t + dt;
                     // A step shortened to land on a sample says little about the step the solution allows.
                     st.dt = clipped ? ( dt_new > st.dt ? dt_new : st.dt ) : dt_new;
-                    while ( st.sample < nsamples && sample_times( st.sample ) <= st.t )
+                    while ( st.sample < nsamples && sample_times( s, st.sample ) <= st.t )
                         record_state( ops, s, st.sample++, x );
                     if ( opt.method == Method::automatic && ++st.steps_since_check >= rkf45_stiffness_check_interval )
                     {
@@ -211,7 +259,7 @@ struct SystemIntegrator : SystemWorkspace<MemorySpace>
                         if ( st.stiffness.stiff_enough( st.h_rho ) )
                         {
                             ++st.counters[stat_switches_to_bdf];
-                            bdf_start( *this, ops, s, st, opt.bdf_fixed_step > 0.0 ? opt.bdf_fixed_step : st.dt );
+                            stiff_start( ops, s, st, opt.bdf_fixed_step > 0.0 ? opt.bdf_fixed_step : st.dt );
                         }
                     }
                 }
@@ -223,7 +271,7 @@ struct SystemIntegrator : SystemWorkspace<MemorySpace>
                     {
                         ++st.counters[stat_switches_to_bdf];
                         st.stiffness.reset();
-                        bdf_start( *this, ops, s, st, opt.bdf_fixed_step > 0.0 ? opt.bdf_fixed_step : dt );
+                        stiff_start( ops, s, st, opt.bdf_fixed_step > 0.0 ? opt.bdf_fixed_step : dt );
                     }
                 }
                 continue;
@@ -261,6 +309,71 @@ struct SystemIntegrator : SystemWorkspace<MemorySpace>
         st.done = true;
     }
 
+    /*!
+      One attempt of the Rosenbrock method in opt.method (RosenbrockGeneral.hpp) from (t, x) toward the next
+      sample, ending on it when the step would pass it; on acceptance the samples reached are recorded.
+      Returns success unless the step can no longer move t (then why: a singular W, a non-finite error, or
+      the step underflowed).
+    */
+    template <class Ops>
+    KOKKOS_INLINE_FUNCTION SolverStatus rosenbrock_step( const Ops& ops, long s, State& st, Method method ) const
+    {
+        const int n = map.n;
+        const int q = rosenbrock_error_order( method );
+        const double target = sample_times( s, st.sample );
+        const bool ends_on_sample = st.t + st.dt >= target;
+        const double step = ends_on_sample ? target - st.t : st.dt;
+        const RosenbrockAttempt a = rosenbrock_attempt( *this, ops, s, st, step, method );
+        if ( a.norm2 <= 1.0 && a.inside ) // false for NaN
+        {
+            ++st.counters[stat_steps];
+            st.t = ends_on_sample ? target : st.t + step;
+            const auto x = vec( s, slot_x ), xn = vec( s, slot_rosenbrock_input );
+            const auto f_new = vec( s, slot_rosenbrock_f + 1 ), fx = vec( s, slot_rosenbrock_f );
+            const bool fsal = method == Method::rosenbrock23; // f at the new state is its F2
+            ops.for_each( n, [&]( int j ) {
+                x[j] = xn[j];
+                if ( fsal )
+                    fx[j] = f_new[j];
+            } );
+            st.k1_valid = fsal;
+            st.jacobian_current = false; // J was the old state's
+            st.dt = rosenbrock_accepted_step( a.norm2, q, step, st.dt, ends_on_sample, st.after_rejection );
+            st.after_rejection = false;
+            const int nsamples = sample_times.count();
+            while ( st.sample < nsamples && sample_times( s, st.sample ) <= st.t )
+                record_state( ops, s, st.sample++, x );
+            return SolverStatus::success;
+        }
+        ++st.counters[stat_rejected];
+        st.dt = step * rosenbrock_rejected_factor( a.norm2, q );
+        st.after_rejection = true;
+        if ( !( st.t + st.dt > st.t ) )
+            return !a.factored ? SolverStatus::singular_matrix
+                   : compat::isfinite( a.norm2 ) ? SolverStatus::step_too_small
+                                                 : SolverStatus::not_finite;
+        return SolverStatus::success;
+    }
+
+    /*!
+      Method::automatic's switch to its stiff method: BDF from the current state with step h, or Rodas5P
+      (opt.stiff_rosenbrock) with RKF45's step, which the Rosenbrock step control takes over as it is.
+    */
+    template <class Ops>
+    KOKKOS_INLINE_FUNCTION void stiff_start( const Ops& ops, long s, State& st, double h ) const
+    {
+        if ( !opt.stiff_rosenbrock )
+        {
+            bdf_start( *this, ops, s, st, h );
+            return;
+        }
+        st.in_bdf = true;
+        st.k1_valid = false; // f(x) goes to the Rosenbrock slot
+        st.jacobian_current = false;
+        st.after_rejection = false;
+        st.steps_since_check = 0;
+    }
+
     //! Writes system s's status and counters to `statistics`.
     template <class Ops>
     KOKKOS_INLINE_FUNCTION void report( const Ops& ops, long s, const State& st ) const
@@ -277,7 +390,7 @@ struct SystemIntegrator : SystemWorkspace<MemorySpace>
     {
         State st;
         begin( ops, s, st );
-        run( ops, s, st, static_cast<int>( sample_times.extent( 0 ) ) );
+        run( ops, s, st, sample_times.count() );
         report( ops, s, st );
     }
 };

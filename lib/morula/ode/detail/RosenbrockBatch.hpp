@@ -35,6 +35,7 @@
 #include <morula/ode/SolverOptions.hpp>
 #include <morula/ode/detail/BatchIntegration.hpp>
 #include <morula/ode/detail/RosenbrockTableau.hpp>
+#include <morula/ode/detail/SampleTimes.hpp>
 #include <morula/ode/detail/SmallMassAction.hpp>
 #include <morula/ode/detail/StiffnessDetection.hpp>
 #include <morula/ode/detail/FehlbergTableau.hpp>
@@ -280,7 +281,7 @@ struct RosenbrockBatchKernel
     matrix_type initial_states;
     matrix_type rate_constants; // (systems, reactions) or empty: default_rates for all
     Kokkos::View<const double*, MemorySpace> default_rates;
-    Kokkos::View<const double*, MemorySpace> times;
+    SampleTimes<MemorySpace> times; // one list for all systems, or a row per system
     Kokkos::View<const int*, MemorySpace> saved;
     Kokkos::View<const double*, MemorySpace> atol; // 1 or one per species
     double rtol = 0;
@@ -544,7 +545,6 @@ struct RosenbrockBatchKernel
         for ( int r = 0; r < M; ++r )
             k[r] = r < net.reactions ? static_cast<Real>( own_rates ? rate_constants( s, r ) : default_rates( r ) ) : Real( 0 );
         const int n = net.species;
-        const int sample_count = static_cast<int>( times.extent( 0 ) );
         long steps = 0, rejected = 0, jacobians = 0, factorizations = 0, rhs = 0;
         double t = t_start, h = 0;
         bool after_rejection = false;
@@ -556,7 +556,7 @@ struct RosenbrockBatchKernel
                 x[i] = i < n ? static_cast<Real>( initial_states( s, i ) ) : Real( 0 );
             small_rhs( net, k, x, fx );
             rhs = 1;
-            h = first_step( a, x, fx, sample_count > 0 ? times( sample_count - 1 ) - t_start : 0.0 );
+            h = first_step( a, x, fx, times.last( s, t_start ) - t_start );
         }
         else
         {
@@ -595,7 +595,7 @@ struct RosenbrockBatchKernel
         int sample = begin;
         for ( ; sample < stop; ++sample )
         {
-            const double target = times( sample );
+            const double target = times( s, sample );
             while ( t < target )
             {
                 if ( steps + rejected >= max_steps )
@@ -766,20 +766,19 @@ class RosenbrockIntegration
 
     RosenbrockIntegration( const ExecutionSpace& exec, const MassActionSystem<MemorySpace>& system, const SolverOptions& options,
                            const Kokkos::View<double*, MemorySpace>& atol, const matrix_type& initial_states,
-                           const matrix_type& rate_constants, const std::vector<double>& sample_times,
+                           const matrix_type& rate_constants, const SampleTimes<MemorySpace>& sample_times,
                            const std::vector<int>& saved, double t_start, bool resumable )
-        : m_sample_count( static_cast<int>( sample_times.size() ) )
+        : m_sample_count( sample_times.count() )
         , m_systems( static_cast<long>( initial_states.extent( 0 ) ) )
         , m_species( system.species )
     {
         m_result.samples = Kokkos::View<double***, Kokkos::LayoutLeft, MemorySpace>(
-            Kokkos::view_alloc( Kokkos::WithoutInitializing, "morula::ode::samples" ), m_systems, sample_times.size(), saved.size() );
+            Kokkos::view_alloc( Kokkos::WithoutInitializing, "morula::ode::samples" ), m_systems, sample_times.count(), saved.size() );
         Kokkos::deep_copy( exec, m_result.samples, std::numeric_limits<double>::quiet_NaN() );
         m_result.statistics = Kokkos::View<long**, Kokkos::LayoutLeft, MemorySpace>( "morula::ode::statistics", m_systems, stat_count );
         if ( resumable )
             m_state = Kokkos::View<double**, Kokkos::LayoutLeft, MemorySpace>(
                 "morula::ode::rosenbrock_state", m_systems, 2 * m_species + ( options.method == Method::automatic ? 7 : 3 ) );
-        const auto times = to_device<double, MemorySpace>( "morula::ode::sample_times", sample_times );
         const auto saved_view = to_device<int, MemorySpace>( "morula::ode::saved_species", saved );
         // One launcher per (precision, method, capacity): the choice is made here, once.
         auto make = [&]( auto real, auto step, auto capacity, auto switching ) {
@@ -788,7 +787,7 @@ class RosenbrockIntegration
             constexpr int N = decltype( capacity )::species;
             constexpr int M = decltype( capacity )::reactions;
             RosenbrockBatchKernel<MemorySpace, Real, N, M, Step, decltype( switching )::value> kernel{
-                small_mass_action<N, M>( system ), initial_states, rate_constants, system.rate_constants, times, saved_view, atol,
+                small_mass_action<N, M>( system ), initial_states, rate_constants, system.rate_constants, sample_times, saved_view, atol,
                 options.relative_tolerance, t_start, options.max_steps, m_result.samples, m_result.statistics, m_state };
             kernel.inverse_species = 1.0 / system.species;
             kernel.nonnegative = options.nonnegativity == Nonnegativity::enforced ||
