@@ -23,7 +23,6 @@
 #include <string>
 #include <vector>
 
-
 namespace morula::app
 {
 void check_epidermis_config( const std::string& path )

@@ -12,7 +12,6 @@
 #include <limits>
 #include <random>
 
-
 namespace morula::app::ode_run
 {
 using core::InputError;
