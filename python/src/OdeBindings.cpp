@@ -200,11 +200,11 @@ std::unique_ptr<OdeSolution> solve( const ode::ReactionNetwork& network, py::obj
     {
         const auto rows = time_rows.cast<py::array_t<double, py::array::f_style | py::array::forcecast>>();
         system_times = device_matrix( rows, systems, static_cast<int>( rows.shape( 1 ) ), "times", "sample" );
-        // Row after row, as Solution.times gives them back.
-        const auto host = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), system_times );
+        // Row after row, as Solution.times gives them back, from the (column-major) host array itself.
+        const py::ssize_t columns = rows.shape( 1 );
         for ( long s = 0; s < systems; ++s )
-            for ( std::size_t i = 0; i < host.extent( 1 ); ++i )
-                sample_times.push_back( host( s, i ) );
+            for ( py::ssize_t i = 0; i < columns; ++i )
+                sample_times.push_back( rows.data()[s + i * systems] );
     }
 
     auto solution = std::make_unique<OdeSolution>();

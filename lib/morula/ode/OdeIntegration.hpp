@@ -85,18 +85,16 @@ class OdeIntegration
         : m_solver( solver )
         , m_initial_states( initial_states )
         , m_rate_constants( rate_constants )
+        , m_time_rows( sample_times )
         , m_sample_count( static_cast<int>( sample_times.extent( 1 ) ) )
         , m_t_start( t_start )
     {
         m_saved = m_solver.checked_inputs( exec, initial_states, rate_constants, sample_times, saved_species, t_start );
-        // Every row, system after system, as the checkpoint records the run's times.
-        const auto host = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), sample_times );
-        m_times.resize( host.size() );
-        for ( std::size_t s = 0; s < host.extent( 0 ); ++s )
-            for ( std::size_t i = 0; i < host.extent( 1 ); ++i )
-                m_times[s * host.extent( 1 ) + i] = host( s, i );
+        // The rows stay on the device; a checkpoint copies them to the host when it records them.
+        // System 0's row as a list: the device-wide mode's one system steps from the host.
+        const bool device_wide = m_solver.m_options.mode == ExecutionMode::device_wide && sample_times.extent( 0 ) > 0;
         start( exec, detail::per_system_sample_times<MemorySpace>( sample_times ),
-               std::vector<double>( m_times.begin(), m_times.begin() + m_sample_count ) );
+               device_wide ? detail::host_row( sample_times, 0 ) : std::vector<double>() );
     }
 
     //! The number of sample times of the whole run.
@@ -296,7 +294,7 @@ class OdeIntegration
             p.integers.push_back( { "precision", { static_cast<std::int64_t>( o.precision ) } } );
         p.reals = {
             { "t_start", { m_t_start } },
-            { "sample_times", m_times },
+            { "sample_times", recorded_times() },
             { "absolute_tolerance", o.absolute_tolerance },
             { "relative_tolerance", { o.relative_tolerance } },
             { "initial_step", { o.initial_step } },
@@ -307,6 +305,19 @@ class OdeIntegration
             { "rate_constants", k },
         };
         return p;
+    }
+
+    //! The run's times as a checkpoint records them: the shared list, or every system's row one after the other.
+    std::vector<double> recorded_times() const
+    {
+        if ( m_time_rows.extent( 0 ) == 0 )
+            return m_times;
+        const auto host = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), m_time_rows );
+        std::vector<double> rows( host.size() );
+        for ( std::size_t s = 0; s < host.extent( 0 ); ++s )
+            for ( std::size_t i = 0; i < host.extent( 1 ); ++i )
+                rows[s * host.extent( 1 ) + i] = host( s, i );
+        return rows;
     }
 
     //! Method::automatic's resolved stiff method (rodas5p in the register kernel or on the general path, else
@@ -381,7 +392,8 @@ class OdeIntegration
 
     Solver m_solver;
     matrix_type m_initial_states, m_rate_constants;
-    std::vector<double> m_times; // the run's list, or every system's row one after the other
+    std::vector<double> m_times;                  // the run's list (shared times)
+    typename Solver::times_type m_time_rows;      // or a row per system, on the device
     int m_sample_count = 0;
     std::vector<int> m_saved;
     double m_t_start = 0.0;
