@@ -378,6 +378,13 @@ void add_ode_command( CLI::App& app )
         ->transform( cli_choice<ode::ExecutionMode>( { { "fine", ode::ExecutionMode::fine_grained },
                                                        { "device", ode::ExecutionMode::device_wide },
                                                        { "batched", ode::ExecutionMode::batched } } ) );
+    run->add_option( "--layout", r->layout,
+                     "Batched mode, general path: where each system's arrays live: auto (default: on-chip on GPUs from "
+                     "20 species while they fit, else interleaved), interleaved (device memory, one thread per system) "
+                     "or on-chip (team scratch memory, a system's loops over vector lanes)" )
+        ->transform( cli_choice<ode::BatchedLayout>( { { "auto", ode::BatchedLayout::automatic },
+                                                       { "interleaved", ode::BatchedLayout::interleaved },
+                                                       { "on-chip", ode::BatchedLayout::on_chip } } ) );
     run->add_option( "--team-size", r->team_size, "Threads per team in fine mode (default: chosen by the solver)" );
     run->add_option( "--max-steps", r->max_steps, "Accepted + rejected steps per system before giving up (default 1e7)" );
     run->add_option( "--save", r->save, "Species to write, by name: A,B,C (default the model's saved species, else all)" );

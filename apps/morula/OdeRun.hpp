@@ -42,6 +42,7 @@ struct RunArgs
     ode::LinearSolver linear = ode::LinearSolver::automatic;
     ode::ExecutionMode mode = ode::ExecutionMode::fine_grained;
     ode::Precision precision = ode::Precision::double_precision;
+    ode::BatchedLayout layout = ode::BatchedLayout::automatic;
     double t_start = 0;
     double t_end = 0;
     long samples = 0;

@@ -194,6 +194,13 @@ ode::SolverOptions solver_options( const RunArgs& a, const CLI::App& cmd, const 
     }
     if ( o.linear_solver == ode::LinearSolver::sparse_iterative && o.mode == ode::ExecutionMode::batched )
         throw InputError( "--linear sparse needs --mode fine or device" );
+    if ( given( cmd, "--layout" ) )
+    {
+        if ( a.layout == ode::BatchedLayout::on_chip && o.mode != ode::ExecutionMode::batched )
+            throw InputError( "--layout on-chip is a layout of --mode batched (a batch, or --mode batched for one system); "
+                              "the fine and device modes keep a system's arrays in device memory" );
+        o.batched_layout = a.layout;
+    }
     if ( given( cmd, "--team-size" ) )
     {
         require( a.team_size >= 1 && a.team_size <= 1 << 20, "--team-size", double( a.team_size ), "a size >= 1" );

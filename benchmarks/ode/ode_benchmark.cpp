@@ -176,6 +176,10 @@ struct RobertsonCase
     // A model file (text, LASSIE folder, SBML) instead of Robertson: its network and sample times (the
     // rates sweep only), for the general path's methods on networks beyond the register kernel.
     std::string model;
+    // The batched mode's layouts to run each method in (the general path; the register kernel ignores it):
+    // auto, interleaved, on-chip; each later one reports its largest difference from the first.
+    std::vector<std::string> layouts{ "auto" };
+    int lanes = 0; // on-chip: vector lanes per system (0: automatic)
 };
 
 ode::Method method_named( const std::string& name )
@@ -259,7 +263,14 @@ nlohmann::json robertson( const Settings& cfg, const std::vector<long>& system_c
         }
         for ( const auto& method_name : rc.methods )
         {
+        Kokkos::View<double***, Kokkos::LayoutLeft, Kokkos::HostSpace> first_samples;
+        for ( const auto& layout : rc.layouts )
+        {
             ode::SolverOptions options;
+            options.batched_layout = layout == "interleaved" ? ode::BatchedLayout::interleaved
+                                     : layout == "on-chip"   ? ode::BatchedLayout::on_chip
+                                                             : ode::BatchedLayout::automatic;
+            options.batched_lanes = rc.lanes;
             options.method = method_named( method_name );
             if ( method_name == "auto-bdf" )
                 options.stiff_method = ode::Method::bdf;
@@ -279,10 +290,26 @@ nlohmann::json robertson( const Settings& cfg, const std::vector<long>& system_c
             if ( rc.model.empty() )
                 for ( long s = 0; s < systems; ++s )
                     mass_error = std::max( mass_error, std::fabs( hs( s, last, 0 ) + hs( s, last, 1 ) + hs( s, last, 2 ) - 1.0 ) );
+            // The largest difference from the first layout's run, relative to the sample's magnitude (above 1e-12).
+            double layout_difference = 0.0;
+            if ( first_samples.extent( 0 ) == 0 )
+            {
+                first_samples = Kokkos::View<double***, Kokkos::LayoutLeft, Kokkos::HostSpace>( "first", hs.extent( 0 ), hs.extent( 1 ), hs.extent( 2 ) );
+                Kokkos::deep_copy( first_samples, hs );
+            }
+            else
+                for ( std::size_t e = 0; e < hs.size(); ++e )
+                {
+                    const double a = hs.data()[e], b = first_samples.data()[e];
+                    layout_difference = std::max( layout_difference, std::fabs( a - b ) / std::max( std::fabs( b ), 1e-12 ) );
+                }
             nlohmann::json j{ { "case", rc.model.empty() ? "robertson_batched" : "model_batched" },
                               { "model", rc.model.empty() ? std::string( "robertson" ) : rc.model },
                               { "systems", systems },
                               { "method", method_name },
+                              { "layout", layout },
+                              { "on_chip_lanes", solver.on_chip_lanes() },
+                              { "difference_from_first_layout", layout_difference },
                               { "sweep", rc.sweep },
                               { "precision", rc.precision },
                               { "times", rc.times },
@@ -315,6 +342,7 @@ nlohmann::json robertson( const Settings& cfg, const std::vector<long>& system_c
             brief.erase( "check" );
             std::cout << brief.dump() << std::endl;
             out.push_back( j );
+        }
         }
     }
     return out;
@@ -966,6 +994,12 @@ int main( int argc, char* argv[] )
         ->check( CLI::IsMember( { "shared", "per-system" } ) );
     app.add_option( "--model", z.robertson.model,
                     "robertson: a model file instead of Robertson (its sample times; --sweep rates; no --check-systems)" );
+    app.add_option( "--layouts", z.robertson.layouts,
+                    "robertson: the batched mode's layouts of the general path to run each method in: auto, "
+                    "interleaved, on-chip" )
+        ->delimiter( ',' )
+        ->check( CLI::IsMember( { "auto", "interleaved", "on-chip" } ) );
+    app.add_option( "--lanes", z.robertson.lanes, "robertson: on-chip vector lanes per system (0: automatic)" );
     app.add_option( "--check-systems", z.robertson.check_systems,
                     "robertson: write this many systems' rates and samples to --out for robertson_reference.py" );
     app.add_option( "--lu-systems", z.lu_systems, "lu, roofline: number of systems" );

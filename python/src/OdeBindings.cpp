@@ -98,7 +98,7 @@ std::unique_ptr<OdeSolution> solve( const ode::ReactionNetwork& network, py::obj
                    py::object rate_constants, const std::string& method, std::optional<std::string> mode,
                    const std::string& precision, std::optional<double> rtol, std::optional<std::vector<double>> atol,
                    std::optional<std::vector<int>> saved, double t_start, std::optional<long> max_steps,
-                   const std::string& stiff_method )
+                   const std::string& stiff_method, const std::string& layout )
 {
     Session::get().require( "morula.ode.solve" );
     ode::validate( network );
@@ -160,6 +160,10 @@ std::unique_ptr<OdeSolution> solve( const ode::ReactionNetwork& network, py::obj
                                                   { "fine", ode::ExecutionMode::fine_grained },
                                                   { "device", ode::ExecutionMode::device_wide } } )
                   : ode::default_execution_mode( systems, species, reactions, o );
+    o.batched_layout = choose<ode::BatchedLayout>( "layout", layout,
+                                                   { { "auto", ode::BatchedLayout::automatic },
+                                                     { "interleaved", ode::BatchedLayout::interleaved },
+                                                     { "on-chip", ode::BatchedLayout::on_chip } } );
     o.precision = choose<ode::Precision>(
         "precision", precision,
         { { "double", ode::Precision::double_precision }, { "single", ode::Precision::single_precision } } );
@@ -314,7 +318,7 @@ void bind_ode( py::module_& parent )
            py::arg( "rate_constants" ) = py::none(), py::arg( "method" ) = "auto", py::arg( "mode" ) = py::none(),
            py::arg( "precision" ) = "double", py::arg( "rtol" ) = py::none(), py::arg( "atol" ) = py::none(),
            py::arg( "saved" ) = py::none(), py::arg( "t_start" ) = 0.0, py::arg( "max_steps" ) = py::none(),
-           py::arg( "stiff_method" ) = "auto",
+           py::arg( "stiff_method" ) = "auto", py::arg( "layout" ) = "auto",
            "integrates one system (the network's own state and rates) or a batch: initial_states (systems, species) "
            "and/or rate_constants (systems, reactions) as arrays; times a list for every system or a (systems, "
            "samples) array, each system's own times (its own end time); the GIL is released while it runs" );

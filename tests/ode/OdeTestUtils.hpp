@@ -50,6 +50,27 @@ inline ode::ReactionNetwork robertson_network()
                     { 1.0, 0.0, 0.0 } );
 }
 
+/*!
+  A1 -> A2 -> ... -> A_length with rate constants from 1e5 down to 1e-6 (geometric, 11 decades), all of A1 at
+  the start: a stiff linear chain with Bateman's solution (bateman() below); k receives the rate constants.
+*/
+inline ode::ReactionNetwork stiff_chain( int length, std::vector<double>& k )
+{
+    std::vector<std::string> names;
+    std::vector<ode::Reaction> reactions;
+    std::vector<double> x0( length, 0.0 );
+    x0[0] = 1.0;
+    k.clear();
+    for ( int i = 0; i < length; ++i )
+        names.push_back( "A" + std::to_string( i + 1 ) );
+    for ( int i = 0; i + 1 < length; ++i )
+    {
+        k.push_back( std::pow( 10.0, 5.0 - 11.0 * i / ( length - 2 ) ) );
+        reactions.push_back( reaction( { { i, 1 } }, { { i + 1, 1 } }, k.back() ) );
+    }
+    return network( names, reactions, x0 );
+}
+
 // Bateman's solution of the linear chain in long double: A_n(t) = prod_{i<n} k_i sum_{j<=n} e^{-k_j t} / prod_{l!=j} (k_l - k_j).
 inline std::vector<double> bateman( const std::vector<double>& k, double t, int length )
 {

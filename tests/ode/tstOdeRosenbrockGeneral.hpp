@@ -34,25 +34,6 @@ ode::SolverOptions general_options( ode::Method m, ode::ExecutionMode mode, doub
     return test::options_with( m, mode, rtol, atol );
 }
 
-// A1 -> A2 -> ... -> A_length, rate constants from 1e5 down to 1e-6 (geometric): 12 species is beyond the
-// register kernel's 8, so the batched mode runs the general path too.
-ode::ReactionNetwork chain( int length, std::vector<double>& k )
-{
-    std::vector<std::string> names;
-    std::vector<ode::Reaction> reactions;
-    std::vector<double> x0( length, 0.0 );
-    x0[0] = 1.0;
-    k.clear();
-    for ( int i = 0; i < length; ++i )
-        names.push_back( "A" + std::to_string( i + 1 ) );
-    for ( int i = 0; i + 1 < length; ++i )
-    {
-        k.push_back( std::pow( 10.0, 5.0 - 11.0 * i / ( length - 2 ) ) );
-        reactions.push_back( test::reaction( { { i, 1 } }, { { i + 1, 1 } }, k.back() ) );
-    }
-    return test::network( names, reactions, x0 );
-}
-
 // Robertson from 0 to 1e11 on one team (the fine-grained mode), dense LU: every method against the decade
 // table, A + B + C = 1; then against the register kernel's run of the same method (the same steps up to
 // the controller's round-off: within a few tolerances).
@@ -98,7 +79,7 @@ TEST( TEST_CATEGORY, rosenbrock_general_stiff_chain_against_bateman )
 {
     const int length = 12;
     std::vector<double> k;
-    const auto net = chain( length, k );
+    const auto net = test::stiff_chain( length, k );
     const std::vector<double> times{ 0.0, 1e-4, 1e-2, 1.0, 100.0, 1e4, 1e6 };
     struct Case
     {
@@ -144,7 +125,7 @@ TEST( TEST_CATEGORY, rosenbrock_general_per_system_rates_match_single_solves_and
 {
     const int length = 10;
     std::vector<double> k0;
-    const auto net = chain( length, k0 );
+    const auto net = test::stiff_chain( length, k0 );
     const std::vector<double> times{ 0.0, 1e-3, 1.0, 1e3, 1e5 };
     const long systems = 16;
     std::vector<std::vector<double>> k( systems );
@@ -174,7 +155,7 @@ TEST( TEST_CATEGORY, rosenbrock_general_per_system_rates_match_single_solves_and
 TEST( TEST_CATEGORY, rosenbrock_general_resumes_bit_for_bit )
 {
     std::vector<double> k;
-    const auto net = chain( 10, k );
+    const auto net = test::stiff_chain( 10, k );
     const std::vector<double> times{ 0.0, 1e-5, 1e-3, 0.1, 10.0, 1e3, 1e5 };
     Matrix x0( "x0", 3, net.species_count() );
     auto hx = Kokkos::create_mirror_view( x0 );
@@ -207,7 +188,7 @@ TEST( TEST_CATEGORY, automatic_switches_to_general_rodas5p )
 {
     const int length = 12;
     std::vector<double> k;
-    const auto net = chain( length, k );
+    const auto net = test::stiff_chain( length, k );
     const std::vector<double> times{ 0.0, 1e-4, 1e-2, 1.0, 100.0, 1e4, 1e6 };
     for ( const auto mode : { ode::ExecutionMode::batched, ode::ExecutionMode::fine_grained } )
     {

@@ -128,6 +128,31 @@ def test_a_failing_system_is_reported_beside_the_others():
     assert np.isnan(solution.samples.to_host()[:, -1]).all()
 
 
+def test_on_chip_layout_equals_interleaved_on_a_host_backend():
+    # A 12-species chain over 11 decades of rates, 8 systems with their own rates, BDF on the general path:
+    # layout="on-chip" (a system's workspace in team scratch memory) against "interleaved". On a host backend
+    # the on-chip layout has one lane: the same arithmetic in the same order, so the same numbers bit for bit.
+    lines = [f"A{i} -> A{i + 1}, k={10.0 ** (5 - 11 * i / 10):.6g}" for i in range(11)] + ["init A0 = 1"]
+    network = ode.parse_text("\n".join(lines) + "\n", "chain")
+    rng = np.random.default_rng(3)
+    k = network.rate_constants * rng.uniform(0.8, 1.2, size=(8, 11))
+    times = [1e-4, 1e-2, 1.0, 1e2, 1e4]
+    runs = {layout: ode.solve(network, times=times, rate_constants=k, method="bdf", mode="batched", rtol=1e-8,
+                              atol=[1e-16], layout=layout) for layout in ("interleaved", "on-chip", "auto")}
+    for run in runs.values():
+        assert run.status == ["success"] * 8
+    on_chip, interleaved = runs["on-chip"].samples.to_host(), runs["interleaved"].samples.to_host()
+    assert np.allclose(on_chip.sum(axis=2), 1.0, rtol=0, atol=1e-12)
+    if morula.build_info()["default_execution_space"] in ("Serial", "OpenMP", "Threads"):
+        assert np.array_equal(on_chip, interleaved)
+    else:
+        assert np.allclose(on_chip, interleaved, rtol=1e-5, atol=1e-13)
+    with pytest.raises(ValueError, match=r"layout = 'shared' is not one of"):
+        ode.solve(network, times=times, layout="shared")
+    with pytest.raises(ValueError, match=r"on_chip is a layout of the batched mode"):
+        ode.solve(network, times=times, mode="fine", layout="on-chip")
+
+
 def test_bad_input_names_the_argument():
     network = ode.parse_text("A -> B, k=0.5\n")
     with pytest.raises(ValueError, match=r"rate_constants has shape \(3, 2\); expected \(3, 1\)"):

@@ -292,6 +292,10 @@ class OdeIntegration
         // "precision" as double).
         if ( o.precision != Precision::double_precision )
             p.integers.push_back( { "precision", { static_cast<std::int64_t>( o.precision ) } } );
+        // Likewise only the batched mode's on-chip layout records its lanes: on a GPU its lanes' reductions
+        // round differently from one thread's loops, so a run resumes in the layout it started in.
+        if ( m_solver.on_chip_lanes() > 0 )
+            p.integers.push_back( { "on_chip_lanes", { m_solver.on_chip_lanes() } } );
         p.reals = {
             { "t_start", { m_t_start } },
             { "sample_times", recorded_times() },
@@ -384,6 +388,8 @@ class OdeIntegration
         const Parameters p = parameters();
         if ( in.has( "run/precision" ) && m_solver.m_options.precision == Precision::double_precision )
             compare( in, "precision", std::vector<std::int64_t>{ static_cast<std::int64_t>( Precision::double_precision ) } );
+        if ( in.has( "run/on_chip_lanes" ) && m_solver.on_chip_lanes() == 0 )
+            compare( in, "on_chip_lanes", std::vector<std::int64_t>{ 0 } );
         for ( const auto& e : p.integers )
             compare( in, e.first, e.second );
         for ( const auto& e : p.reals )

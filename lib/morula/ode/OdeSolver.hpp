@@ -90,6 +90,7 @@ class OdeSolver
             m_device.stiff_rosenbrock = options.method == Method::automatic &&
                                         automatic_stiff_method( options, system.species, system.reactions, true ) == Method::rodas5p &&
                                         !uses_register_kernel();
+        m_device.on_chip_lanes = resolve_on_chip_lanes();
         m_atol = Kokkos::View<double*, MemorySpace>( "morula::ode::atol", options.absolute_tolerance.size() );
         Kokkos::deep_copy( m_atol, Kokkos::View<const double*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(
                                        options.absolute_tolerance.data(), options.absolute_tolerance.size() ) );
@@ -97,6 +98,9 @@ class OdeSolver
 
     const SolverOptions& options() const { return m_options; }
     detail::LinearKind linear_solver() const { return m_linear; }
+    //! Vector lanes per system of the batched mode's on-chip layout, or 0 when it does not run on chip
+    //! (the interleaved layout, the register kernel, the fine-grained and device-wide modes).
+    int on_chip_lanes() const { return m_device.on_chip_lanes; }
     const Model& system() const { return m_system; }
 
     /*!
@@ -318,6 +322,35 @@ class OdeSolver
                                                                         rate_constants, times, saved, t_start, false );
         run.run_to_end( exec );
         return run.result();
+    }
+
+    /*!
+      The batched mode's layout on the general path (SolverOptions::batched_layout): the lanes per system
+      on chip, or 0 for the interleaved layout. `automatic` takes the rule of automatic_batched_on_chip();
+      on_chip asked for where a system's arrays do not fit a team's scratch memory is refused, naming the
+      sizes.
+    */
+    int resolve_on_chip_lanes() const
+    {
+        if ( m_options.mode != ExecutionMode::batched || m_options.batched_layout == BatchedLayout::interleaved ||
+             m_linear == detail::LinearKind::dense_kokkos_batched || uses_register_kernel() )
+            return 0;
+        const bool host = Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemorySpace>::accessible;
+        const int n = m_system.species, m = m_system.reactions;
+        const detail::WorkspaceMap map( n, m, false, m_system.jacobian_nonzeros_count );
+        const std::string refusal = detail::on_chip_refusal<ExecutionSpace, MemorySpace, Model>( map );
+        if ( m_options.batched_layout == BatchedLayout::automatic && ( !automatic_batched_on_chip( !host, n, m ) || !refusal.empty() ) )
+            return 0;
+        if ( !refusal.empty() )
+            throw core::InputError( refusal );
+        if ( host )
+            return 1;
+        if ( m_options.batched_lanes > 0 )
+            return m_options.batched_lanes;
+        int lanes = 4;
+        while ( lanes < n && lanes < 32 )
+            lanes *= 2;
+        return lanes;
     }
 
     detail::LinearKind resolve_linear_solver() const

@@ -120,6 +120,22 @@ enum class Nonnegativity
     off
 };
 
+/*!
+  The batched mode's general path (networks beyond the register kernel, BDF, models other than mass
+  action): where each system's vectors and matrices live while it integrates.
+*/
+enum class BatchedLayout
+{
+    //! on_chip on GPU backends for networks of 20 species up whose arrays fit a team's scratch memory,
+    //! interleaved otherwise (automatic_batched_on_chip())
+    automatic,
+    //! one thread per system, its arrays in device memory interleaved by system (coalesced across a warp)
+    interleaved,
+    //! one team thread per system whose vector lanes share its loops (`batched_lanes`), its arrays in the
+    //! team's scratch memory (shared memory on a GPU) for the whole run; on host backends one lane
+    on_chip
+};
+
 struct SolverOptions
 {
     Method method = Method::automatic;
@@ -150,6 +166,10 @@ struct SolverOptions
     */
     Method stiff_method = Method::automatic;
     int team_size = 0;                   //!< fine-grained mode: threads per team (0: Kokkos chooses)
+    BatchedLayout batched_layout = BatchedLayout::automatic;
+    //! Batched mode on chip: vector lanes per system on a GPU, a power of two up to 32 (0: the species
+    //! rounded up to a power of two, 4 to 32). Host backends run a system's loops in one thread.
+    int batched_lanes = 0;
     //! Device-wide mode: RKF45 attempts launched between two reads of the device-side status by the host
     //! (the step is decided on the device); 0 picks 1 to 32 from the steps expected to be left. The
     //! results do not depend on it: attempts after the integration stopped return at once.
@@ -236,6 +256,15 @@ struct SolverOptions
                                       "; expected 0 (automatic) or a power of two up to 32" ) );
         if ( team_size < 0 )
             throw InputError( concat( "ODE solver: team_size = ", team_size, "; expected >= 0" ) );
+        if ( batched_lanes < 0 || batched_lanes > 32 || ( batched_lanes & ( batched_lanes - 1 ) ) != 0 )
+            throw InputError( concat( "ODE solver: batched_lanes = ", batched_lanes,
+                                      "; expected 0 (automatic) or a power of two up to 32" ) );
+        if ( batched_layout == BatchedLayout::on_chip && mode != ExecutionMode::batched )
+            throw InputError( "ODE solver: batched_layout on_chip is a layout of the batched mode; the fine-grained and "
+                              "device-wide modes keep a system's arrays in device memory" );
+        if ( batched_layout == BatchedLayout::on_chip && linear_solver == LinearSolver::kokkos_batched )
+            throw InputError( "ODE solver: batched_layout on_chip solves with Morula's dense LU (its lanes share the "
+                              "rows); linear solver kokkos_batched runs in the interleaved layout" );
         if ( is_rosenbrock( method ) && mode == ExecutionMode::device_wide )
             throw InputError( "ODE solver: the Rosenbrock methods (rodas5p, rodas4, rosenbrock23) run in the batched "
                               "(one system per thread) and fine-grained (one system per team) modes; the device-wide "
@@ -257,6 +286,20 @@ struct SolverOptions
                               "device-wide mode" );
     }
 };
+
+/*!
+  BatchedLayout::automatic's rule, measured on an H200 (docs/performance.md, "The batched mode on chip"):
+  on chip on a GPU backend from 20 species up (network20 1.16x faster than interleaved, network30 1.6-2.0x,
+  network40 3-7x), interleaved below (network10 1.2-2.9x slower on chip, Robertson's BDF 2.75x: a small
+  system's serial work runs on a few lanes of a warp instead of on one of 32 systems' threads, and the
+  scratch memory holds too few systems to hide latency). Host backends stay interleaved. Where a system's
+  arrays do not fit a team's scratch memory (about 44 species) the solver keeps the interleaved layout.
+*/
+constexpr int automatic_on_chip_min_species = 20;
+inline bool automatic_batched_on_chip( bool device_backend, int species, int /*reactions*/ )
+{
+    return device_backend && species >= automatic_on_chip_min_species;
+}
 
 /*!
   Why the register-resident kernel cannot take Method::automatic's stiff stretches for this run, in words,

@@ -1,8 +1,9 @@
 /*!
   \file BatchIntegration.hpp
-  \brief The batched (thread per system) and fine-grained (team per system) integration of a batch as
-         an object: its workspace, per-system integrator states, samples and statistics, advanced to a
-         sample and resumed from there, with the state saved to and restored from a checkpoint.
+  \brief The batched (a thread per system, or a team thread's vector lanes per system on chip) and
+         fine-grained (a team per system) integration of a batch as an object: its workspace, per-system
+         integrator states, samples and statistics, advanced to a sample and resumed from there, with the
+         state saved to and restored from a checkpoint.
 
   OdeSolver::solve runs it once to the last sample (no state kept); OdeIntegration pauses it at
   samples, checkpoints it and restarts it. Both launch the same SystemIntegrator code, so a run paused
@@ -64,6 +65,98 @@ struct ResumableIntegrate
     }
 };
 
+/*!
+  The batched mode's on-chip layout: team thread r of team g integrates system g * systems_per_team + r,
+  its vector lanes sharing the system's loops (LaneOps), and the system's workspace (vectors, Jacobian,
+  factorised matrix, pivots) is its slice of the team's scratch memory - shared memory on a GPU - for the
+  whole leg. The interleaved layout keeps the same arrays in device memory, where a system's many passes
+  over its matrices per step go to DRAM once the batch outgrows the caches.
+
+  Between legs (resumable runs) the slice is copied to and from the global workspace in the interleaved
+  layout's places, so a checkpoint has the same format (and, on a host backend, the same bytes) whichever
+  layout wrote it. A one-leg run needs no global workspace.
+*/
+//! Team scratch memory (bytes) the on-chip layout gives one team: within 40 KB a GPU block fits the
+//! 48 KB of shared memory it gets without opting into more.
+template <class ExecutionSpace>
+std::size_t on_chip_team_budget()
+{
+    const std::size_t most = static_cast<std::size_t>( core::LaunchTeam<ExecutionSpace>::scratch_size_max( 0 ) );
+    return most < 40960 ? most : 40960;
+}
+
+template <class MemorySpace, class Model>
+struct OnChipIntegrate
+{
+    SystemIntegrator<MemorySpace, Model> integrator; // interleaved, over the global workspace (may be empty)
+    Kokkos::View<IntegratorState*, MemorySpace> states;
+    int stop = 0;
+    bool first = false;
+    int systems_per_team = 1;
+    int scratch_level = 0;
+
+    //! Doubles of scratch per system: the workspace and the pivots (two ints to a double).
+    KOKKOS_INLINE_FUNCTION static long slice_length( const WorkspaceMap& map ) { return map.per_system + ( map.n + 1 ) / 2; }
+
+    template <class Member>
+    KOKKOS_INLINE_FUNCTION void operator()( const Member& member ) const
+    {
+        const WorkspaceMap& map = integrator.map;
+        const long slice = slice_length( map );
+        // Every thread of the team asks for the same block (the same pointer), before any returns.
+        double* team_block =
+            static_cast<double*>( member.team_scratch( scratch_level ).get_shmem( sizeof( double ) * slice * systems_per_team ) );
+        const long s = static_cast<long>( member.league_rank() ) * systems_per_team + member.team_rank();
+        if ( s >= integrator.systems )
+            return;
+        double* mine = team_block + slice * member.team_rank();
+        SystemIntegrator<MemorySpace, Model> local = integrator;
+        local.workspace = Kokkos::View<double*, MemorySpace>( mine, map.per_system );
+        local.pivots = Kokkos::View<int*, MemorySpace>( reinterpret_cast<int*>( mine + map.per_system ), map.n );
+        local.interleaved = false;
+        local.first_system = s;
+        const LaneOps<Member> ops{ member };
+        // Only a paused run (states kept) has a global workspace to copy from and to.
+        const bool resumable = states.extent( 0 ) > 0;
+        const int length = static_cast<int>( map.per_system );
+        const Strided<int> pivots = local.pivot_vec( s );
+        if ( resumable )
+        {
+            // A first leg starts from zeros, as the interleaved layout's zeroed workspace does, so that
+            // slots a system never reaches are the same bytes in every checkpoint.
+            const Strided<double> global = integrator.at( s, 0 );
+            const Strided<int> global_pivots = integrator.pivot_vec( s );
+            ops.for_each( length, [&]( int e ) { mine[e] = first ? 0.0 : global[e]; } );
+            ops.for_each( map.n, [&]( int i ) { pivots[i] = first ? 0 : global_pivots[i]; } );
+        }
+        ResumableIntegrate<MemorySpace, Model>{ local, states, stop, first }.body( ops, s );
+        if ( resumable )
+        {
+            const Strided<double> global = integrator.at( s, 0 );
+            const Strided<int> global_pivots = integrator.pivot_vec( s );
+            ops.for_each( length, [&]( int e ) { global[e] = mine[e]; } );
+            ops.for_each( map.n, [&]( int i ) { global_pivots[i] = pivots[i]; } );
+        }
+    }
+};
+
+/*!
+  Why a system's on-chip slice does not fit the team scratch memory one team may use on this backend, or
+  an empty string when it does (always on a host backend, whose teams take host memory where level 0 is
+  too small).
+*/
+template <class ExecutionSpace, class MemorySpace, class Model>
+std::string on_chip_refusal( const WorkspaceMap& map )
+{
+    const std::size_t bytes = sizeof( double ) * static_cast<std::size_t>( OnChipIntegrate<MemorySpace, Model>::slice_length( map ) );
+    const std::size_t budget = on_chip_team_budget<ExecutionSpace>();
+    if ( Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemorySpace>::accessible || bytes <= budget )
+        return {};
+    return core::detail::concat( "ODE solver: batched_layout on_chip needs ", bytes, " bytes of team scratch memory per system (",
+                                 map.n, " species, ", map.m, " reactions); a team may use ", budget,
+                                 " here (use batched_layout interleaved)" );
+}
+
 //! Threads per team in the fine-grained mode when the options leave it to the solver.
 template <class MemorySpace>
 int default_team_size( int max_size, int n, int m )
@@ -111,11 +204,14 @@ class BatchIntegration
         const long systems = static_cast<long>( initial_states.extent( 0 ) );
         const int n = system.species, m = system.reactions;
         const WorkspaceMap map( n, m, options.linear == LinearKind::sparse_bicgstab, system.jacobian_nonzeros_count );
-        m_workspace_length = static_cast<std::size_t>( map.per_system ) * static_cast<std::size_t>( systems );
+        m_on_chip = !team && options.on_chip_lanes > 0;
+        // The on-chip layout keeps a one-leg run's workspace in scratch memory only.
+        const bool global_workspace = resumable || !m_on_chip;
+        m_workspace_length = global_workspace ? static_cast<std::size_t>( map.per_system ) * static_cast<std::size_t>( systems ) : 0;
         if ( workspace.extent( 0 ) < m_workspace_length )
             workspace = Kokkos::View<double*, MemorySpace>( Kokkos::view_alloc( Kokkos::WithoutInitializing, "morula::ode::workspace" ),
                                                             m_workspace_length );
-        m_pivot_length = static_cast<std::size_t>( n ) * static_cast<std::size_t>( systems );
+        m_pivot_length = global_workspace ? static_cast<std::size_t>( n ) * static_cast<std::size_t>( systems ) : 0;
         if ( pivots.extent( 0 ) < m_pivot_length )
             pivots = Kokkos::View<int*, MemorySpace>( Kokkos::view_alloc( Kokkos::WithoutInitializing, "morula::ode::pivots" ),
                                                       m_pivot_length );
@@ -149,6 +245,8 @@ class BatchIntegration
         m_integ.systems = systems;
         m_integ.interleaved = !team;
 
+        if ( m_on_chip )
+            on_chip_geometry( exec, options.on_chip_lanes );
         if ( team )
         {
             using Policy = core::LaunchTeam<ExecutionSpace>;
@@ -302,7 +400,14 @@ class BatchIntegration
     {
         const long systems = m_integ.systems;
         ResumableIntegrate<MemorySpace, Model> functor{ m_integ, m_states, stop, !m_started };
-        if ( !m_team )
+        if ( m_on_chip )
+        {
+            OnChipIntegrate<MemorySpace, Model> on_chip{ m_integ, m_states, stop, !m_started, m_systems_per_team, m_scratch_level };
+            const long teams = ( systems + m_systems_per_team - 1 ) / m_systems_per_team;
+            Kokkos::parallel_for( "morula::ode::integrate_batched_on_chip",
+                                  on_chip_policy( exec, static_cast<int>( teams > 0 ? teams : 1 ), m_systems_per_team ), on_chip );
+        }
+        else if ( !m_team )
             Kokkos::parallel_for( "morula::ode::integrate_batched",
                                   core::LaunchRange<ExecutionSpace, Kokkos::IndexType<long>>( exec, 0, systems ), functor );
         else
@@ -310,6 +415,47 @@ class BatchIntegration
                                   core::LaunchTeam<ExecutionSpace>( exec, static_cast<int>( systems ), m_team_size ), functor );
         m_started = true;
         m_samples_done = stop;
+    }
+
+    core::LaunchTeam<ExecutionSpace> on_chip_policy( const ExecutionSpace& exec, int teams, int systems_per_team ) const
+    {
+        core::LaunchTeam<ExecutionSpace> policy( exec, teams, systems_per_team, m_lanes );
+        policy.set_scratch_size( m_scratch_level, Kokkos::PerTeam( m_scratch_bytes_per_system * systems_per_team ) );
+        return policy;
+    }
+
+    /*!
+      The on-chip layout's team shape: `lanes` vector lanes per system, as many systems per team as make
+      about 128 threads within the scratch memory a team may have (level 0: on-chip). A host backend runs
+      one system per team in its thread's scratch (level 1, host memory, where level 0 is too small).
+    */
+    void on_chip_geometry( const ExecutionSpace& exec, int lanes )
+    {
+        using Policy = core::LaunchTeam<ExecutionSpace>;
+        const bool host = Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemorySpace>::accessible;
+        m_lanes = lanes;
+        m_scratch_bytes_per_system = sizeof( double ) * static_cast<std::size_t>( OnChipIntegrate<MemorySpace, Model>::slice_length( m_integ.map ) );
+        const std::size_t on_chip_max = static_cast<std::size_t>( Policy::scratch_size_max( 0 ) );
+        const std::size_t budget = on_chip_team_budget<ExecutionSpace>();
+        if ( host )
+        {
+            m_systems_per_team = 1;
+            m_scratch_level = m_scratch_bytes_per_system <= on_chip_max ? 0 : 1;
+            return;
+        }
+        const std::string refusal = on_chip_refusal<ExecutionSpace, MemorySpace, Model>( m_integ.map );
+        if ( !refusal.empty() )
+            throw core::InputError( refusal );
+        int per_team = 128 / lanes;
+        per_team = per_team > 1 ? per_team : 1;
+        while ( per_team > 1 && m_scratch_bytes_per_system * per_team > budget )
+            --per_team;
+        OnChipIntegrate<MemorySpace, Model> probe_functor{ m_integ, m_states, 0, true, per_team, 0 };
+        const int max_team = on_chip_policy( exec, 1, 1 ).team_size_max( probe_functor, Kokkos::ParallelForTag() );
+        if ( max_team < 1 )
+            throw core::InputError( core::detail::concat( "ODE solver: batched_lanes = ", lanes,
+                                                          " leaves no room for a team of this kernel on this backend" ) );
+        m_systems_per_team = per_team < max_team ? per_team : max_team;
     }
 
     template <class T>
@@ -369,6 +515,9 @@ class BatchIntegration
     OdeResult<MemorySpace> m_result;
     std::size_t m_workspace_length = 0, m_pivot_length = 0;
     bool m_team = false;
+    bool m_on_chip = false;
+    int m_lanes = 1, m_systems_per_team = 1, m_scratch_level = 0;
+    std::size_t m_scratch_bytes_per_system = 0;
     bool m_resumable = false;
     bool m_started = false;
     int m_team_size = 1;

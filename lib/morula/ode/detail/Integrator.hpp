@@ -53,6 +53,7 @@ struct DeviceOptions
     bool start_in_bdf = false; // the device-wide mode hands a stiff system over in BDF
     bool nonnegative = false;  // Rosenbrock methods: reject an attempt that turns a species negative
     bool stiff_rosenbrock = false; // Method::automatic: stiff stretches in Rodas5P, not BDF (automatic_stiff_method)
+    int on_chip_lanes = 0;         // batched mode: > 0 runs the on-chip layout with this many lanes per system
 };
 
 //! Per-system scalar state of the integrator (replicated in every thread of a team).

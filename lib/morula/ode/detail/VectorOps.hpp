@@ -8,6 +8,10 @@
              reductions return the same value to every thread. Integrator control flow (step size,
              accept/reject, order) is replicated in every thread from those identical values, so no
              broadcast and no host round trip is needed.
+  LaneOps:   the loops are split over the vector lanes of one team thread (ThreadVectorRange): one system
+             per team thread in the batched mode's on-chip layout, its arrays in team scratch memory.
+             The lanes of a system are one warp's slice on a GPU; Kokkos synchronises them after each
+             vector loop (CUDA's __syncwarp with the lanes' mask), which is the barrier the loops need.
 */
 #ifndef MORULA_ODE_DETAIL_VECTOROPS_HPP
 #define MORULA_ODE_DETAIL_VECTOROPS_HPP
@@ -67,23 +71,19 @@ struct ThreadOps
     KOKKOS_INLINE_FUNCTION bool is_leader() const { return true; }
 };
 
-template <class Member>
-struct TeamOps
+/*!
+  The reductions of a nested range - TeamThreadRange for TeamOps, ThreadVectorRange for LaneOps - over
+  `Derived::range( n )`: the same value in every thread (or lane) of the range.
+*/
+template <class Derived>
+struct NestedReductions
 {
-    const Member& member;
-
-    template <class F>
-    KOKKOS_INLINE_FUNCTION void for_each( int n, const F& f ) const
-    {
-        Kokkos::parallel_for( Kokkos::TeamThreadRange( member, n ), [&]( int i ) { f( i ); } );
-        member.team_barrier();
-    }
     template <class F>
     KOKKOS_INLINE_FUNCTION double sum( int n, const F& f ) const
     {
         double s = 0.0;
         Kokkos::parallel_reduce(
-            Kokkos::TeamThreadRange( member, n ), [&]( int i, double& acc ) { acc += f( i ); }, s );
+            static_cast<const Derived&>( *this ).range( n ), [&]( int i, double& acc ) { acc += f( i ); }, s );
         return s;
     }
     template <class F>
@@ -91,13 +91,31 @@ struct TeamOps
     {
         double m = 0.0;
         Kokkos::parallel_reduce(
-            Kokkos::TeamThreadRange( member, n ),
+            static_cast<const Derived&>( *this ).range( n ),
             [&]( int i, double& acc ) {
                 const double v = f( i );
                 acc = v > acc ? v : acc;
             },
             Kokkos::Max<double>( m ) );
         return m > 0.0 ? m : 0.0;
+    }
+};
+
+template <class Member>
+struct TeamOps : NestedReductions<TeamOps<Member>>
+{
+    const Member& member;
+
+    KOKKOS_INLINE_FUNCTION explicit TeamOps( const Member& m )
+        : member( m )
+    {
+    }
+    KOKKOS_INLINE_FUNCTION auto range( int n ) const { return Kokkos::TeamThreadRange( member, n ); }
+    template <class F>
+    KOKKOS_INLINE_FUNCTION void for_each( int n, const F& f ) const
+    {
+        Kokkos::parallel_for( range( n ), [&]( int i ) { f( i ); } );
+        member.team_barrier();
     }
     template <class F>
     KOKKOS_INLINE_FUNCTION void single( const F& f ) const
@@ -107,6 +125,31 @@ struct TeamOps
     }
     KOKKOS_INLINE_FUNCTION void barrier() const { member.team_barrier(); }
     KOKKOS_INLINE_FUNCTION bool is_leader() const { return member.team_rank() == 0; }
+};
+
+template <class Member>
+struct LaneOps : NestedReductions<LaneOps<Member>>
+{
+    const Member& member;
+
+    KOKKOS_INLINE_FUNCTION explicit LaneOps( const Member& m )
+        : member( m )
+    {
+    }
+    KOKKOS_INLINE_FUNCTION auto range( int n ) const { return Kokkos::ThreadVectorRange( member, n ); }
+    template <class F>
+    KOKKOS_INLINE_FUNCTION void for_each( int n, const F& f ) const
+    {
+        Kokkos::parallel_for( range( n ), [&]( int i ) { f( i ); } );
+    }
+    //! Lane 0 runs f; the vector loop of one index synchronises the lanes after it, as for_each does.
+    template <class F>
+    KOKKOS_INLINE_FUNCTION void single( const F& f ) const
+    {
+        Kokkos::parallel_for( range( 1 ), [&]( int ) { f(); } );
+    }
+    KOKKOS_INLINE_FUNCTION void barrier() const {}
+    KOKKOS_INLINE_FUNCTION bool is_leader() const { return true; }
 };
 
 } // namespace morula::ode::detail

@@ -58,7 +58,9 @@ enum Slot : int
 /*!
   The workspace of every system and how system s finds its part of it. In batched mode (interleaved)
   element e of system s is at workspace[e * systems + s], so a warp's threads - neighbouring systems -
-  read neighbouring addresses; in team mode (not interleaved) system s owns one contiguous slice.
+  read neighbouring addresses; in team mode (not interleaved) system s owns one contiguous slice,
+  s - first_system from the start: the batched on-chip layout points a copy of the integrator at one
+  system's slice of team scratch memory with first_system = s.
 */
 template <class MemorySpace>
 struct SystemWorkspace
@@ -67,20 +69,21 @@ struct SystemWorkspace
     Kokkos::View<double*, MemorySpace> workspace;
     Kokkos::View<int*, MemorySpace> pivots;
     long systems = 1;
+    long first_system = 0;
     bool interleaved = true;
 
     KOKKOS_INLINE_FUNCTION Strided<double> at( long s, long offset ) const
     {
         if ( interleaved )
             return { workspace.data() + offset * systems + s, static_cast<std::ptrdiff_t>( systems ) };
-        return { workspace.data() + s * map.per_system + offset, 1 };
+        return { workspace.data() + ( s - first_system ) * map.per_system + offset, 1 };
     }
     KOKKOS_INLINE_FUNCTION Strided<double> vec( long s, int slot ) const { return at( s, long( slot ) * map.n ); }
     KOKKOS_INLINE_FUNCTION Strided<int> pivot_vec( long s ) const
     {
         if ( interleaved )
             return { pivots.data() + s, static_cast<std::ptrdiff_t>( systems ) };
-        return { pivots.data() + s * map.n, 1 };
+        return { pivots.data() + ( s - first_system ) * map.n, 1 };
     }
     KOKKOS_INLINE_FUNCTION static Strided<const double> cv( const Strided<double>& v ) { return { v.data, v.stride }; }
 };
