@@ -379,8 +379,8 @@ void add_ode_command( CLI::App& app )
                                                        { "device", ode::ExecutionMode::device_wide },
                                                        { "batched", ode::ExecutionMode::batched } } ) );
     run->add_option( "--layout", r->layout,
-                     "Batched mode, general path: where each system's arrays live: auto (default: on-chip on GPUs from "
-                     "20 species while they fit, else interleaved), interleaved (device memory, one thread per system) "
+                     "Batched mode, general path: where each system's arrays live: auto (default: on-chip on CPUs, and "
+                     "on GPUs from 20 species while they fit; else interleaved), interleaved (device memory, one thread per system) "
                      "or on-chip (team scratch memory, a system's loops over vector lanes)" )
         ->transform( cli_choice<ode::BatchedLayout>( { { "auto", ode::BatchedLayout::automatic },
                                                        { "interleaved", ode::BatchedLayout::interleaved },

@@ -253,6 +253,55 @@ TEST( TEST_CATEGORY, ode_checkpoint_batched_robertson_bit_identical_at_every_sam
     EXPECT_GT( reused, 0 );
 }
 
+// The batched mode's two layouts of the general path (BatchedLayout): a run checkpointed in one and restored
+// in the other. On a host backend (one lane: the same arithmetic) it finishes bit for bit as the
+// uninterrupted run of either; on a GPU the layouts round differently, so the restore is refused, naming
+// 'on_chip_lanes'. Each layout's own checkpoints restart bit for bit (check_restarts).
+TEST( TEST_CATEGORY, ode_checkpoint_across_batched_layouts )
+{
+    constexpr bool host = Kokkos::SpaceAccessibility<Kokkos::HostSpace, Mem>::accessible;
+    const auto net = test::robertson_network();
+    const auto times = robertson_times( 12 );
+    const Batch b = batch_of( net, 6 );
+    ode::SolverOptions o;
+    o.mode = ode::ExecutionMode::batched;
+    o.method = ode::Method::bdf;
+    o.relative_tolerance = 1e-7;
+    o.absolute_tolerance = { 1e-12 };
+    ode::SolverOptions on_chip = o, interleaved = o;
+    on_chip.batched_layout = ode::BatchedLayout::on_chip;
+    interleaved.batched_layout = ode::BatchedLayout::interleaved;
+    check_restarts( net, on_chip, b, times, { 0, 5, 11, 12 }, "on_chip_layout" );
+    Exec exec;
+    ode::MassActionSystem<Mem> system( net );
+    for ( const bool from_on_chip : { true, false } )
+    {
+        Solver writer( system, from_on_chip ? on_chip : interleaved ), reader( system, from_on_chip ? interleaved : on_chip );
+        const std::string what = from_on_chip ? "on chip -> interleaved" : "interleaved -> on chip";
+        const std::string path = scratch( "across_layouts" );
+        {
+            Integration first( writer, exec, b.x0, b.k, times );
+            first.advance_to( exec, 5 );
+            io::write_checkpoint( first, path );
+        }
+        Integration resumed( reader, exec, b.x0, b.k, times );
+        try
+        {
+            io::restart_from_checkpoint( resumed, path );
+            EXPECT_TRUE( host ) << what << ": accepted on a GPU";
+            resumed.advance_to( exec, static_cast<int>( times.size() ) );
+            expect_same( resumed.result( exec ), reader.solve( exec, b.x0, b.k, times ), what );
+            expect_same( resumed.result( exec ), writer.solve( exec, b.x0, b.k, times ), what + " (the writer's layout)" );
+        }
+        catch ( const core::InputError& e )
+        {
+            EXPECT_FALSE( host ) << what << ": " << e.what();
+            EXPECT_NE( std::string( e.what() ).find( "on_chip_lanes" ), std::string::npos ) << what << ": " << e.what();
+        }
+        std::remove( path.c_str() );
+    }
+}
+
 TEST( TEST_CATEGORY, ode_checkpoint_fine_grained_dense_and_sparse )
 {
     const auto net = test::robertson_network();

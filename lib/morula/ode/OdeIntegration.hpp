@@ -292,10 +292,11 @@ class OdeIntegration
         // "precision" as double).
         if ( o.precision != Precision::double_precision )
             p.integers.push_back( { "precision", { static_cast<std::int64_t>( o.precision ) } } );
-        // Likewise only the batched mode's on-chip layout records its lanes: on a GPU its lanes' reductions
-        // round differently from one thread's loops, so a run resumes in the layout it started in.
-        if ( m_solver.on_chip_lanes() > 0 )
-            p.integers.push_back( { "on_chip_lanes", { m_solver.on_chip_lanes() } } );
+        // Likewise only the batched mode's on-chip layout on a GPU records its lanes: their reductions round
+        // differently from one thread's loops, so such a run resumes in the layout it started in. On a host
+        // backend (one lane) both layouts are the same arithmetic, and a checkpoint resumes in either.
+        if ( recorded_on_chip_lanes() > 0 )
+            p.integers.push_back( { "on_chip_lanes", { recorded_on_chip_lanes() } } );
         p.reals = {
             { "t_start", { m_t_start } },
             { "sample_times", recorded_times() },
@@ -383,12 +384,18 @@ class OdeIntegration
                  describe( mine, shown ) + " in this run; a run resumes only with the parameters it was started with" );
     }
 
+    //! The on-chip lanes a checkpoint records: the solver's on a GPU backend, none on a host backend.
+    int recorded_on_chip_lanes() const
+    {
+        return Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemorySpace>::accessible ? 0 : m_solver.on_chip_lanes();
+    }
+
     void check_parameters( const io::CheckpointReader& in ) const
     {
         const Parameters p = parameters();
         if ( in.has( "run/precision" ) && m_solver.m_options.precision == Precision::double_precision )
             compare( in, "precision", std::vector<std::int64_t>{ static_cast<std::int64_t>( Precision::double_precision ) } );
-        if ( in.has( "run/on_chip_lanes" ) && m_solver.on_chip_lanes() == 0 )
+        if ( in.has( "run/on_chip_lanes" ) && recorded_on_chip_lanes() == 0 )
             compare( in, "on_chip_lanes", std::vector<std::int64_t>{ 0 } );
         for ( const auto& e : p.integers )
             compare( in, e.first, e.second );

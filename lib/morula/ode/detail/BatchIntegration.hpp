@@ -246,7 +246,12 @@ class BatchIntegration
         m_integ.interleaved = !team;
 
         if ( m_on_chip )
+        {
             on_chip_geometry( exec, options.on_chip_lanes );
+            if ( ( systems + m_systems_per_team - 1 ) / m_systems_per_team > std::numeric_limits<int>::max() )
+                throw core::InputError( core::detail::concat( "ODE solver: ", systems, " systems are more teams than the "
+                                                              "on-chip layout can launch (use batched_layout interleaved)" ) );
+        }
         if ( team )
         {
             using Policy = core::LaunchTeam<ExecutionSpace>;
