@@ -385,6 +385,13 @@ void add_ode_command( CLI::App& app )
         ->transform( cli_choice<ode::BatchedLayout>( { { "auto", ode::BatchedLayout::automatic },
                                                        { "interleaved", ode::BatchedLayout::interleaved },
                                                        { "on-chip", ode::BatchedLayout::on_chip } } ) );
+    run->add_option( "--sample-output", r->sample_output,
+                     "Rosenbrock methods: dense (steps pass sample times, which take the method's interpolant), steps "
+                     "(a step that would pass a sample ends on it) or auto (default: dense, steps where nonnegativity is "
+                     "enforced, as in single precision)" )
+        ->transform( cli_choice<ode::SampleOutput>( { { "auto", ode::SampleOutput::automatic },
+                                                      { "dense", ode::SampleOutput::dense },
+                                                      { "steps", ode::SampleOutput::step_to_sample } } ) );
     run->add_option( "--team-size", r->team_size, "Threads per team in fine mode (default: chosen by the solver)" );
     run->add_option( "--max-steps", r->max_steps, "Accepted + rejected steps per system before giving up (default 1e7)" );
     run->add_option( "--save", r->save, "Species to write, by name: A,B,C (default the model's saved species, else all)" );

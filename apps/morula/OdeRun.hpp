@@ -43,6 +43,7 @@ struct RunArgs
     ode::ExecutionMode mode = ode::ExecutionMode::fine_grained;
     ode::Precision precision = ode::Precision::double_precision;
     ode::BatchedLayout layout = ode::BatchedLayout::automatic;
+    ode::SampleOutput sample_output = ode::SampleOutput::automatic;
     double t_start = 0;
     double t_end = 0;
     long samples = 0;

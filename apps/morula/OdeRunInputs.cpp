@@ -201,6 +201,8 @@ ode::SolverOptions solver_options( const RunArgs& a, const CLI::App& cmd, const 
                               "the fine and device modes keep a system's arrays in device memory" );
         o.batched_layout = a.layout;
     }
+    if ( given( cmd, "--sample-output" ) )
+        o.sample_output = a.sample_output;
     if ( given( cmd, "--team-size" ) )
     {
         require( a.team_size >= 1 && a.team_size <= 1 << 20, "--team-size", double( a.team_size ), "a size >= 1" );

@@ -9,6 +9,7 @@
 //   ode_benchmark --roofline-suite [--quick] [--space host] [--out F]   the roofline kernels at suite size
 //   ode_benchmark --case roofline --rhs-systems S --rhs-species N --lu-systems S --lu-n n
 #include "../common/Roofline.hpp"
+#include "RobertsonNetwork.hpp"
 
 #include <morula/Config.hpp>
 #include <morula/core/KokkosCompat.hpp>
@@ -180,6 +181,10 @@ struct RobertsonCase
     // auto, interleaved, on-chip; each later one reports its largest difference from the first.
     std::vector<std::string> layouts{ "auto" };
     int lanes = 0; // on-chip: vector lanes per system (0: automatic)
+    // How the Rosenbrock methods fill samples inside steps, each run in turn: dense, steps (step_to_sample).
+    std::vector<std::string> sample_outputs{ "auto" };
+    // > 0: this many sample times spaced evenly in log t from 1e-5 to t_end (and t = 0) instead of the 8 default.
+    int log_samples = 0;
 };
 
 ode::Method method_named( const std::string& name )
@@ -212,27 +217,21 @@ nlohmann::json robertson( const Settings& cfg, const std::vector<long>& system_c
         net = ode::read_model( rc.model );
     }
     else
-    {
-    net.species_names = { "A", "B", "C" };
-    net.initial_state = { 1.0, 0.0, 0.0 };
-    net.reactions.resize( 3 );
-    net.reactions[0].reactants = { { 0, 1 } };
-    net.reactions[0].products = { { 1, 1 } };
-    net.reactions[0].rate_constant = 0.04;
-    net.reactions[1].reactants = { { 1, 2 } };
-    net.reactions[1].products = { { 1, 1 }, { 2, 1 } };
-    net.reactions[1].rate_constant = 3e7;
-    net.reactions[2].reactants = { { 1, 1 }, { 2, 1 } };
-    net.reactions[2].products = { { 0, 1 }, { 2, 1 } };
-    net.reactions[2].rate_constant = 1e4;
-    net.source = "robertson";
-    }
+        net = bench::robertson_network();
     const int n = net.species_count(), m = net.reaction_count();
     ode::MassActionSystem<Mem> system( net );
     Exec exec;
-    const std::vector<double> times = !rc.model.empty() && !net.settings.sample_times.empty()
-                                          ? net.settings.sample_times
-                                          : std::vector<double>{ 0.0, 0.4, 4.0, 40.0, 400.0, 4e3, 4e4, t_end };
+    std::vector<double> times = !rc.model.empty() && !net.settings.sample_times.empty()
+                                    ? net.settings.sample_times
+                                    : std::vector<double>{ 0.0, 0.4, 4.0, 40.0, 400.0, 4e3, 4e4, t_end };
+    if ( rc.log_samples > 0 )
+    {
+        times = { 0.0 };
+        const double first = std::min( 1e-5, t_end );
+        for ( int i = 0; i < rc.log_samples; ++i )
+            times.push_back( rc.log_samples > 1 ? first * std::pow( t_end / first, double( i ) / ( rc.log_samples - 1 ) ) : t_end );
+        times.back() = t_end;
+    }
     for ( long systems : system_counts )
     {
         Kokkos::View<double**, Kokkos::LayoutLeft, Mem> x0( "x0", systems, n ), k( "k", systems, m );
@@ -265,8 +264,12 @@ nlohmann::json robertson( const Settings& cfg, const std::vector<long>& system_c
         {
         Kokkos::View<double***, Kokkos::LayoutLeft, Kokkos::HostSpace> first_samples;
         for ( const auto& layout : rc.layouts )
+        for ( const auto& sample_output : rc.sample_outputs )
         {
             ode::SolverOptions options;
+            options.sample_output = sample_output == "steps"   ? ode::SampleOutput::step_to_sample
+                                    : sample_output == "dense" ? ode::SampleOutput::dense
+                                                               : ode::SampleOutput::automatic;
             options.batched_layout = layout == "interleaved" ? ode::BatchedLayout::interleaved
                                      : layout == "on-chip"   ? ode::BatchedLayout::on_chip
                                                              : ode::BatchedLayout::automatic;
@@ -290,7 +293,8 @@ nlohmann::json robertson( const Settings& cfg, const std::vector<long>& system_c
             if ( rc.model.empty() )
                 for ( long s = 0; s < systems; ++s )
                     mass_error = std::max( mass_error, std::fabs( hs( s, last, 0 ) + hs( s, last, 1 ) + hs( s, last, 2 ) - 1.0 ) );
-            // The largest difference from the first layout's run, relative to the sample's magnitude (above 1e-12).
+            // The largest difference from the method's first run (the first layout and sample output), relative
+            // to the sample's magnitude (above 1e-12).
             double layout_difference = 0.0;
             if ( first_samples.extent( 0 ) == 0 )
             {
@@ -308,6 +312,8 @@ nlohmann::json robertson( const Settings& cfg, const std::vector<long>& system_c
                               { "systems", systems },
                               { "method", method_name },
                               { "layout", layout },
+                              { "sample_output", sample_output },
+                              { "samples", times.size() },
                               { "on_chip_lanes", solver.on_chip_lanes() },
                               { "difference_from_first_layout", layout_difference },
                               { "sweep", rc.sweep },
@@ -318,6 +324,8 @@ nlohmann::json robertson( const Settings& cfg, const std::vector<long>& system_c
                               { "atol", rc.atol },
                               { "time", stats.to_json() },
                               { "max_mass_error", mass_error },
+                              // The smallest sample: an interpolant (dense output) may undershoot 0 within the tolerance.
+                              { "min_sample", *std::min_element( hs.data(), hs.data() + hs.size() ) },
                               { "statistics", statistics_json( result ) } };
             if ( rc.check_systems > 0 && rc.model.empty() )
             {
@@ -1000,6 +1008,13 @@ int main( int argc, char* argv[] )
         ->delimiter( ',' )
         ->check( CLI::IsMember( { "auto", "interleaved", "on-chip" } ) );
     app.add_option( "--lanes", z.robertson.lanes, "robertson: on-chip vector lanes per system (0: automatic)" );
+    app.add_option( "--sample-outputs", z.robertson.sample_outputs,
+                    "robertson: how the Rosenbrock methods fill samples inside steps, each run in turn: auto, dense, steps" )
+        ->delimiter( ',' )
+        ->check( CLI::IsMember( { "auto", "dense", "steps" } ) );
+    app.add_option( "--log-samples", z.robertson.log_samples,
+                    "robertson: this many sample times evenly in log t from 1e-5 to --t-end (and t = 0) instead of 8" )
+        ->check( CLI::Range( 0, 1000000 ) );
     app.add_option( "--check-systems", z.robertson.check_systems,
                     "robertson: write this many systems' rates and samples to --out for robertson_reference.py" );
     app.add_option( "--lu-systems", z.lu_systems, "lu, roofline: number of systems" );

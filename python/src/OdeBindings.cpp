@@ -98,7 +98,7 @@ std::unique_ptr<OdeSolution> solve( const ode::ReactionNetwork& network, py::obj
                    py::object rate_constants, const std::string& method, std::optional<std::string> mode,
                    const std::string& precision, std::optional<double> rtol, std::optional<std::vector<double>> atol,
                    std::optional<std::vector<int>> saved, double t_start, std::optional<long> max_steps,
-                   const std::string& stiff_method, const std::string& layout )
+                   const std::string& stiff_method, const std::string& layout, const std::string& sample_output )
 {
     Session::get().require( "morula.ode.solve" );
     ode::validate( network );
@@ -164,6 +164,10 @@ std::unique_ptr<OdeSolution> solve( const ode::ReactionNetwork& network, py::obj
                                                    { { "auto", ode::BatchedLayout::automatic },
                                                      { "interleaved", ode::BatchedLayout::interleaved },
                                                      { "on-chip", ode::BatchedLayout::on_chip } } );
+    o.sample_output = choose<ode::SampleOutput>( "sample_output", sample_output,
+                                                 { { "auto", ode::SampleOutput::automatic },
+                                                   { "dense", ode::SampleOutput::dense },
+                                                   { "steps", ode::SampleOutput::step_to_sample } } );
     o.precision = choose<ode::Precision>(
         "precision", precision,
         { { "double", ode::Precision::double_precision }, { "single", ode::Precision::single_precision } } );
@@ -318,7 +322,7 @@ void bind_ode( py::module_& parent )
            py::arg( "rate_constants" ) = py::none(), py::arg( "method" ) = "auto", py::arg( "mode" ) = py::none(),
            py::arg( "precision" ) = "double", py::arg( "rtol" ) = py::none(), py::arg( "atol" ) = py::none(),
            py::arg( "saved" ) = py::none(), py::arg( "t_start" ) = 0.0, py::arg( "max_steps" ) = py::none(),
-           py::arg( "stiff_method" ) = "auto", py::arg( "layout" ) = "auto",
+           py::arg( "stiff_method" ) = "auto", py::arg( "layout" ) = "auto", py::arg( "sample_output" ) = "auto",
            "integrates one system (the network's own state and rates) or a batch: initial_states (systems, species) "
            "and/or rate_constants (systems, reactions) as arrays; times a list for every system or a (systems, "
            "samples) array, each system's own times (its own end time); the GIL is released while it runs" );

@@ -302,6 +302,55 @@ TEST( TEST_CATEGORY, ode_checkpoint_across_batched_layouts )
     }
 }
 
+// The Rosenbrock methods' dense output across a restart: Robertson sampled densely in its fast transient
+// (many samples inside one step, so pauses fall inside steps and a leg fills samples of the next), in the
+// register kernel and on the general path; then a checkpoint of a dense-output run offered to a run that
+// ends steps on samples, and the other way round: refused, naming sample_output.
+TEST( TEST_CATEGORY, ode_checkpoint_dense_output )
+{
+    const auto net = test::robertson_network();
+    std::vector<double> times{ 0.0 };
+    for ( int i = 0; i < 30; ++i )
+        times.push_back( 1e-6 * std::pow( 10.0, 5.0 * i / 29 ) );
+    const Batch b = batch_of( net, 4 );
+    ode::SolverOptions o;
+    o.method = ode::Method::rodas5p;
+    o.relative_tolerance = 1e-8;
+    o.absolute_tolerance = { 1e-14 };
+    o.sample_output = ode::SampleOutput::dense;
+    for ( const auto mode : { ode::ExecutionMode::batched, ode::ExecutionMode::fine_grained } )
+    {
+        o.mode = mode;
+        check_restarts( net, o, b, times, every_sample( times, 3 ),
+                        mode == ode::ExecutionMode::batched ? "dense_register" : "dense_general" );
+    }
+    Exec exec;
+    ode::MassActionSystem<Mem> system( net );
+    ode::SolverOptions stepped = o;
+    stepped.sample_output = ode::SampleOutput::step_to_sample;
+    for ( const bool from_dense : { true, false } )
+    {
+        Solver writer( system, from_dense ? o : stepped ), reader( system, from_dense ? stepped : o );
+        const std::string path = scratch( "across_sample_outputs" );
+        {
+            Integration first( writer, exec, b.x0, b.k, times );
+            first.advance_to( exec, 10 );
+            io::write_checkpoint( first, path );
+        }
+        Integration resumed( reader, exec, b.x0, b.k, times );
+        try
+        {
+            io::restart_from_checkpoint( resumed, path );
+            ADD_FAILURE() << ( from_dense ? "dense -> steps" : "steps -> dense" ) << ": accepted";
+        }
+        catch ( const core::InputError& e )
+        {
+            EXPECT_NE( std::string( e.what() ).find( "sample_output" ), std::string::npos ) << e.what();
+        }
+        std::remove( path.c_str() );
+    }
+}
+
 TEST( TEST_CATEGORY, ode_checkpoint_fine_grained_dense_and_sparse )
 {
     const auto net = test::robertson_network();

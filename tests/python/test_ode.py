@@ -153,6 +153,30 @@ def test_on_chip_layout_equals_interleaved_on_a_host_backend():
         ode.solve(network, times=times, mode="fine", layout="on-chip")
 
 
+def test_dense_output_passes_samples_without_extra_steps():
+    # Robertson sampled 200 times in log t through its transient: Rodas5P's dense output fills
+    # samples inside steps, and takes exactly the steps of a run sampled only at its end; sample_output="steps"
+    # ends a step on every sample. Mass is conserved at every interpolated sample; both agree within tolerance.
+    network = ode.parse_text("A -> B, k=0.04\n2 B -> B + C, k=3e7\nB + C -> A + C, k=1e4\ninit A = 1\n", "robertson")
+    times = np.concatenate(([0.0], np.logspace(-6, 3, 200)))
+    dense = ode.solve(network, times=times, method="rodas5p", mode="batched", rtol=1e-7, atol=[1e-14],
+                      sample_output="dense")
+    steps = ode.solve(network, times=times, method="rodas5p", mode="batched", rtol=1e-7, atol=[1e-14],
+                      sample_output="steps")
+    end_only = ode.solve(network, times=[0.0, 1e3], method="rodas5p", mode="batched", rtol=1e-7, atol=[1e-14],
+                         sample_output="dense")
+    column = ode.statistics_columns.index("steps")
+    dense_steps = dense.statistics.to_host()[0, column]
+    assert dense_steps == end_only.statistics.to_host()[0, column]
+    assert steps.statistics.to_host()[0, column] >= dense_steps + 100
+    x, y = dense.samples.to_host()[0], steps.samples.to_host()[0]
+    assert np.allclose(x.sum(axis=1), 1.0, rtol=0, atol=1e-13)
+    assert np.allclose(x, y, rtol=1e-4, atol=1e-11)
+    assert np.array_equal(x[-1], end_only.samples.to_host()[0, -1])
+    with pytest.raises(ValueError, match=r"sample_output = 'linear' is not one of"):
+        ode.solve(network, times=times, sample_output="linear")
+
+
 def test_bad_input_names_the_argument():
     network = ode.parse_text("A -> B, k=0.5\n")
     with pytest.raises(ValueError, match=r"rate_constants has shape \(3, 2\); expected \(3, 1\)"):

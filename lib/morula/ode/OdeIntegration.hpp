@@ -297,6 +297,10 @@ class OdeIntegration
         // backend (one lane) both layouts are the same arithmetic, and a checkpoint resumes in either.
         if ( recorded_on_chip_lanes() > 0 )
             p.integers.push_back( { "on_chip_lanes", { recorded_on_chip_lanes() } } );
+        // Runs whose Rosenbrock steps pass samples (dense output) record it; checkpoints without it were
+        // written by runs whose Rosenbrock steps ended on every sample, as step_to_sample's still do.
+        if ( samples_densely() )
+            p.integers.push_back( { "sample_output", { static_cast<std::int64_t>( SampleOutput::dense ) } } );
         p.reals = {
             { "t_start", { m_t_start } },
             { "sample_times", recorded_times() },
@@ -333,6 +337,15 @@ class OdeIntegration
         if ( o.method != Method::automatic )
             return o.method;
         return m_solver.uses_register_kernel() || m_solver.m_device.stiff_rosenbrock ? Method::rodas5p : Method::bdf;
+    }
+
+    //! Whether a Rosenbrock method takes steps in this run (alone, or as method automatic's stiff method)
+    //! and fills the samples inside them by dense output.
+    bool samples_densely() const
+    {
+        constexpr bool on_gpu = !Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemorySpace>::accessible;
+        return samples_by_dense_output( m_solver.m_options, on_gpu && m_solver.uses_register_kernel(), m_sample_count ) &&
+               ( is_rosenbrock( m_solver.m_options.method ) || stiff_path() == Method::rodas5p );
     }
 
     void put_parameters( io::CheckpointWriter& out ) const
@@ -397,8 +410,20 @@ class OdeIntegration
             compare( in, "precision", std::vector<std::int64_t>{ static_cast<std::int64_t>( Precision::double_precision ) } );
         if ( in.has( "run/on_chip_lanes" ) && recorded_on_chip_lanes() == 0 )
             compare( in, "on_chip_lanes", std::vector<std::int64_t>{ 0 } );
+        // Method, mode and stiff path first (they decide whether a Rosenbrock method runs at all), then how it samples.
         for ( const auto& e : p.integers )
-            compare( in, e.first, e.second );
+            if ( e.first != "sample_output" )
+                compare( in, e.first, e.second );
+        if ( in.has( "run/sample_output" ) != samples_densely() )
+            in.fail( samples_densely()
+                         ? "it was written by a run whose Rosenbrock steps end on every sample (sample_output "
+                           "step_to_sample, or a checkpoint written before dense output); this run fills samples by "
+                           "dense output; a run resumes only with the parameters it was started with"
+                         : "it was written by a run that fills samples by the Rosenbrock methods' dense output; this "
+                           "run ends their steps on every sample (sample_output step_to_sample); a run resumes only "
+                           "with the parameters it was started with" );
+        if ( samples_densely() )
+            compare( in, "sample_output", std::vector<std::int64_t>{ static_cast<std::int64_t>( SampleOutput::dense ) } );
         for ( const auto& e : p.reals )
             compare( in, e.first, e.second );
     }

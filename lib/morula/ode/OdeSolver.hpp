@@ -85,6 +85,7 @@ class OdeSolver
         m_device.linear = m_linear;
         // The general path's Rosenbrock methods run in double: nonnegativity only where asked for.
         m_device.nonnegative = options.nonnegativity == Nonnegativity::enforced;
+        m_device.dense_output = samples_by_dense_output( options );
         // Method::automatic with Rodas5P for stiff stretches where the register kernel cannot run them.
         if constexpr ( is_mass_action )
             m_device.stiff_rosenbrock = options.method == Method::automatic &&
@@ -122,7 +123,8 @@ class OdeSolver
       As above with each system's own sample times: row s of `sample_times` (systems x samples, LayoutLeft) is
       system s's list, strictly increasing and >= t_start; every system has the same number of samples. This
       is how systems get their own end times: each integrates to its own last time, and its samples are its
-      own solution there (a step that would pass a sample ends on it, or BDF's interpolant fills it).
+      own solution there (RKF45 ends a step on it; BDF and, by default, the Rosenbrock methods fill it from their
+      interpolants; each system's last time ends its last step).
       \throws core::InputError as above, naming the first system whose times are not allowed
     */
     OdeResult<MemorySpace> solve( const ExecutionSpace& exec, const matrix_type& initial_states,

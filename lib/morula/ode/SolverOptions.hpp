@@ -136,6 +136,30 @@ enum class BatchedLayout
     on_chip
 };
 
+/*!
+  How the Rosenbrock methods (and Method::automatic's Rodas5P stretches) fill the samples that fall between
+  two of their steps. RKF45 ends a step on every sample; BDF always fills them from its interpolating
+  polynomial.
+*/
+enum class SampleOutput
+{
+    //! dense, except where nonnegativity is enforced (single precision by default: every sample is then a
+    //! step's end, a state that passed the domain check; an interpolant may undershoot 0 within the
+    //! tolerance) and in the register kernel on a GPU with few samples (samples_by_dense_output())
+    automatic,
+    /*!
+      Steps pass sample times; a sample inside a step is the method's continuous extension there, from the
+      step's own stages (Rodas5P order 4, Rodas4 order 3, Rosenbrock23 order 2; Hairer & Wanner's RODAS and
+      Shampine & Reichelt's ode23s interpolants), so sampling densely costs no steps. Only the last sample
+      time (a system's end time) ends a step. An interpolated species near 0 may come out slightly negative
+      (within the tolerance) even where nonnegativity is enforced: that check is on the steps' states.
+    */
+    dense,
+    //! A step that would pass a sample ends on it: every sample is the method's own solution there (more
+    //! steps when samples are dense: each one cuts a step short)
+    step_to_sample
+};
+
 struct SolverOptions
 {
     Method method = Method::automatic;
@@ -158,6 +182,7 @@ struct SolverOptions
     ExecutionMode mode = ExecutionMode::batched;
     Precision precision = Precision::double_precision;
     Nonnegativity nonnegativity = Nonnegativity::automatic; //!< batched Rosenbrock methods only
+    SampleOutput sample_output = SampleOutput::automatic; //!< Rosenbrock methods: samples inside steps or steps ending on them
     /*!
       What Method::automatic switches to while a system is stiff: `automatic` (the measured rule of
       automatic_stiff_method()), `bdf` (the general path, any network and mode: LASSIE's scheme), or
@@ -286,6 +311,40 @@ struct SolverOptions
                               "device-wide mode" );
     }
 };
+
+//! Whether the Rosenbrock methods reject attempts that turn a species negative (SolverOptions::nonnegativity).
+inline bool nonnegativity_enforced( const SolverOptions& o )
+{
+    return o.nonnegativity == Nonnegativity::enforced ||
+           ( o.nonnegativity == Nonnegativity::automatic && o.precision == Precision::single_precision );
+}
+
+/*!
+  SampleOutput::automatic in the register-resident kernel on a GPU with one method (not Method::automatic's
+  switching kernel): dense output from this many sample times (t = 0 included). The dense kernel holds its
+  interpolant's vectors in registers (Rodas5P for 3 species in double: 148 instead of 126, 13 warps per
+  multiprocessor instead of 16), which pays once samples would cut steps short. Measured on an H200, 1M
+  Robertson systems, rtol 1e-6 (docs/performance.md, "Dense output"): Rodas5P with 8 samples 2.6% slower
+  dense, with 16 4.8% faster, with 32 / 64 / 100 1.25x / 1.52x / 1.94x faster; the switching kernel was
+  faster dense from 8 samples (5%, up to 1.25x at 100).
+*/
+constexpr int automatic_register_dense_min_samples = 16;
+
+/*!
+  Whether the Rosenbrock methods fill samples inside their steps by dense output (SampleOutput) in a run
+  with `samples` sample times, `register_kernel_on_gpu` when they run in the register-resident kernel on a
+  GPU backend. `automatic`: not where nonnegativity is enforced (single precision by default); not in the
+  register kernel on a GPU with one Rosenbrock method and fewer than automatic_register_dense_min_samples
+  samples; dense everywhere else.
+*/
+inline bool samples_by_dense_output( const SolverOptions& o, bool register_kernel_on_gpu = false, int samples = 0 )
+{
+    if ( o.sample_output != SampleOutput::automatic )
+        return o.sample_output == SampleOutput::dense;
+    if ( nonnegativity_enforced( o ) )
+        return false;
+    return !register_kernel_on_gpu || o.method == Method::automatic || samples >= automatic_register_dense_min_samples;
+}
 
 /*!
   BatchedLayout::automatic's rule, measured (docs/performance.md, "The batched mode on chip"):

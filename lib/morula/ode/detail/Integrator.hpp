@@ -11,7 +11,8 @@
     Bdf.hpp                 one BDF step, its order/step selection and dense output
     NewtonSolve.hpp         Jacobian, Newton matrix I - c J, its factorisation and solve
     BiCGStab.hpp            the sparse iterative solve
-  RKF45 steps are clipped to land on sampling times; BDF steps are not (BDF samples by dense output).
+  RKF45 steps are clipped to land on sampling times; BDF steps are not (BDF samples by dense output), nor
+  are the Rosenbrock methods' unless SampleOutput::step_to_sample asks for it (their own dense output).
 */
 #ifndef MORULA_ODE_DETAIL_INTEGRATOR_HPP
 #define MORULA_ODE_DETAIL_INTEGRATOR_HPP
@@ -52,6 +53,7 @@ struct DeviceOptions
     LinearKind linear = LinearKind::dense_pivoted;
     bool start_in_bdf = false; // the device-wide mode hands a stiff system over in BDF
     bool nonnegative = false;  // Rosenbrock methods: reject an attempt that turns a species negative
+    bool dense_output = true;  // Rosenbrock methods: samples inside steps by dense output (SampleOutput::dense)
     bool stiff_rosenbrock = false; // Method::automatic: stiff stretches in Rodas5P, not BDF (automatic_stiff_method)
     int on_chip_lanes = 0;         // batched mode: > 0 runs the on-chip layout with this many lanes per system
 };
@@ -114,6 +116,16 @@ struct SystemIntegrator : SystemWorkspace<MemorySpace>
     {
         const int saved = static_cast<int>( saved_species.extent( 0 ) );
         ops.for_each( saved, [&]( int j ) { output( s, sample, j ) = x[saved_species( j )]; } );
+    }
+
+    //! Sample `sample` inside the Rosenbrock step of `h` just accepted (x not yet overwritten), at t + theta h.
+    template <class Ops>
+    KOKKOS_INLINE_FUNCTION void record_dense( const Ops& ops, long s, int sample, Method method, double theta, double h ) const
+    {
+        const int saved = static_cast<int>( saved_species.extent( 0 ) );
+        ops.for_each( saved, [&]( int j ) {
+            output( s, sample, j ) = rosenbrock_dense_value( *this, s, method, theta, h, saved_species( j ) );
+        } );
     }
 
     //! Solver-wide tiny step: the step can no longer change t.
@@ -311,24 +323,34 @@ struct SystemIntegrator : SystemWorkspace<MemorySpace>
     }
 
     /*!
-      One attempt of the Rosenbrock method in opt.method (RosenbrockGeneral.hpp) from (t, x) toward the next
-      sample, ending on it when the step would pass it; on acceptance the samples reached are recorded.
-      Returns success unless the step can no longer move t (then why: a singular W, a non-finite error, or
-      the step underflowed).
+      One attempt of the Rosenbrock method in opt.method (RosenbrockGeneral.hpp) from (t, x): toward the
+      system's last sample time with dense output (opt.dense_output; the samples the accepted step passes
+      are its interpolant there), else toward the next sample, ending on it when the step would pass it.
+      On acceptance the samples reached are recorded; they may lie beyond the leg's `stop` (a later leg
+      finds them filled: every sample at or before t is). Returns success unless the step can no longer
+      move t (then why: a singular W, a non-finite error, or the step underflowed).
     */
     template <class Ops>
     KOKKOS_INLINE_FUNCTION SolverStatus rosenbrock_step( const Ops& ops, long s, State& st, Method method ) const
     {
         const int n = map.n;
+        const int nsamples = sample_times.count();
         const int q = rosenbrock_error_order( method );
-        const double target = sample_times( s, st.sample );
+        const double target = opt.dense_output ? sample_times.last( s, t_start ) : sample_times( s, st.sample );
         const bool ends_on_sample = st.t + st.dt >= target;
         const double step = ends_on_sample ? target - st.t : st.dt;
         const RosenbrockAttempt a = rosenbrock_attempt( *this, ops, s, st, step, method );
         if ( a.norm2 <= 1.0 && a.inside ) // false for NaN
         {
             ++st.counters[stat_steps];
+            const double t_old = st.t;
             st.t = ends_on_sample ? target : st.t + step;
+            // Samples strictly inside the step, from its stages before x is overwritten.
+            while ( st.sample < nsamples && sample_times( s, st.sample ) < st.t )
+            {
+                record_dense( ops, s, st.sample, method, ( sample_times( s, st.sample ) - t_old ) / step, step );
+                ++st.sample;
+            }
             const auto x = vec( s, slot_x ), xn = vec( s, slot_rosenbrock_input );
             const auto f_new = vec( s, slot_rosenbrock_f + 1 ), fx = vec( s, slot_rosenbrock_f );
             const bool fsal = method == Method::rosenbrock23; // f at the new state is its F2
@@ -341,7 +363,6 @@ struct SystemIntegrator : SystemWorkspace<MemorySpace>
             st.jacobian_current = false; // J was the old state's
             st.dt = rosenbrock_accepted_step( a.norm2, q, step, st.dt, ends_on_sample, st.after_rejection );
             st.after_rejection = false;
-            const int nsamples = sample_times.count();
             while ( st.sample < nsamples && sample_times( s, st.sample ) <= st.t )
                 record_state( ops, s, st.sample++, x );
             return SolverStatus::success;

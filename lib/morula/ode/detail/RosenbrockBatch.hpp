@@ -14,9 +14,11 @@
 
   Step control: the mixed error norm err = RMS_i e_i / (atol_i + rtol max(|x_i|, |x_new,i|)) over the
   network's species, err <= 1 accepts; the next step is h min(5, max(0.2, 0.9 err^(-1/(q+1)))) with q
-  the order of the error estimate (no growth right after a rejection). A step that would pass the next
-  sample time ends on it (the step the controller wanted is kept for after the sample), so samples are
-  the method's own solution, not an interpolant. The first step is Hairer and Wanner's estimate
+  the order of the error estimate (no growth right after a rejection). Samples inside a step are the
+  method's dense output there (SampleOutput::dense, RosenbrockTableau.hpp), computed from the stages of the
+  step that passes them, so sampling costs no steps; only the system's end time ends a step. With
+  SampleOutput::step_to_sample (and always in the switching kernel's RKF45 stretches) a step that would pass
+  the next sample time ends on it (the step the controller wanted is kept for after the sample). The first step is Hairer and Wanner's estimate
   0.01 ||x|| / ||f(x)|| in the same norm. Time and step are double whatever `Real` is; the
   error norm is double in double precision (its reciprocal scales and the controller's power computed to
   float precision: they steer the step size, not the solution) and float in single precision, and it is
@@ -58,15 +60,31 @@ struct RodasStep
 {
     static constexpr int error_order = Tableau::error_order;
     static constexpr bool first_same_as_last = false;
+    static constexpr int dense_rows = Tableau::dense_rows;
+
+    //! Dense output: x at t + theta h inside the step from x to x_new whose D_r are `dense` (RosenbrockTableau.hpp).
+    template <class Real, int N>
+    KOKKOS_INLINE_FUNCTION static Real interpolate( const Real ( &x )[N], const Real ( &xnew )[N], const Real ( &dense )[dense_rows][N],
+                                                    double theta, double /*h*/, int i )
+    {
+        const Real th = static_cast<Real>( theta ), rest = Real( 1 ) - th;
+        Real tail = dense[dense_rows - 1][i];
+        MORULA_UNROLL
+        for ( int r = dense_rows - 2; r >= 0; --r )
+            tail = dense[r][i] + th * tail;
+        return rest * x[i] + th * ( xnew[i] + rest * tail );
+    }
 
     /*!
       Fills x_new and the error estimate; `fx` is f(x), `J` the Jacobian at x. Returns false when W is
-      singular (the caller retries with a smaller step). `fnew` is not written (no FSAL).
+      singular (the caller retries with a smaller step). `fnew` is not written (no FSAL). With `want_dense`
+      (a sample lies inside the step) also the dense output's D_r = sum_i h_ri K_i.
     */
     template <class Real, int N, int M>
     KOKKOS_INLINE_FUNCTION static bool attempt( const SmallMassAction<N, M>& net, const Real ( &k )[M], const Real ( &x )[N],
                                                 const Real ( &fx )[N], const Real ( &J )[N][N], double h,
-                                                Real ( &xnew )[N], Real ( &err )[N], Real ( & /*fnew*/ )[N], long& rhs_count )
+                                                Real ( &xnew )[N], Real ( &err )[N], Real ( & /*fnew*/ )[N], long& rhs_count,
+                                                bool want_dense, Real ( &dense )[dense_rows][N] )
     {
         constexpr int S = Tableau::stages;
         Real W[N][N];
@@ -115,6 +133,20 @@ struct RodasStep
                     b[i] += s * inverse_h;
                 }
             }
+            // The dense output's D_r = sum_l h_rl K_l: the earlier stages' share before the last solve, so
+            // that they are dead during it (their registers free), the last stage's after it.
+            if ( stage == S - 1 && want_dense )
+                MORULA_UNROLL
+                for ( int r = 0; r < dense_rows; ++r )
+                    MORULA_UNROLL
+                    for ( int i = 0; i < N; ++i )
+                    {
+                        Real d = 0;
+                        MORULA_UNROLL
+                        for ( int l = 0; l < S - 1; ++l )
+                            d += static_cast<Real>( Tableau::h( r, l ) ) * K[l][i];
+                        dense[r][i] = d;
+                    }
             small_lu_solve( W, pivot, b );
             MORULA_UNROLL
             for ( int i = 0; i < N; ++i )
@@ -125,6 +157,10 @@ struct RodasStep
                 {
                     xnew[i] = u[i] + b[i];
                     err[i] = b[i];
+                    if ( want_dense )
+                        MORULA_UNROLL
+                        for ( int r = 0; r < dense_rows; ++r )
+                            dense[r][i] += static_cast<Real>( Tableau::h( r, S - 1 ) ) * b[i];
                 }
         }
         return true;
@@ -141,11 +177,24 @@ struct Rosenbrock23Step
 {
     static constexpr int error_order = Rosenbrock23Constants::error_order;
     static constexpr bool first_same_as_last = true;
+    static constexpr int dense_rows = 2; // k1 and k2
+
+    //! ode23s's continuous extension: x + h (theta (1 - theta) k1 + theta (theta - 2d) k2) / (1 - 2d).
+    template <class Real, int N>
+    KOKKOS_INLINE_FUNCTION static Real interpolate( const Real ( &x )[N], const Real ( & /*xnew*/ )[N], const Real ( &dense )[dense_rows][N],
+                                                    double theta, double h, int i )
+    {
+        constexpr double d = Rosenbrock23Constants::d;
+        const Real c1 = static_cast<Real>( h * theta * ( 1.0 - theta ) / ( 1.0 - 2.0 * d ) );
+        const Real c2 = static_cast<Real>( h * theta * ( theta - 2.0 * d ) / ( 1.0 - 2.0 * d ) );
+        return x[i] + c1 * dense[0][i] + c2 * dense[1][i];
+    }
 
     template <class Real, int N, int M>
     KOKKOS_INLINE_FUNCTION static bool attempt( const SmallMassAction<N, M>& net, const Real ( &k )[M], const Real ( &x )[N],
                                                 const Real ( &fx )[N], const Real ( &J )[N][N], double h,
-                                                Real ( &xnew )[N], Real ( &err )[N], Real ( &fnew )[N], long& rhs_count )
+                                                Real ( &xnew )[N], Real ( &err )[N], Real ( &fnew )[N], long& rhs_count,
+                                                bool want_dense, Real ( &dense )[dense_rows][N] )
     {
         using C = Rosenbrock23Constants;
         Real W[N][N];
@@ -189,6 +238,10 @@ struct Rosenbrock23Step
         MORULA_UNROLL
         for ( int i = 0; i < N; ++i )
             err[i] = sixth * ( k1[i] - Real( 2 ) * k2[i] + k3[i] );
+        if ( want_dense )
+            MORULA_UNROLL
+            for ( int i = 0; i < N; ++i )
+                dense[0][i] = k1[i], dense[1][i] = k2[i];
         return true;
     }
 };
@@ -273,7 +326,7 @@ struct SwitchingState
   its own estimate's order). The two code paths of a warp run one after the other where its systems are
   in different stretches; a stiff ensemble spends almost all its steps in the Rosenbrock one.
 */
-template <class MemorySpace, class Real, int N, int M, class Step, bool Switching = false>
+template <class MemorySpace, class Real, int N, int M, class Step, bool Switching = false, bool Dense = false>
 struct RosenbrockBatchKernel
 {
     using matrix_type = Kokkos::View<const double**, Kokkos::LayoutLeft, MemorySpace>;
@@ -536,6 +589,17 @@ struct RosenbrockBatchKernel
         }
     }
 
+    //! Sample `sample` inside the accepted step of `h` from x to x_new, at t + theta h (Step::interpolate).
+    KOKKOS_INLINE_FUNCTION void record_dense( long s, int sample, const Real ( &x )[N], const Real ( &xnew )[N],
+                                              const Real ( &dense )[Step::dense_rows][N], double theta, double h ) const
+    {
+        Real y[N];
+        MORULA_UNROLL
+        for ( int i = 0; i < N; ++i )
+            y[i] = Step::interpolate( x, xnew, dense, theta, h, i );
+        record( s, sample, y );
+    }
+
     KOKKOS_INLINE_FUNCTION void operator()( const long s ) const
     {
         Real x[N], k[M], fx[N];
@@ -592,95 +656,110 @@ struct RosenbrockBatchKernel
         SolverStatus status = SolverStatus::success;
         bool last_failure_singular = false;
         constexpr float exponent = -0.5f / ( Step::error_order + 1 ); // of the squared norm (accepted_step)
-        int sample = begin;
-        for ( ; sample < stop; ++sample )
+        const double t_end = times.last( s, t_start );
+        // Every sample before t is filled (on a later leg: the ones the previous leg's last step passed, by
+        // its dense output); the loop records the one at t, if any, when it gets there.
+        int next = begin;
+        while ( next < stop && times( s, next ) < t )
+            ++next;
+        while ( next < stop )
         {
-            const double target = times( s, sample );
-            while ( t < target )
+            if ( times( s, next ) <= t )
             {
-                if ( steps + rejected >= max_steps )
+                record( s, next++, x );
+                continue;
+            }
+            if ( steps + rejected >= max_steps )
+            {
+                status = SolverStatus::max_steps;
+                break;
+            }
+            if constexpr ( Switching )
+                if ( !sw.stiff )
                 {
-                    status = SolverStatus::max_steps;
-                    break;
+                    // RKF45 ends a step on every sample (it has no interpolant here).
+                    const double target = times( s, next );
+                    const bool ends_on_sample = t + h >= target;
+                    const double step = ends_on_sample ? target - t : h;
+                    if ( !rkf45_attempt( a, k, x, fx, step, ends_on_sample, target, t, h, after_rejection, steps,
+                                         rejected, rhs, sw, status ) )
+                        break;
+                    continue;
                 }
-                const bool ends_on_sample = t + h >= target;
-                const double step = ends_on_sample ? target - t : h;
-                if constexpr ( Switching )
-                    if ( !sw.stiff )
+            // With dense output only the system's end time ends a step; else the next sample does.
+            const double target = Dense ? t_end : times( s, next );
+            const bool ends_on_sample = t + h >= target;
+            const double step = ends_on_sample ? target - t : h;
+            // The Jacobian is evaluated before every attempt, again after a rejection (at the same x,
+            // so the same matrix), instead of being kept: it is dead once W is formed, which frees its
+            // N^2 registers during the stages. Rejections are a few percent of the attempts.
+            Real J[N][N];
+            small_jacobian( net, k, x, J );
+            ++jacobians;
+            if constexpr ( Switching )
+                if ( sw.since_check >= stiffness_check_interval )
+                {
+                    sw.since_check = 0;
+                    if ( spectral_radius_bound( J ) * h <= bdf_to_rkf45_h_rho )
                     {
-                        if ( !rkf45_attempt( a, k, x, fx, step, ends_on_sample, target, t, h, after_rejection, steps,
-                                             rejected, rhs, sw, status ) )
-                            break;
+                        sw.stiff = false; // back to RKF45 with the step the controller proposed
+                        ++sw.to_rkf;
                         continue;
                     }
-                // The Jacobian is evaluated before every attempt, again after a rejection (at the same x,
-                // so the same matrix), instead of being kept: it is dead once W is formed, which frees its
-                // N^2 registers during the stages. Rejections are a few percent of the attempts.
-                Real J[N][N];
-                small_jacobian( net, k, x, J );
-                ++jacobians;
+                }
+            // A sample strictly inside the attempt: its stages also give the interpolant's D_r.
+            const bool passes_sample = Dense && times( s, next ) < t + step;
+            Real xnew[N], err[N], fnew[N], dense[Step::dense_rows][N];
+            ++factorizations;
+            const bool factored = Step::attempt( net, k, x, fx, J, step, xnew, err, fnew, rhs, passes_sample, dense );
+            const double norm2 = factored ? error_norm_squared( a, x, xnew, err ) : std::numeric_limits<double>::quiet_NaN();
+            // The domain check: a negative concentration, even one within the tolerance, can send the
+            // solution of a mass-action ODE to minus infinity; the attempt is rejected and the step halved.
+            const bool inside = in_domain( xnew );
+            if ( norm2 <= 1.0 && inside ) // false for NaN
+            {
+                ++steps;
                 if constexpr ( Switching )
-                    if ( sw.since_check >= stiffness_check_interval )
-                    {
-                        sw.since_check = 0;
-                        if ( spectral_radius_bound( J ) * h <= bdf_to_rkf45_h_rho )
-                        {
-                            sw.stiff = false; // back to RKF45 with the step the controller proposed
-                            ++sw.to_rkf;
-                            continue;
-                        }
-                    }
-                Real xnew[N], err[N], fnew[N];
-                ++factorizations;
-                const bool factored = Step::attempt( net, k, x, fx, J, step, xnew, err, fnew, rhs );
-                const double norm2 = factored ? error_norm_squared( a, x, xnew, err ) : std::numeric_limits<double>::quiet_NaN();
-                // The domain check: a negative concentration, even one within the tolerance, can send the
-                // solution of a mass-action ODE to minus infinity; the attempt is rejected and the step halved.
-                const bool inside = in_domain( xnew );
-                if ( norm2 <= 1.0 && inside ) // false for NaN
                 {
-                    ++steps;
-                    if constexpr ( Switching )
-                    {
-                        ++sw.stiff_steps;
-                        ++sw.since_check;
-                    }
-                    t = ends_on_sample ? target : t + step;
+                    ++sw.stiff_steps;
+                    ++sw.since_check;
+                }
+                const double t_old = t;
+                t = ends_on_sample ? target : t + step;
+                if ( passes_sample ) // the samples strictly inside the step, before x is overwritten
+                    for ( ; next < times.count() && times( s, next ) < t; ++next )
+                        record_dense( s, next, x, xnew, dense, ( times( s, next ) - t_old ) / step, step );
+                MORULA_UNROLL
+                for ( int i = 0; i < N; ++i )
+                    x[i] = xnew[i];
+                if constexpr ( Step::first_same_as_last )
+                {
                     MORULA_UNROLL
                     for ( int i = 0; i < N; ++i )
-                        x[i] = xnew[i];
-                    if constexpr ( Step::first_same_as_last )
-                    {
-                        MORULA_UNROLL
-                        for ( int i = 0; i < N; ++i )
-                            fx[i] = fnew[i];
-                    }
-                    else
-                    {
-                        small_rhs( net, k, x, fx );
-                        ++rhs;
-                    }
-                    h = accepted_step( norm2, exponent, step, h, ends_on_sample, after_rejection );
-                    after_rejection = false;
+                        fx[i] = fnew[i];
                 }
                 else
                 {
-                    ++rejected;
-                    last_failure_singular = !factored;
-                    h = step * rejected_factor( norm2, exponent );
-                    after_rejection = true;
-                    if ( !( t + h > t ) )
-                    {
-                        status = last_failure_singular ? SolverStatus::singular_matrix
-                                 : compat::isfinite( norm2 ) ? SolverStatus::step_too_small
-                                                            : SolverStatus::not_finite;
-                        break;
-                    }
+                    small_rhs( net, k, x, fx );
+                    ++rhs;
+                }
+                h = accepted_step( norm2, exponent, step, h, ends_on_sample, after_rejection );
+                after_rejection = false;
+            }
+            else
+            {
+                ++rejected;
+                last_failure_singular = !factored;
+                h = step * rejected_factor( norm2, exponent );
+                after_rejection = true;
+                if ( !( t + h > t ) )
+                {
+                    status = last_failure_singular ? SolverStatus::singular_matrix
+                             : compat::isfinite( norm2 ) ? SolverStatus::step_too_small
+                                                        : SolverStatus::not_finite;
+                    break;
                 }
             }
-            if ( status != SolverStatus::success )
-                break;
-            record( s, sample, x );
         }
         if ( state.extent( 0 ) > 0 )
         {
@@ -780,19 +859,20 @@ class RosenbrockIntegration
             m_state = Kokkos::View<double**, Kokkos::LayoutLeft, MemorySpace>(
                 "morula::ode::rosenbrock_state", m_systems, 2 * m_species + ( options.method == Method::automatic ? 7 : 3 ) );
         const auto saved_view = to_device<int, MemorySpace>( "morula::ode::saved_species", saved );
-        // One launcher per (precision, method, capacity): the choice is made here, once.
-        auto make = [&]( auto real, auto step, auto capacity, auto switching ) {
+        // One launcher per (precision, method, capacity, sample output): the choice is made here, once. Dense
+        // output is a kernel of its own: its interpolant's vectors would cost the kernel that ends steps on
+        // samples registers (on an H200, Rodas5P 3 x 8 in double 125 -> 153, float Rosenbrock23 71 -> 84:
+        // fewer warps per multiprocessor, 20-45% slower, measured) even where no sample lies inside a step.
+        auto make = [&]( auto real, auto step, auto capacity, auto switching, auto dense ) {
             using Real = decltype( real );
             using Step = decltype( step );
             constexpr int N = decltype( capacity )::species;
             constexpr int M = decltype( capacity )::reactions;
-            RosenbrockBatchKernel<MemorySpace, Real, N, M, Step, decltype( switching )::value> kernel{
+            RosenbrockBatchKernel<MemorySpace, Real, N, M, Step, decltype( switching )::value, decltype( dense )::value> kernel{
                 small_mass_action<N, M>( system ), initial_states, rate_constants, system.rate_constants, sample_times, saved_view, atol,
                 options.relative_tolerance, t_start, options.max_steps, m_result.samples, m_result.statistics, m_state };
             kernel.inverse_species = 1.0 / system.species;
-            kernel.nonnegative = options.nonnegativity == Nonnegativity::enforced ||
-                                 ( options.nonnegativity == Nonnegativity::automatic &&
-                                   options.precision == Precision::single_precision );
+            kernel.nonnegative = nonnegativity_enforced( options );
             kernel.stiffness_threshold = options.stiffness_threshold;
             kernel.stiffness_check_interval = options.stiffness_check_interval;
             m_launch = [kernel, systems = m_systems]( const ExecutionSpace& space, int begin, int stop, bool first ) mutable {
@@ -805,36 +885,43 @@ class RosenbrockIntegration
                 Kokkos::parallel_for( "morula::ode::rosenbrock_batch", core::LaunchRange<ExecutionSpace>( space, 0, systems ), kernel );
             };
         };
-        auto in_capacity = [&]( auto real, auto step, auto switching ) {
+        auto in_capacity = [&]( auto real, auto step, auto switching, auto dense ) {
             // Three species (Robertson and the many small networks like it) get their own capacity: in the
             // 4-species one the padding species cost a third of the LU, the solves and the stage registers.
             if ( system.species <= 3 && system.reactions <= 8 )
-                make( real, step, Capacity<3, 8>{}, switching );
+                make( real, step, Capacity<3, 8>{}, switching, dense );
             else if ( system.species <= 4 && system.reactions <= 8 )
-                make( real, step, Capacity<4, 8>{}, switching );
+                make( real, step, Capacity<4, 8>{}, switching, dense );
             else if ( system.species <= rosenbrock_max_species && system.reactions <= rosenbrock_max_reactions )
-                make( real, step, Capacity<rosenbrock_max_species, rosenbrock_max_reactions>{}, switching );
+                make( real, step, Capacity<rosenbrock_max_species, rosenbrock_max_reactions>{}, switching, dense );
             else
                 throw core::InputError( core::detail::concat( "ODE solver: the Rosenbrock methods take networks of up to ",
                                                               rosenbrock_max_species, " species and ", rosenbrock_max_reactions,
                                                               " reactions; this one has ", system.species, " and ",
                                                               system.reactions ) );
         };
-        auto in_method = [&]( auto real ) {
+        auto in_method = [&]( auto real, auto dense ) {
             switch ( options.method )
             {
-            case Method::rodas4: in_capacity( real, RodasStep<Rodas4Tableau>{}, std::false_type{} ); break;
-            case Method::rosenbrock23: in_capacity( real, Rosenbrock23Step{}, std::false_type{} ); break;
-            case Method::rodas5p: in_capacity( real, RodasStep<Rodas5PTableau>{}, std::false_type{} ); break;
+            case Method::rodas4: in_capacity( real, RodasStep<Rodas4Tableau>{}, std::false_type{}, dense ); break;
+            case Method::rosenbrock23: in_capacity( real, Rosenbrock23Step{}, std::false_type{}, dense ); break;
+            case Method::rodas5p: in_capacity( real, RodasStep<Rodas5PTableau>{}, std::false_type{}, dense ); break;
             default: throw core::InputError( "RosenbrockIntegration: not a Rosenbrock method" );
             }
         };
-        if ( options.method == Method::automatic ) // RKF45 <-> Rodas5P, double only (automatic_stiff_method)
-            in_capacity( double{}, RodasStep<Rodas5PTableau>{}, std::true_type{} );
-        else if ( options.precision == Precision::single_precision )
-            in_method( float{} );
+        auto in_precision = [&]( auto dense ) {
+            if ( options.method == Method::automatic ) // RKF45 <-> Rodas5P, double only (automatic_stiff_method)
+                in_capacity( double{}, RodasStep<Rodas5PTableau>{}, std::true_type{}, dense );
+            else if ( options.precision == Precision::single_precision )
+                in_method( float{}, dense );
+            else
+                in_method( double{}, dense );
+        };
+        constexpr bool on_gpu = !Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemorySpace>::accessible;
+        if ( samples_by_dense_output( options, on_gpu, sample_times.count() ) )
+            in_precision( std::true_type{} );
         else
-            in_method( double{} );
+            in_precision( std::false_type{} );
     }
 
     //! The whole integration in one kernel (OdeSolver::solve).

@@ -6,8 +6,8 @@
          hold the system, and in the fine-grained mode.
 
   The same methods, error norm and step-size rule as the register kernel (mixed norm; next step
-  h min(5, max(0.2, 0.9 err^(-1/(q+1)))), no growth right after a rejection; a step that would pass the
-  next sample ends on it), built from the BDF path's linear algebra: the Jacobian into the workspace and
+  h min(5, max(0.2, 0.9 err^(-1/(q+1)))), no growth right after a rejection; samples inside a step by dense
+  output, or with SampleOutput::step_to_sample a step that would pass the next sample ends on it), built from the BDF path's linear algebra: the Jacobian into the workspace and
   M = I - c J factorised once per attempt (dense pivoted LU, KokkosBatched LU, or BiCGStab on the sparse
   pattern, as `opt.linear` says; the Jacobian is evaluated once per state, so a retry after a rejection
   reuses it), c = h gamma for Rodas and h d for Rosenbrock23. W = I/(h gamma) - J is
@@ -228,6 +228,45 @@ KOKKOS_INLINE_FUNCTION RosenbrockAttempt rosenbrock_attempt( const Integrator& i
     default: break;
     }
     return rosenbrock23_attempt( in, ops, s, st, h );
+}
+
+/*!
+  Dense output of a stiffly accurate Rodas method: species i of the state at t + theta h inside the accepted
+  step from x (slot 0, not yet overwritten) to x_new (slot 9), from the step's stages K (slots 1..S)
+  (RosenbrockTableau.hpp).
+*/
+template <class Tableau, class Integrator>
+KOKKOS_INLINE_FUNCTION double rodas_dense_value( const Integrator& in, long s, double theta, int i )
+{
+    double d[3] = { 0.0, 0.0, 0.0 };
+    for ( int l = 0; l < Tableau::stages; ++l )
+    {
+        const double k = in.vec( s, slot_rosenbrock_stage + l )[i];
+        for ( int r = 0; r < Tableau::dense_rows; ++r )
+            d[r] += Tableau::h( r, l ) * k;
+    }
+    const double x0 = in.vec( s, slot_x )[i], x1 = in.vec( s, slot_rosenbrock_input )[i];
+    const double rest = 1.0 - theta;
+    return rest * x0 + theta * ( x1 + rest * ( d[0] + theta * ( d[1] + theta * d[2] ) ) );
+}
+
+/*!
+  Dense output of the step just accepted (before x is overwritten): species i at t + theta h, by the
+  method's continuous extension; Rosenbrock23's is ode23s's, x + h (theta (1 - theta) k1 + theta (theta - 2d)
+  k2) / (1 - 2d), from its k1 and k2 (slots 1 and 2).
+*/
+template <class Integrator>
+KOKKOS_INLINE_FUNCTION double rosenbrock_dense_value( const Integrator& in, long s, Method method, double theta, double h, int i )
+{
+    switch ( method )
+    {
+    case Method::rodas5p: return rodas_dense_value<Rodas5PTableau>( in, s, theta, i );
+    case Method::rodas4: return rodas_dense_value<Rodas4Tableau>( in, s, theta, i );
+    default: break;
+    }
+    using C = Rosenbrock23Constants;
+    const double k1 = in.vec( s, slot_rosenbrock_stage )[i], k2 = in.vec( s, slot_rosenbrock_stage + 1 )[i];
+    return in.vec( s, slot_x )[i] + h / ( 1.0 - 2.0 * C::d ) * ( theta * ( 1.0 - theta ) * k1 + theta * ( theta - 2.0 * C::d ) * k2 );
 }
 
 /*!

@@ -11,8 +11,18 @@
   Rodas4 and Rodas5P are stiffly accurate: their last two (Rodas4) or three (Rodas5P) rows of a are the
   previous row plus one more unit coefficient, so x_new is the last stage's argument plus K_s, and the
   embedded solution is the argument of the last stage (error = K_s). Mass action's f has no explicit time
-  dependence, so the d_i (time-derivative) coefficients are not needed; sample times are hit by ending a
-  step on them, so the dense-output coefficients are not needed either.
+  dependence, so the d_i (time-derivative) coefficients are not needed.
+
+  Dense output (SampleOutput::dense): inside an accepted step from x to x_new, at t + theta h,
+
+      x(theta) = (1 - theta) x + theta (x_new + (1 - theta) (D_0 + theta (D_1 + theta D_2))),
+      D_r = sum_i h_ri K_i,
+
+  with two rows of h (D_2 = 0) for Rodas4 (an interpolant of order 3: RODAS's continuous output, whose
+  d_ri are these h_ri with the opposite sign) and three for Rodas5P (order 4). The orders were checked by
+  halving the step on a nonlinear problem against a DOP853 reference at 1e-13: the error at theta = 0.3,
+  0.5, 0.7 fell 14x (Rodas4) and 30x (Rodas5P) per halving. Rosenbrock23's interpolant is ode23s's own,
+  x + h (theta (1 - theta) k1 + theta (theta - 2d) k2) / (1 - 2d) (order 2).
 
   Sources (the numbers are the published ones):
   - Rodas4: E. Hairer and G. Wanner, Solving Ordinary Differential Equations II, 2nd ed., Springer 1996,
@@ -63,6 +73,25 @@ struct Rodas4Tableau
         case 32: return 12.53708332932087;
         case 33: return -0.6878860361058950;
         case 34: return 1;
+        default: return 0.0;
+        }
+    }
+    static constexpr int dense_rows = 2;
+    //! The dense output's h(r, i), r < dense_rows (OrdinaryDiffEq.jl's Rodas4 tableau; RODAS's d with sign flipped).
+    KOKKOS_INLINE_FUNCTION static constexpr double h( int r, int i )
+    {
+        switch ( r * stages + i )
+        {
+        case 0: return 10.12623508344586;
+        case 1: return -7.487995877610167;
+        case 2: return -34.80091861555747;
+        case 3: return -7.992771707568823;
+        case 4: return 1.025137723295662;
+        case 6: return -0.6762803392801253;
+        case 7: return 6.087714651680015;
+        case 8: return 16.43084320892478;
+        case 9: return 24.76722511418386;
+        case 10: return -6.594389125716872;
         default: return 0.0;
         }
     }
@@ -129,6 +158,39 @@ struct Rodas5PTableau
         case 60: return 0.030198172008377946;
         case 61: return 1;
         case 62: return 1;
+        default: return 0.0;
+        }
+    }
+    static constexpr int dense_rows = 3;
+    //! The dense output's h(r, i), r < dense_rows (as distributed with OrdinaryDiffEq.jl).
+    KOKKOS_INLINE_FUNCTION static constexpr double h( int r, int i )
+    {
+        switch ( r * stages + i )
+        {
+        case 0: return 25.948786856663858;
+        case 1: return -2.5579724845846235;
+        case 2: return 10.433815404888879;
+        case 3: return -2.3679251022685204;
+        case 4: return 0.524948541321073;
+        case 5: return 1.1241088310450404;
+        case 6: return 0.4272876194431874;
+        case 7: return -0.17202221070155493;
+        case 8: return -9.91568850695171;
+        case 9: return -0.9689944594115154;
+        case 10: return 3.0438037242978453;
+        case 11: return -24.495224566215796;
+        case 12: return 20.176138334709044;
+        case 13: return 15.98066361424651;
+        case 14: return -6.789040303419874;
+        case 15: return -6.710236069923372;
+        case 16: return 11.419903575922262;
+        case 17: return 2.8879645146136994;
+        case 18: return 72.92137995996029;
+        case 19: return 80.12511834622643;
+        case 20: return -52.072871366152654;
+        case 21: return -59.78993625266729;
+        case 22: return -0.15582684282751913;
+        case 23: return 4.883087185713722;
         default: return 0.0;
         }
     }
