@@ -89,7 +89,7 @@ void refuse_lattice_beyond_memory( const LatticeSettings& s, const std::string& 
                                   "; use a smaller lattice" ) );
     };
     if ( need > available )
-        refuse( need, available, "on one rank 12 bytes per site, 13 per particle, 20 per tracer",
+        refuse( need, available, "on one rank 13 bytes per site, 13 per particle, 20 per tracer",
                 core::available_memory_source<memory_space>() );
     // On a GPU the particles are placed in a host copy of the whole lattice (4 bytes per site).
     const double host = core::host_memory_bytes();

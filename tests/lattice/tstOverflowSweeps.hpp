@@ -31,7 +31,8 @@ struct SweepsCase
     int extent;
     int steps;
     double obstacles = 0; // volume fraction of type-2 spheres (blocked)
-    bool radix_sort = false; // every list by the radix sort (else the default: long lists by counting)
+    bool radix_sort = false; // every list by the radix sort (else the default: every list by counting)
+    int epoch_limit = 255;   // the sweeps' stamps reset after this many sweeps (then a sweep of every entry)
 };
 
 struct SweepsStats
@@ -71,6 +72,7 @@ SweepsStats check_sweeps_equal_sequential( const SweepsCase& c )
     auto parallel = make( OverflowPlacement::parallel );
     if ( c.radix_sort )
         EngineAccess::engine( *parallel ).overflow_sweeps_engine().set_counting_sort_from( ~std::size_t( 0 ) );
+    EngineAccess::engine( *parallel ).overflow_sweeps_engine().set_epoch_limit( c.epoch_limit );
     EXPECT_EQ( EngineAccess::engine( *parallel ).overflow_placement(), OverflowPlacement::parallel );
     SweepsStats stats;
     const int n[3] = { shape.nx, shape.ny, shape.nz };
@@ -162,10 +164,15 @@ void check_crowded_cases()
             }
     check_sweeps_equal_sequential<Slots>( { 0.7, LatticeBoundary::periodic, PassScheme::split, 16, 4, 0.2 } );
     check_sweeps_equal_sequential<Slots>( { 0.7, LatticeBoundary::reflecting, PassScheme::fused, 16, 4, 0.2 } );
-    // The lists above (hundreds of entries on 4320 sites) are sorted by counting per site; the radix sort
-    // of shorter lists on larger lattices, forced here for every list:
+    // The lists above are sorted by counting per bucket of sites (the default); the radix sort, the
+    // other order the placement can start from, forced here for every list:
     check_sweeps_equal_sequential<Slots>( { 0.8, LatticeBoundary::periodic, PassScheme::split, 16, 3, 0, true } );
     check_sweeps_equal_sequential<Slots>( { 0.95, LatticeBoundary::reflecting, PassScheme::fused, 16, 3, 0.1, true } );
+    // Sweeps after the first recompute only the entries whose checked sites changed claimants (stamps of
+    // the previous sweep); the stamps reset every 255 sweeps, and the sweep after a reset computes every
+    // entry. Resets after every sweep and after every other one:
+    check_sweeps_equal_sequential<Slots>( { 0.95, LatticeBoundary::periodic, PassScheme::split, 16, 3, 0, false, 1 } );
+    check_sweeps_equal_sequential<Slots>( { 0.95, LatticeBoundary::reflecting, PassScheme::fused, 16, 3, 0.1, false, 2 } );
 }
 
 TEST( TEST_CATEGORY, lattice_overflow_sweeps_equal_sequential_two_slots ) { check_crowded_cases<2>(); }
@@ -183,6 +190,7 @@ TEST( TEST_CATEGORY, lattice_overflow_sweeps_run_the_scan_on_a_nearly_full_latti
             scans += check_sweeps_equal_sequential<2>( { 0.995, boundary, scheme, 9, 6 } ).scans;
             scans += check_sweeps_equal_sequential<4>( { 0.995, boundary, scheme, 6, 6 } ).scans;
             scans += check_sweeps_equal_sequential<2>( { 0.99, boundary, scheme, 5, 6, 0.1 } ).scans;
+            scans += check_sweeps_equal_sequential<2>( { 0.995, boundary, scheme, 9, 3, 0, false, 3 } ).scans;
             if ( ::testing::Test::HasFatalFailure() )
                 return;
         }

@@ -125,7 +125,7 @@ def test_bad_configuration_names_the_key():
         morula.Lattice(size=[8, 8, 8], steps=1, species=two).msd(2)
     with pytest.raises(ValueError, match=r"4000 particles but only 1024 free slots"):
         morula.Lattice(size=[8, 8, 8])  # the default species on too small a lattice
-    # 4096^3 sites need 825 GB: refused with the figures before anything is allocated
+    # 4096^3 sites need 893 GB: refused with the figures before anything is allocated
     with pytest.raises(ValueError, match=r"key 'size' = \[4096, 4096, 4096\]: 68719476736 sites .* need at least "
-                                         r"825 GB .*; use a smaller lattice"):
+                                         r"893 GB .*; use a smaller lattice"):
         morula.Lattice(size=[4096, 4096, 4096])

@@ -54,9 +54,9 @@ inline const char* to_string( PassKernels k )
 */
 enum class OverflowPlacement
 {
-    automatic,  //!< parallel on a device backend, sequential on a host backend
+    automatic,  //!< parallel on a device backend and on host backends with at least 4 threads, else sequential
     sequential, //!< one work item sorts the list and places the entries in key order (detail/PlaceOverflow.hpp)
-    parallel    //!< a radix sort on the device, then the sequential placement found as the fixed point of
+    parallel    //!< a sort on the device, then the sequential placement found as the fixed point of
                 //!< parallel sweeps over the list (detail/OverflowSweeps.hpp)
 };
 

@@ -60,15 +60,15 @@ namespace morula::lattice
   \brief Device bytes of a LatticeDiffusion on `sites` sites (the whole lattice on one rank; a rank's slab
   with its six ghost planes on slabs) with `particles` particles and `tracers` tracer ids on them: the
   lattice it is given (held, not copied) and the one a pass writes (4 bytes per site each), the
-  placement's claim heads (4 per site, at the first pass with overflows), the overflow list (13 per
-  particle: key, code and move of every particle that could overflow in one pass) and per tracer its
-  displacement and, while the ids are checked, its count (20). The placement's sort buffers (42 bytes per
-  entry of one pass's overflow list) grow with the crowding and are not counted. Measured on an H200:
+  placement's claim heads and change stamps (5 per site, at the first pass with overflows), the overflow
+  list (13 per particle: key, code and move of every particle that could overflow in one pass) and per
+  tracer its displacement and, while the ids are checked, its count (20). The placement's sort and sweep
+  buffers (59 bytes per entry of one pass's overflow list) grow with the crowding and are not counted. Measured on an H200:
   1536 x 2048 x 2048 sites at 1% of 2 slots, 78.98 GB by this count, 79.65 GB peak with the CUDA context.
 */
 inline double diffusion_memory_bytes( double sites, double particles, double tracers )
 {
-    return 12.0 * sites + 13.0 * particles + 20.0 * tracers;
+    return 13.0 * sites + 13.0 * particles + 20.0 * tracers;
 }
 
 

@@ -335,15 +335,22 @@ class SlabDiffusion
     //! The kernels that run the split passes and the fused pass (DiffusionOptions::kernels resolved).
     PassKernels split_kernels() const { return m_split_kernels; }
     PassKernels fused_kernels() const { return m_fused_kernels; }
-    //! How overflow lists are placed (DiffusionOptions::placement resolved: parallel on a device backend,
-    //! sequential on a host one).
+    //! How overflow lists are placed (DiffusionOptions::placement resolved: parallel on a device backend
+    //! and on a host backend with at least parallel_placement_min_threads threads, else sequential).
     OverflowPlacement overflow_placement() const
     {
         constexpr bool host = Kokkos::SpaceAccessibility<Kokkos::HostSpace, memory_space>::accessible;
         if ( m_options.placement == OverflowPlacement::automatic )
-            return host ? OverflowPlacement::sequential : OverflowPlacement::parallel;
+            return host && ExecutionSpace().concurrency() < parallel_placement_min_threads ? OverflowPlacement::sequential
+                                                                                            : OverflowPlacement::parallel;
         return m_options.placement;
     }
+    /*!
+      On one core the parallel placement costs about 3 times the sequential kernel (64 x 64 x 128 sites at
+      60% of 2 slots, Serial: 45-50 against 14-17 ms per step); with OpenMP on 128 x 128 x 256 sites a step
+      took 459 against 589 ms on 4 threads and 185 against 565 ms on 16 (split passes; docs/performance.md).
+    */
+    static constexpr int parallel_placement_min_threads = 4;
     //! Rounds run by the last placement (0: the sequential kernel placed the list alone).
     int overflow_sweeps() const { return m_sweeps_run; }
     //! The parallel placement's machinery (tests choose its sort with it).
