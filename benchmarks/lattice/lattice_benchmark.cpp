@@ -53,6 +53,8 @@ struct Settings
     int runs = 10;
     std::string space = "device";
     std::string placement = "automatic"; // overflow placement: automatic, sequential, parallel
+    int quads_per_thread = 0;            // compacted split passes: quads per work item (0: the library's)
+    int team_overflow_entries = -1;      // overflow entries a team gathers in scratch (-1: the library's)
     std::string out;
     bool copy_bandwidth = true;
 };
@@ -137,6 +139,7 @@ nlohmann::json run_case( const ExecutionSpace& exec, const Settings& set, const 
                     : set.placement == "parallel" ? lat::OverflowPlacement::parallel
                                                   : lat::OverflowPlacement::automatic;
     lat::LatticeDiffusion<Slots, ExecutionSpace> model( exec, lattice, rules, opt );
+    lat::detail::EngineAccess::engine( model ).set_team_shapes( { set.quads_per_thread, set.team_overflow_entries } );
     setup["construct_s"] = setup_phase( "LatticeDiffusion", t0 );
     const double sites = double( shape.sites() );
 
@@ -263,6 +266,8 @@ nlohmann::json run_case( const ExecutionSpace& exec, const Settings& set, const 
              { "particles", particles },
              { "move_probability", set.move_probability },
              { "overflow_placement", set.placement },
+             { "quads_per_thread", set.quads_per_thread },
+             { "team_overflow_entries", set.team_overflow_entries },
              { "setup", setup },
              { "steps_per_run", set.steps },
              { "step_with_overflow_handling", full.to_json() },
@@ -357,6 +362,12 @@ int main( int argc, char* argv[] )
     app.add_option( "--placement", set.placement,
                     "overflow placement: automatic (parallel on a device, sequential on a host), sequential, parallel" )
         ->check( CLI::IsMember( { "automatic", "sequential", "parallel" } ) );
+    app.add_option( "--quads-per-thread", set.quads_per_thread,
+                    "compacted split passes: quads per work item of a team (0: the default)" )
+        ->check( CLI::NonNegativeNumber );
+    app.add_option( "--team-overflow-entries", set.team_overflow_entries,
+                    "compacted split passes: overflow entries a team gathers in scratch (-1: the library's choice)" )
+        ->check( CLI::Range( -1, 4096 ) );
     app.add_option( "--out", set.out, "JSON result file" );
     bool suite = false;
     app.add_flag( "--roofline-suite", suite,

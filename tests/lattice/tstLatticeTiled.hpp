@@ -68,7 +68,8 @@ void pass_in_pieces( TiledModel<Slots>& model, int axis, int nz )
 
 template <int Slots>
 void check_tiled_against_gather( const LatticeShape& shape, double per_site, int steps, bool obstacles,
-                                 PassScheme scheme, PassKernels kernels, bool in_pieces = false )
+                                 PassScheme scheme, PassKernels kernels, bool in_pieces = false,
+                                 const detail::TeamShapes& teams = {} )
 {
     using L = SiteLayout<Slots>;
     DiffusionRules rules( 2 );
@@ -121,6 +122,7 @@ void check_tiled_against_gather( const LatticeShape& shape, double per_site, int
     Kokkos::deep_copy( copy.sites(), fresh.sites() );
     TiledModel<Slots> gather( TEST_EXECSPACE(), fresh, rules, codes, gather_opt );
     TiledModel<Slots> tiled( TEST_EXECSPACE(), copy, rules, codes, tiled_opt );
+    EngineAccess::engine( tiled ).set_team_shapes( teams );
     EXPECT_EQ( gather.split_kernels(), PassKernels::gather );
     // what runs: compacted split passes where rows hold whole quads, else the gather; tiled fused pass
     const PassKernels split_expected =
@@ -220,6 +222,28 @@ TEST( TEST_CATEGORY, lattice_compacted_split_passes_equal_the_gather_bit_for_bit
     check_tiled_cases<2>( PassScheme::split, PassKernels::compacted );
     check_tiled_cases<4>( PassScheme::split, PassKernels::compacted );
     check_tiled_cases<8>( PassScheme::split, PassKernels::compacted );
+}
+
+/*
+  Teams of 1, 3 and 7 quads per work item (on a GPU 256 work items: team edges in the middle of rows) and
+  team overflow buffers of 0, 1 and 2 entries (every crowded team's buffer full, the rest pushed
+  directly to the list), for the compacted split passes, in one launch and over plane ranges. (With the
+  default shapes the crowded cases above gather their entries per team, the sparse ones do not.)
+*/
+TEST( TEST_CATEGORY, lattice_compacted_passes_with_small_teams_and_buffers_equal_the_gather_bit_for_bit )
+{
+    const detail::TeamShapes small[] = { { 1, 0 }, { 3, 1 }, { 7, 2 } };
+    for ( auto b : { LatticeBoundary::periodic, LatticeBoundary::reflecting } )
+        for ( const auto& t : small )
+        {
+            LatticeShape shape( 12, 9, 17, b );
+            shape.boundary[1] = b == LatticeBoundary::periodic ? LatticeBoundary::reflecting : LatticeBoundary::periodic;
+            check_tiled_against_gather<2>( shape, 0.65 * 2, 2, true, PassScheme::split, PassKernels::compacted, false, t );
+            check_tiled_against_gather<4>( shape, 0.9 * 4, 2, true, PassScheme::split, PassKernels::compacted, false, t );
+            check_tiled_against_gather<8>( shape, 0.65 * 8, 2, false, PassScheme::split, PassKernels::compacted, false, t );
+            check_tiled_against_gather<2>( LatticeShape( 8, 4, 6, b ), 0.65 * 2, 2, true, PassScheme::split,
+                                           PassKernels::compacted, true, t );
+        }
 }
 
 TEST( TEST_CATEGORY, lattice_tiled_fused_pass_equals_the_gather_bit_for_bit )

@@ -18,6 +18,14 @@
   The lattice, the overflow entries and the tracer displacements are therefore those of the gather by
   construction (the overflow list's order is free; displacements are integer sums).
 
+  Crowded lattices (issue #48): a team gathers its overflow entries in scratch and appends them to the
+  list with one atomic add (TeamOverflowBuffer, PassOutputs.hpp; when: SlabDiffusion::team_buffer_min_fill,
+  with its measurements). On an H200 at 60% of 2 slots (12M overflow entries per step on 33.5M sites): 11.1
+  against 14.3-14.4 ms per step. Drawing each quad's moves once into
+  scratch on 2D tiles of quads (so that a busy site reads its neighbours' moves instead of drawing them)
+  was measured too and dropped: at most 1% faster than the buffer alone at 60% of 2 and 4 slots, 8%
+  slower at 60% of 8, 1.5-1.7x slower on sparse lattices (docs/performance.md, "Crowded split passes").
+
   Needs nx a multiple of 4 and 16-byte aligned arrays (LatticeDiffusion checks, and keeps the gather
   otherwise). Works on a slab of a distributed lattice as well (the gather's window arithmetic).
 */
@@ -50,7 +58,12 @@ bool quads_fit( int nx, const View& a, const View& b )
            reinterpret_cast<std::uintptr_t>( b.data() ) % 16 == 0;
 }
 
-template <int Slots, int Axis, class ExecutionSpace>
+/*!
+  \brief The compacted split pass along Axis. `Buffered`: overflow entries gathered per team in scratch
+  (crowded lattices); a separate kernel, so that the sparse one keeps its registers and scratch (with the
+  buffer's code in the sparse kernel too, sparse steps were 4-12% slower on an H200).
+*/
+template <int Slots, int Axis, class ExecutionSpace, bool Buffered = false>
 struct CompactedSplitPass
 {
     using memory_space = typename ExecutionSpace::memory_space;
@@ -60,6 +73,7 @@ struct CompactedSplitPass
 
     SplitPass<Slots, Axis, memory_space> gather; //!< defines every busy site's word
     int quads_per_thread;                        //!< quads per thread of a team
+    unsigned int overflow_capacity;              //!< overflow entries a team gathers in scratch (Buffered)
 
     KOKKOS_FORCEINLINE_FUNCTION std::size_t plane() const { return std::size_t( gather.nx ) * std::size_t( gather.ny ); }
     //! Quads of the owned planes.
@@ -74,7 +88,8 @@ struct CompactedSplitPass
     }
     std::size_t scratch_bytes( int team_size ) const
     {
-        return queue_view::shmem_size( 4 * team_size * quads_per_thread ) + queue_view::shmem_size( 1 );
+        return ( Buffered ? TeamOverflowBuffer<ExecutionSpace>::scratch_bytes( overflow_capacity ) : 0 ) +
+               queue_view::shmem_size( 4 * team_size * quads_per_thread ) + queue_view::shmem_size( 1 );
     }
 
     KOKKOS_FORCEINLINE_FUNCTION static bool occupied( site_word w ) { return !layout::empty( w ); }
@@ -145,16 +160,34 @@ struct CompactedSplitPass
         return busy;
     }
 
-    //! Busy site with owned-plane index d: the gather.
-    KOKKOS_INLINE_FUNCTION void busy_site( const std::size_t d ) const
+    //! Busy site with owned-plane index d: the gather, its overflow entries to `overflow` (the list, or
+    //! the team's buffer of it).
+    template <class Overflow>
+    KOKKOS_INLINE_FUNCTION void busy_site( const std::size_t d, const Overflow& overflow ) const
     {
         const std::size_t nx = std::size_t( gather.nx );
         const std::size_t row = d / nx;
-        gather( int( d - row * nx ), int( row % std::size_t( gather.ny ) ),
-                gather.window.owned_begin + int( row / std::size_t( gather.ny ) ) );
+        gather.site( int( d - row * nx ), int( row % std::size_t( gather.ny ) ),
+                     gather.window.owned_begin + int( row / std::size_t( gather.ny ) ), overflow );
     }
 
     KOKKOS_INLINE_FUNCTION void operator()( const member_type& team ) const
+    {
+        if constexpr ( Buffered )
+        {
+            // The overflow buffer first: its 8-byte keys at the start of the scratch.
+            TeamOverflowBuffer<ExecutionSpace> overflow( team, gather.overflow, overflow_capacity );
+            Kokkos::single( Kokkos::PerTeam( team ), [&]() { overflow.count( 0 ) = 0; } );
+            run( team, overflow );
+            team.team_barrier();
+            overflow.flush( team );
+        }
+        else
+            run( team, gather.overflow );
+    }
+
+    template <class Overflow>
+    KOKKOS_INLINE_FUNCTION void run( const member_type& team, const Overflow& overflow ) const
     {
         const int size = team.team_size();
         queue_view queue( team.team_scratch( 0 ), 4 * size * quads_per_thread );
@@ -174,7 +207,7 @@ struct CompactedSplitPass
         } );
         team.team_barrier();
         Kokkos::parallel_for( Kokkos::TeamThreadRange( team, queued( 0 ) ),
-                              [&]( const int e ) { busy_site( 4 * first + std::size_t( queue( e ) ) ); } );
+                              [&]( const int e ) { busy_site( 4 * first + std::size_t( queue( e ) ), overflow ); } );
     }
 };
 

@@ -50,6 +50,15 @@ inline PassKernels resolve_fused_kernels( PassKernels k, const SlabWindow& windo
     return k != PassKernels::gather && window.whole ? PassKernels::tiled : PassKernels::gather;
 }
 
+//! Team shapes of the compacted split passes: quads per work item (0: PassLaunch's default), and overflow
+//! entries a team gathers in scratch (-1: SlabDiffusion's choice by crowding). Tests shrink them to put
+//! team edges and a full buffer everywhere; benchmarks measure them. The results do not depend on them.
+struct TeamShapes
+{
+    int quads_per_thread = 0;
+    int overflow_entries = -1;
+};
+
 /*!
   \brief One pass as launched: the lattice it reads (`current`) and writes (`next`), what keys its
   random moves, where its overflows and displacements go. Built for each launch by SlabDiffusion; the
@@ -70,6 +79,7 @@ struct PassLaunch
     const SlabWindow& window;  //!< the planes the arrays hold, and those the pass updates
     TracerDisplacements<memory_space> tracers;
     const OverflowList<memory_space>& overflow;
+    TeamShapes teams = {};
 
     template <int Axis>
     void split( const ExecutionSpace& exec, PassKernels kernels ) const
@@ -110,19 +120,38 @@ struct PassLaunch
     }
 
     // GPU: teams of 256 work items, 4 quads each (4096 sites per team, 16 KB of queue); host: one work
-    // item per team and 256 quads (1024 sites) per team.
+    // item per team and 256 quads (1024 sites) per team. Overflow entries gathered per team in scratch:
+    // teams.overflow_entries (SlabDiffusion chooses 512, 6.6 KB, on crowded lattices, else none).
     template <int Axis>
     void compacted_split( const ExecutionSpace& exec ) const
     {
         constexpr bool host = Kokkos::SpaceAccessibility<Kokkos::HostSpace, memory_space>::accessible;
         const int team = host ? 1 : 256;
-        CompactedSplitPass<Slots, Axis, ExecutionSpace> pass{ gather_split<Axis>(), host ? 256 : 4 };
+        const int quads = teams.quads_per_thread > 0 ? teams.quads_per_thread : ( host ? 256 : 4 );
+        const unsigned int entries = team_overflow_entries();
+        if ( entries > 0 )
+            launch_compacted( exec, CompactedSplitPass<Slots, Axis, ExecutionSpace, true>{ gather_split<Axis>(), quads, entries },
+                              team );
+        else
+            launch_compacted( exec, CompactedSplitPass<Slots, Axis, ExecutionSpace, false>{ gather_split<Axis>(), quads, 0 },
+                              team );
+    }
+
+    template <class Pass>
+    void launch_compacted( const ExecutionSpace& exec, const Pass& pass, int team ) const
+    {
+        constexpr int axis = decltype( pass.gather )::axis;
         core::LaunchTeam<ExecutionSpace> policy( exec, pass.league( team ), team );
         policy.set_scratch_size( 0, Kokkos::PerTeam( pass.scratch_bytes( team ) ) );
-        Kokkos::parallel_for( Axis == 0   ? "morula::lattice::compacted_split_pass_x"
-                              : Axis == 1 ? "morula::lattice::compacted_split_pass_y"
+        Kokkos::parallel_for( axis == 0   ? "morula::lattice::compacted_split_pass_x"
+                              : axis == 1 ? "morula::lattice::compacted_split_pass_y"
                                           : "morula::lattice::compacted_split_pass_z",
                               policy, pass );
+    }
+
+    unsigned int team_overflow_entries() const
+    {
+        return teams.overflow_entries > 0 ? unsigned( teams.overflow_entries ) : 0u;
     }
 
     // Tiles: along x, row segments of up to 256 sites (one GPU thread each) on 8 rows, 16.5 KB of

@@ -22,7 +22,8 @@ namespace morula::lattice::detail
 /*!
   \brief Builds a site's new word: arrivals are appended in order. While `spill` is false, arrivals past
   the last slot are only counted (the first sweep of the fused pass); with `spill` they go to the
-  overflow list with their arrival rank and move.
+  overflow list with their arrival rank and move. The list is an OverflowList or anything with its
+  push(site, rank, code, move) (a team's buffer in scratch, CompactedKernels.hpp).
 */
 template <int Slots, class MemorySpace>
 struct SiteBuilder
@@ -32,8 +33,9 @@ struct SiteBuilder
     int count = 0;
     int arrivals = 0;
 
+    template <class Overflow>
     KOKKOS_FORCEINLINE_FUNCTION void append( std::uint32_t code, std::size_t site, std::uint8_t move, bool spill,
-                                             const OverflowList<MemorySpace>& overflow )
+                                             const Overflow& overflow )
     {
         if ( count < Slots )
             word = layout::with_code( word, count++, code );
@@ -51,9 +53,9 @@ struct ArrivalGroup
     site_word codes = 0;
     int n = 0;
     KOKKOS_FORCEINLINE_FUNCTION void add( std::uint32_t code ) { codes = layout::with_code( codes, n++, code ); }
-    template <class MemorySpace>
+    template <class MemorySpace, class Overflow>
     KOKKOS_FORCEINLINE_FUNCTION void append_to( SiteBuilder<Slots, MemorySpace>& site, std::size_t gd, std::uint8_t move,
-                                                const OverflowList<MemorySpace>& overflow ) const
+                                                const Overflow& overflow ) const
     {
         for ( int k = 0; k < n; ++k )
             site.append( layout::code( codes, k ), gd, move, true, overflow );
@@ -66,12 +68,12 @@ struct ArrivalGroup
   when they do not all fit, the extras to the overflow list. The one definition of a site's arrival
   order, shared by the gather and the tiled kernels.
 */
-template <int Axis, int Slots, class MemorySpace>
+template <int Axis, int Slots, class MemorySpace, class Overflow>
 KOKKOS_FORCEINLINE_FUNCTION site_word assemble_split_site( SiteBuilder<Slots, MemorySpace>& site,
                                                            const ArrivalGroup<Slots>& stay, const ArrivalGroup<Slots>& up,
                                                            const ArrivalGroup<Slots>& down, std::size_t gd,
                                                            const core::HashedRng& rng, std::uint32_t step,
-                                                           const OverflowList<MemorySpace>& overflow )
+                                                           const Overflow& overflow )
 {
     stay.append_to( site, gd, axis_move<Axis>( 0 ), overflow );
     const bool down_first = stay.n + up.n + down.n > Slots && ( rng.bits( gd, std::uint32_t( 24 + Axis ), step ) & 1u );

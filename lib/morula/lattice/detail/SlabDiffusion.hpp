@@ -355,6 +355,19 @@ class SlabDiffusion
     int overflow_sweeps() const { return m_sweeps_run; }
     //! The parallel placement's machinery (tests choose its sort with it).
     OverflowSweeps<Slots, ExecutionSpace>& overflow_sweeps_engine() { return m_sweeps; }
+    //! Team shapes of the compacted split passes (tests and benchmarks; the results do not depend on them).
+    void set_team_shapes( const TeamShapes& shapes ) { m_team_shapes = shapes; }
+    /*!
+      The compacted split passes gather overflow entries per team (TeamOverflowBuffer, a separate kernel)
+      from this share of the slots filled: 45% with 2 slots, 55% with 4, never with 8. Measured on an H200
+      (256 x 256 x 512 sites, ms per step, the unbuffered kernel / the buffered one, the same call): 2 slots
+      6.21 / 6.21 at 40%, 9.78-9.80 / 8.20-8.23 at 50%, 14.3-14.4 / 11.1 at 60%; 4 slots 6.61 / 7.18 at 40%,
+      8.60 / 9.15-9.28 at 50%, 13.5-13.6 / 12.1 at 60%; 8 slots 8.03 / 8.38, 9.93-9.95 / 10.16-10.29, 12.78-12.81
+      / 12.82-12.84. Where it loses, the buffered kernel's registers and scratch cost more than the atomic
+      adds it saves (docs/performance.md, "Crowded split passes"). The thresholds lie midway between
+      measured points.
+    */
+    static constexpr double team_buffer_min_fill = Slots == 2 ? 0.45 : ( Slots == 4 ? 0.55 : 2.0 );
     //! The step number that keys the random moves: completed steps.
     std::uint32_t steps_done() const { return m_step; }
     std::size_t particles() const { return m_particles; }
@@ -475,7 +488,12 @@ class SlabDiffusion
     //! The pass over the owned planes of m_window, reading the current lattice and writing the next.
     PassLaunch<Slots, ExecutionSpace> passes() const
     {
-        return { m_current.sites(), m_next.sites(), m_rules, m_rng, m_step, m_shape, m_window, tracers(), m_overflow };
+        TeamShapes teams = m_team_shapes;
+        if ( teams.overflow_entries < 0 )
+            teams.overflow_entries = double( m_particles ) >= team_buffer_min_fill * double( m_current.sites().extent( 0 ) ) * Slots
+                                         ? 512
+                                         : 0;
+        return { m_current.sites(), m_next.sites(), m_rules, m_rng, m_step, m_shape, m_window, tracers(), m_overflow, teams };
     }
 
     template <int Axis>
@@ -558,6 +576,7 @@ class SlabDiffusion
     Kokkos::View<unsigned long long, memory_space> m_replay_conflicts{ "lattice_replay_conflicts" };
     OverflowSweeps<Slots, ExecutionSpace> m_sweeps;
     int m_sweeps_run = 0;
+    TeamShapes m_team_shapes;
     // DiffusionOptions::placement automatic: lists this short are placed by the sequential kernel; after
     // quiet_passes such passes in a row the list's size is read only every probe_period passes.
     static constexpr std::size_t short_list = 256;

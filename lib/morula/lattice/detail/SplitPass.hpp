@@ -46,6 +46,7 @@ namespace morula::lattice::detail
 template <int Slots, int Axis, class MemorySpace>
 struct SplitPass
 {
+    static constexpr int axis = Axis;
     using layout = SiteLayout<Slots>;
     Kokkos::View<const site_word*, MemorySpace> in;
     Kokkos::View<site_word*, MemorySpace> out;
@@ -65,7 +66,12 @@ struct SplitPass
     }
 
     //! Destination (x, y) on local plane p.
-    KOKKOS_INLINE_FUNCTION void operator()( const int x, const int y, const int p ) const
+    KOKKOS_INLINE_FUNCTION void operator()( const int x, const int y, const int p ) const { site( x, y, p, overflow ); }
+
+    //! Destination (x, y) on local plane p, its overflow entries to `sink` (the list, or a team's buffer of
+    //! it: TeamOverflowBuffer).
+    template <class Overflow>
+    KOKKOS_INLINE_FUNCTION void site( const int x, const int y, const int p, const Overflow& sink ) const
     {
         const std::size_t plane = std::size_t( nx ) * std::size_t( ny );
         const std::size_t column = std::size_t( x ) + std::size_t( nx ) * std::size_t( y );
@@ -75,10 +81,10 @@ struct SplitPass
         const std::size_t offset = window.whole ? 0 : global_offset( window, p, plane );
         const site_word wd = in( d );
         const std::uint32_t td = layout::type( wd );
-        SiteBuilder<Slots, MemorySpace> site{ layout::empty_site( td ) };
+        SiteBuilder<Slots, MemorySpace> builder{ layout::empty_site( td ) };
         if ( rules.blocked( td ) ) // obstacles hold no particles and let none in
         {
-            out( d ) = site.word;
+            out( d ) = builder.word;
             return;
         }
         // Local indices address the arrays; global ones key the random moves and the overflow list.
@@ -178,7 +184,7 @@ struct SplitPass
                 }
             }
         }
-        out( d ) = assemble_split_site<Axis>( site, stay, up, down, gd, rng, step, overflow );
+        out( d ) = assemble_split_site<Axis>( builder, stay, up, down, gd, rng, step, sink );
     }
 };
 
