@@ -21,10 +21,10 @@
   Crowded lattices (issue #48): a team gathers its overflow entries in scratch and appends them to the
   list with one atomic add (TeamOverflowBuffer, PassOutputs.hpp; when: SlabDiffusion::team_buffer_min_fill,
   with its measurements). On an H200 at 60% of 2 slots (12M overflow entries per step on 33.5M sites): 11.1
-  against 14.3-14.4 ms per step. Drawing each quad's moves once into
-  scratch on 2D tiles of quads (so that a busy site reads its neighbours' moves instead of drawing them)
-  was measured too and dropped: at most 1% faster than the buffer alone at 60% of 2 and 4 slots, 8%
-  slower at 60% of 8, 1.5-1.7x slower on sparse lattices (docs/performance.md, "Crowded split passes").
+  against 14.3-14.4 ms per step. Drawing each quad's moves once into scratch on 2D tiles of quads (so that
+  a busy site reads its neighbours' moves instead of drawing them) was measured too and dropped: at most
+  1% faster than the buffer alone at 60% of 2 and 4 slots, 8% slower at 60% of 8, 1.5-1.7x slower on
+  sparse lattices (docs/performance.md, "Crowded split passes").
 
   Needs nx a multiple of 4 and 16-byte aligned arrays (LatticeDiffusion checks, and keeps the gather
   otherwise). Works on a slab of a distributed lattice as well (the gather's window arithmetic).

@@ -23,7 +23,7 @@ namespace morula::lattice::detail
   \brief Builds a site's new word: arrivals are appended in order. While `spill` is false, arrivals past
   the last slot are only counted (the first sweep of the fused pass); with `spill` they go to the
   overflow list with their arrival rank and move. The list is an OverflowList or anything with its
-  push(site, rank, code, move) (a team's buffer in scratch, CompactedKernels.hpp).
+  push(site, rank, code, move) (TeamOverflowBuffer, a team's buffer in scratch).
 */
 template <int Slots, class MemorySpace>
 struct SiteBuilder
