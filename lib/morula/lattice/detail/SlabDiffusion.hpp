@@ -365,7 +365,9 @@ class SlabDiffusion
       8.60 / 9.15-9.28 at 50%, 13.5-13.6 / 12.1 at 60%; 8 slots 8.03 / 8.38, 9.93-9.95 / 10.16-10.29, 12.78-12.81
       / 12.82-12.84. Where it loses, the buffered kernel's registers and scratch cost more than the atomic
       adds it saves (docs/performance.md, "Crowded split passes"). The thresholds lie midway between
-      measured points.
+      measured points. Host backends take the same rule (OpenMP on the same machine: 60% of 2 slots 153
+      against 210 ms per step on 16 threads; with 8 slots the buffer won 5-8% on 16 threads and lost
+      11-14% on 4).
     */
     static constexpr double team_buffer_min_fill = Slots == 2 ? 0.45 : ( Slots == 4 ? 0.55 : 2.0 );
     //! The step number that keys the random moves: completed steps.
