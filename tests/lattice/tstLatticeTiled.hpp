@@ -228,7 +228,7 @@ TEST( TEST_CATEGORY, lattice_compacted_split_passes_equal_the_gather_bit_for_bit
   Teams of 1, 3 and 7 quads per work item (on a GPU 256 work items: team edges in the middle of rows) and
   team overflow buffers of 0, 1 and 2 entries (every crowded team's buffer full, the rest pushed
   directly to the list), for the compacted split passes, in one launch and over plane ranges. (With the
-  default shapes the crowded cases above gather their entries per team, the sparse ones do not.)
+  default shapes the crowded 2- and 4-slot cases above gather their entries per team, the others do not.)
 */
 TEST( TEST_CATEGORY, lattice_compacted_passes_with_small_teams_and_buffers_equal_the_gather_bit_for_bit )
 {
