@@ -367,7 +367,7 @@ int main( int argc, char* argv[] )
         ->check( CLI::NonNegativeNumber );
     app.add_option( "--team-overflow-entries", set.team_overflow_entries,
                     "compacted split passes: overflow entries a team gathers in scratch (-1: the library's choice)" )
-        ->check( CLI::Range( -1, 4096 ) );
+        ->check( CLI::Range( -1, 2048 ) ); // 2048 entries and the queue: 43 KB of the 48 KB a GPU team gets
     app.add_option( "--out", set.out, "JSON result file" );
     bool suite = false;
     app.add_flag( "--roofline-suite", suite,
