@@ -387,8 +387,9 @@ void add_ode_command( CLI::App& app )
                                                        { "on-chip", ode::BatchedLayout::on_chip } } ) );
     run->add_option( "--sample-output", r->sample_output,
                      "Rosenbrock methods: dense (steps pass sample times, which take the method's interpolant), steps "
-                     "(a step that would pass a sample ends on it) or auto (default: dense, steps where nonnegativity is "
-                     "enforced, as in single precision)" )
+                     "(a step that would pass a sample ends on it) or auto (default: dense, except with one method in "
+                     "double precision below 16 samples on a GPU; where nonnegativity is enforced, as in single "
+                     "precision, an interpolated value below 0 is recorded as 0)" )
         ->transform( cli_choice<ode::SampleOutput>( { { "auto", ode::SampleOutput::automatic },
                                                       { "dense", ode::SampleOutput::dense },
                                                       { "steps", ode::SampleOutput::step_to_sample } } ) );

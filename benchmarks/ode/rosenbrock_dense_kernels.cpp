@@ -1,8 +1,10 @@
 // The register-resident Rosenbrock kernel with and without dense output (issue #45), launched directly: the
 // kernel that ends steps on samples and the dense-output kernel, for Robertson's 3 species with every rate
-// varied +-10% per system, at several sample counts, each pair in one process. What SampleOutput::automatic's
-// rule on GPUs (automatic_register_dense_min_samples) rests on: the dense kernel holds its interpolant's
-// vectors in registers (fewer warps per multiprocessor) and saves the steps that samples would cut short.
+// varied +-10% per system, at several sample counts, each pair in one process (double Rodas5P and the
+// switching kernel at rtol 1e-6; float Rosenbrock23 and Rodas5P at rtol 1e-3 with nonnegativity
+// enforced). What SampleOutput::automatic's rule on GPUs (automatic_register_dense_min_samples) rests on:
+// the dense kernel holds its interpolant's vectors in registers (fewer warps per multiprocessor) and saves
+// the steps that samples would cut short.
 //
 // Self-contained (headers and Kokkos only, no libmorula): it instantiates the few kernels it times instead of
 // OdeSolver's dispatch over every method, capacity and precision, so that it compiles in a minute.
@@ -149,6 +151,8 @@ int main( int argc, char* argv[] )
         cases.push_back( time_kernel<double, RodasStep<Rodas5PTableau>, true, true>( in, times, 1e-6, 1e-12, false, warmup, runs, "auto" ) );
         cases.push_back( time_kernel<float, Rosenbrock23Step, false, false>( in, times, 1e-3, 1e-6, true, warmup, runs, "rosenbrock23" ) );
         cases.push_back( time_kernel<float, Rosenbrock23Step, false, true>( in, times, 1e-3, 1e-6, true, warmup, runs, "rosenbrock23" ) );
+        cases.push_back( time_kernel<float, RodasStep<Rodas5PTableau>, false, false>( in, times, 1e-3, 1e-6, true, warmup, runs, "rodas5p" ) );
+        cases.push_back( time_kernel<float, RodasStep<Rodas5PTableau>, false, true>( in, times, 1e-3, 1e-6, true, warmup, runs, "rodas5p" ) );
     }
     nlohmann::json results{ { "benchmark", "rosenbrock_dense_kernels" },
                             { "machine",

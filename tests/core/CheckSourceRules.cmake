@@ -1,7 +1,8 @@
 # Source rules every library file keeps (run as `cmake -DSOURCE_DIR=<lib/morula> -P CheckSourceRules.cmake`):
 # - kernels launch through core::LaunchRange / LaunchTeam / LaunchMDRange (core/LaunchPolicy.hpp), whose
 #   light-weight hint keeps CUDA from serialising launches through constant memory and lets a step be
-#   captured into a graph (core/StepGraph.hpp); a plain Kokkos policy is named only for its member_type;
+#   captured into a graph (core/StepGraph.hpp), or, for one long kernel per call with run-time indexed
+#   tables, core::LaunchConstantRange; a plain Kokkos policy is named only for its member_type;
 # - only core/KokkosCompat.hpp tests KOKKOS_VERSION.
 file(GLOB_RECURSE _sources "${SOURCE_DIR}/*.hpp" "${SOURCE_DIR}/*.cpp")
 set(_violations "")

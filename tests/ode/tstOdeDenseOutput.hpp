@@ -284,35 +284,40 @@ TEST( TEST_CATEGORY, dense_output_per_system_times_equal_single_runs )
         }
 }
 
-// SampleOutput::automatic: dense output, except where nonnegativity is enforced (single precision by
-// default), where every sample is a step's end - a state that passed the domain check - and in the register
-// kernel on a GPU with few samples. Robertson with k3 = 0
-// in single precision: A = exp(-0.04 t) decays to 1e-70 by t = 4000, where an interpolant would undershoot.
+// SampleOutput::automatic: dense output, except in the register kernel on a GPU in double precision with few
+// samples. Where nonnegativity is enforced (single precision by default) an interpolant below 0 is recorded
+// as 0: Robertson with k3 = 0 in single precision, A = exp(-0.04 t) decays to 1e-70 by t = 4000, where the
+// interpolant undershoots.
 TEST( TEST_CATEGORY, dense_output_automatic_rule )
 {
     ode::SolverOptions o;
     EXPECT_EQ( o.sample_output, ode::SampleOutput::automatic );
     EXPECT_TRUE( ode::samples_by_dense_output( o ) );
     o.precision = ode::Precision::single_precision;
-    EXPECT_FALSE( ode::samples_by_dense_output( o ) );
-    o.sample_output = ode::SampleOutput::dense;
     EXPECT_TRUE( ode::samples_by_dense_output( o ) );
+    o.sample_output = ode::SampleOutput::step_to_sample;
+    EXPECT_FALSE( ode::samples_by_dense_output( o ) );
     o.precision = ode::Precision::double_precision;
     o.sample_output = ode::SampleOutput::automatic;
     o.nonnegativity = ode::Nonnegativity::enforced;
-    EXPECT_FALSE( ode::samples_by_dense_output( o ) );
+    EXPECT_TRUE( ode::samples_by_dense_output( o ) );
     o.sample_output = ode::SampleOutput::step_to_sample;
     o.nonnegativity = ode::Nonnegativity::automatic;
     EXPECT_FALSE( ode::samples_by_dense_output( o ) );
-    // The register kernel on a GPU: one method samples densely from automatic_register_dense_min_samples (16)
-    // samples, the switching kernel (method automatic) always.
+    // The register kernel on a GPU: one method in double samples densely from
+    // automatic_register_dense_min_samples (16) samples; in single precision and the switching kernel
+    // (method automatic) always.
     o.sample_output = ode::SampleOutput::automatic;
     EXPECT_EQ( ode::automatic_register_dense_min_samples, 16 );
     for ( int samples : { 2, 8, 15, 16, 32, 64, 128, 1000 } )
     {
         o.method = ode::Method::rodas5p;
+        o.precision = ode::Precision::double_precision;
         EXPECT_EQ( ode::samples_by_dense_output( o, true, samples ), samples >= 16 ) << samples;
         EXPECT_TRUE( ode::samples_by_dense_output( o, false, samples ) ) << samples;
+        o.precision = ode::Precision::single_precision;
+        EXPECT_TRUE( ode::samples_by_dense_output( o, true, samples ) ) << samples;
+        o.precision = ode::Precision::double_precision;
         o.method = ode::Method::automatic;
         EXPECT_TRUE( ode::samples_by_dense_output( o, true, samples ) ) << samples;
     }
@@ -323,10 +328,21 @@ TEST( TEST_CATEGORY, dense_output_automatic_rule )
     single.precision = ode::Precision::single_precision;
     const auto r = test::solve_batch<TEST_EXECSPACE>( net, single, times, 1, { { 0.04, 3e7, 0.0 } } );
     ASSERT_EQ( r.status(), ode::SolverStatus::success );
-    EXPECT_GE( r.stat( ode::stat_steps ), static_cast<long>( times.size() ) - 1 ); // every sample ended a step
     for ( std::size_t t = 0; t < times.size(); ++t )
+    {
         for ( int i = 0; i < 3; ++i )
             EXPECT_GE( r.samples( 0, t, i ), 0.0 ) << "t=" << times[t] << " species " << i;
+        // A = exp(-0.04 t) within the tolerance, and mass conserved (float round-off).
+        const double a = std::exp( -0.04 * times[t] );
+        EXPECT_NEAR( r.samples( 0, t, 0 ), a, 1e-5 + 1e-2 * a ) << "t=" << times[t];
+        EXPECT_NEAR( r.samples( 0, t, 0 ) + r.samples( 0, t, 1 ) + r.samples( 0, t, 2 ), 1.0, 1e-5 ) << "t=" << times[t];
+    }
+    // The samples inside steps were interpolated: fewer steps than samples ending steps would take.
+    auto stepping = single;
+    stepping.sample_output = ode::SampleOutput::step_to_sample;
+    const auto e = test::solve_batch<TEST_EXECSPACE>( net, stepping, times, 1, { { 0.04, 3e7, 0.0 } } );
+    ASSERT_EQ( e.status(), ode::SolverStatus::success );
+    EXPECT_LT( r.stat( ode::stat_steps ), e.stat( ode::stat_steps ) );
 }
 
 } // namespace

@@ -28,6 +28,18 @@ template <class ExecutionSpace, class... Traits>
 using LaunchRange =
     Kokkos::RangePolicy<ExecutionSpace, Kokkos::Experimental::WorkItemProperty::HintLightWeight_t, Traits...>;
 
+/*!
+  \brief A 1D range without the hint, for one long kernel per call whose functor carries read-only tables
+  indexed at run time: on CUDA Kokkos copies a functor of 512 bytes or more into constant memory. Both
+  places are read through the constant cache, but as the kernel's argument the tables of the register
+  Rosenbrock kernel (ode/detail/RosenbrockBatch.hpp), read at run-time offsets, cost registers (H200,
+  Rodas5P for 3 species in double: 127 -> 134, 4 -> 3 blocks of 128 threads per multiprocessor, 8.4M
+  Robertson systems 139 -> about 180 ms). The host wait before such a launch costs nothing where there is
+  one launch per solve; never use it for the short, frequent kernels of the time loops.
+*/
+template <class ExecutionSpace, class... Traits>
+using LaunchConstantRange = Kokkos::RangePolicy<ExecutionSpace, Traits...>;
+
 //! The team policy with the same light-weight hint: for team kernels whose functor holds many Views.
 template <class ExecutionSpace, class... Traits>
 using LaunchTeam =

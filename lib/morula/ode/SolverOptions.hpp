@@ -143,16 +143,16 @@ enum class BatchedLayout
 */
 enum class SampleOutput
 {
-    //! dense, except where nonnegativity is enforced (single precision by default: every sample is then a
-    //! step's end, a state that passed the domain check; an interpolant may undershoot 0 within the
-    //! tolerance) and in the register kernel on a GPU with few samples (samples_by_dense_output())
+    //! dense, except in the register kernel on a GPU in double precision with few samples
+    //! (samples_by_dense_output())
     automatic,
     /*!
       Steps pass sample times; a sample inside a step is the method's continuous extension there, from the
       step's own stages (Rodas5P order 4, Rodas4 order 3, Rosenbrock23 order 2; Hairer & Wanner's RODAS and
       Shampine & Reichelt's ode23s interpolants), so sampling densely costs no steps. Only the last sample
-      time (a system's end time) ends a step. An interpolated species near 0 may come out slightly negative
-      (within the tolerance) even where nonnegativity is enforced: that check is on the steps' states.
+      time (a system's end time) ends a step. Where nonnegativity is enforced an interpolated species is
+      recorded as 0 where the interpolant undershoots 0 (within the tolerance; the steps' states passed the
+      domain check), which only moves the sample closer to the exact, nonnegative solution.
     */
     dense,
     //! A step that would pass a sample ends on it: every sample is the method's own solution there (more
@@ -321,29 +321,30 @@ inline bool nonnegativity_enforced( const SolverOptions& o )
 
 /*!
   SampleOutput::automatic in the register-resident kernel on a GPU with one method (not Method::automatic's
-  switching kernel): dense output from this many sample times (t = 0 included). The dense kernel holds its
-  interpolant's vectors in registers (Rodas5P for 3 species in double: 148 instead of 126, 13 warps per
-  multiprocessor instead of 16), which pays once samples would cut steps short. Measured on an H200, 1M
-  Robertson systems, rtol 1e-6 (docs/performance.md, "Dense output"): Rodas5P with 8 samples 2.6% slower
-  dense, with 16 4.8% faster, with 32 / 64 / 100 1.25x / 1.52x / 1.94x faster; the switching kernel was
-  faster dense from 8 samples (5%, up to 1.25x at 100).
+  switching kernel) in double precision: dense output from this many sample times (t = 0 included). The
+  dense kernel holds its interpolant's vectors in registers (Rodas5P for 3 species in double: 148 instead of
+  126, 13 warps per multiprocessor instead of 16), which pays once samples would cut steps short. Measured
+  on an H200, 1M Robertson systems, rtol 1e-6 (docs/performance.md, "Dense output"): Rodas5P with 8 samples
+  2.6% slower dense, with 16 4.8% faster, with 32 / 64 / 100 1.25x / 1.52x / 1.94x faster; the switching
+  kernel was faster dense from 8 samples (5%, up to 1.25x at 100). In single precision dense output was
+  faster at 8 samples already (float Rosenbrock23, 8.4M Robertson systems at rtol 1e-3: 14.1 against
+  16.0 ms, 39.5 against 41.9 steps; Rodas5P 30.3 against 35.4 ms; docs/performance.md, "The float
+  kernel"), so it is dense at every count.
 */
 constexpr int automatic_register_dense_min_samples = 16;
 
 /*!
   Whether the Rosenbrock methods fill samples inside their steps by dense output (SampleOutput) in a run
   with `samples` sample times, `register_kernel_on_gpu` when they run in the register-resident kernel on a
-  GPU backend. `automatic`: not where nonnegativity is enforced (single precision by default); not in the
-  register kernel on a GPU with one Rosenbrock method and fewer than automatic_register_dense_min_samples
-  samples; dense everywhere else.
+  GPU backend. `automatic`: not in the register kernel on a GPU with one Rosenbrock method in double
+  precision and fewer than automatic_register_dense_min_samples samples; dense everywhere else.
 */
 inline bool samples_by_dense_output( const SolverOptions& o, bool register_kernel_on_gpu = false, int samples = 0 )
 {
     if ( o.sample_output != SampleOutput::automatic )
         return o.sample_output == SampleOutput::dense;
-    if ( nonnegativity_enforced( o ) )
-        return false;
-    return !register_kernel_on_gpu || o.method == Method::automatic || samples >= automatic_register_dense_min_samples;
+    return !register_kernel_on_gpu || o.method == Method::automatic || o.precision == Precision::single_precision ||
+           samples >= automatic_register_dense_min_samples;
 }
 
 /*!

@@ -118,13 +118,14 @@ struct SystemIntegrator : SystemWorkspace<MemorySpace>
         ops.for_each( saved, [&]( int j ) { output( s, sample, j ) = x[saved_species( j )]; } );
     }
 
-    //! Sample `sample` inside the Rosenbrock step of `h` just accepted (x not yet overwritten), at t + theta h.
+    //! Sample `sample` inside the Rosenbrock step of `h` just accepted (x not yet overwritten), at t + theta h
+    //! (not below 0 where nonnegativity is enforced: dense_sample_value).
     template <class Ops>
     KOKKOS_INLINE_FUNCTION void record_dense( const Ops& ops, long s, int sample, Method method, double theta, double h ) const
     {
         const int saved = static_cast<int>( saved_species.extent( 0 ) );
         ops.for_each( saved, [&]( int j ) {
-            output( s, sample, j ) = rosenbrock_dense_value( *this, s, method, theta, h, saved_species( j ) );
+            output( s, sample, j ) = dense_sample_value( rosenbrock_dense_value( *this, s, method, theta, h, saved_species( j ) ), opt.nonnegative );
         } );
     }
 

@@ -47,6 +47,7 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -452,7 +453,7 @@ struct RosenbrockBatchKernel
                 if ( i < net.species )
                 {
                     const float sc = static_cast<float>( a[i] ) + relative * compat::fmax( compat::fabs( x[i] ), compat::fabs( xnew[i] ) );
-                    const float e = sc > 0 ? err[i] / sc : ( err[i] == 0.0f ? 0.0f : std::numeric_limits<float>::infinity() );
+                    const float e = sc > 0 ? fast_divide( err[i], sc ) : ( err[i] == 0.0f ? 0.0f : std::numeric_limits<float>::infinity() );
                     sum += e * e;
                 }
             return static_cast<double>( sum * static_cast<float>( inverse_species ) );
@@ -589,14 +590,17 @@ struct RosenbrockBatchKernel
         }
     }
 
-    //! Sample `sample` inside the accepted step of `h` from x to x_new, at t + theta h (Step::interpolate).
+    /*!
+      Sample `sample` inside the accepted step of `h` from x to x_new, at t + theta h (Step::interpolate);
+      where nonnegativity is enforced, an interpolant below 0 is recorded as 0 (dense_sample_value).
+    */
     KOKKOS_INLINE_FUNCTION void record_dense( long s, int sample, const Real ( &x )[N], const Real ( &xnew )[N],
                                               const Real ( &dense )[Step::dense_rows][N], double theta, double h ) const
     {
         Real y[N];
         MORULA_UNROLL
         for ( int i = 0; i < N; ++i )
-            y[i] = Step::interpolate( x, xnew, dense, theta, h, i );
+            y[i] = dense_sample_value( Step::interpolate( x, xnew, dense, theta, h, i ), nonnegative );
         record( s, sample, y );
     }
 
@@ -827,7 +831,52 @@ SmallMassAction<N, M> small_mass_action( const MassActionSystem<MemorySpace>& sy
     for ( int i = 0; i < N; ++i )
         for ( int r = 0; r < M; ++r )
             net.change_float[i][r] = static_cast<float>( net.change[i][r] );
+    for ( int r = 0; r < M; ++r )
+    {
+        int f = 0;
+        for ( int q = 0; q < N; ++q )
+            if ( net.order[r][q] > 0 )
+            {
+                if ( f == 2 )
+                {
+                    // Only in the factored capacities; the dispatch sends such networks to the large one.
+                    if ( SmallMassAction<N, M>::factored )
+                        throw std::logic_error( "small_mass_action: a reaction with more than two reactant species in a factored capacity" );
+                    break;
+                }
+                net.factor_species[r][f] = q;
+                net.factor_power[r][f] = net.order[r][q];
+                ++f;
+            }
+        for ( ; f < 2; ++f )
+        {
+            net.factor_species[r][f] = N;
+            net.factor_power[r][f] = 0;
+        }
+    }
     return net;
+}
+
+//! Whether every reaction of the network has at most two reactant species (SmallMassAction::factored).
+template <class MemorySpace>
+bool fits_factors( const MassActionSystem<MemorySpace>& system )
+{
+    auto offsets = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), system.reactant_offsets );
+    auto species = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), system.reactant_species );
+    for ( int r = 0; r < system.reactions; ++r )
+    {
+        int distinct = 0;
+        for ( int p = offsets( r ); p < offsets( r + 1 ); ++p )
+        {
+            bool seen = false;
+            for ( int o = offsets( r ); o < p; ++o )
+                seen = seen || species( o ) == species( p );
+            distinct += seen ? 0 : 1;
+        }
+        if ( distinct > 2 )
+            return false;
+    }
+    return true;
 }
 
 /*!
@@ -879,18 +928,20 @@ class RosenbrockIntegration
                 kernel.begin = begin;
                 kernel.stop = stop;
                 kernel.first = first;
-                // The functor (with the tables, under 2 KB) is the kernel's argument: on CUDA kernel
-                // arguments are read through the constant cache, which serves one table entry to a whole
-                // warp in one read.
-                Kokkos::parallel_for( "morula::ode::rosenbrock_batch", core::LaunchRange<ExecutionSpace>( space, 0, systems ), kernel );
+                // The functor (with the tables) in constant memory, not in the kernel's arguments: there
+                // the tables read at run-time offsets cost registers (core::LaunchConstantRange; float
+                // Rosenbrock23 64 -> 70, Rodas5P in double 127 -> 134 on sm_90). One launch per solve or leg.
+                Kokkos::parallel_for( "morula::ode::rosenbrock_batch", core::LaunchConstantRange<ExecutionSpace>( space, 0, systems ), kernel );
             };
         };
+        const bool factored = fits_factors( system );
         auto in_capacity = [&]( auto real, auto step, auto switching, auto dense ) {
             // Three species (Robertson and the many small networks like it) get their own capacity: in the
             // 4-species one the padding species cost a third of the LU, the solves and the stage registers.
-            if ( system.species <= 3 && system.reactions <= 8 )
+            // Both keep a reaction's reactants as two factors (SmallMassAction::factored).
+            if ( system.species <= 3 && system.reactions <= 8 && factored )
                 make( real, step, Capacity<3, 8>{}, switching, dense );
-            else if ( system.species <= 4 && system.reactions <= 8 )
+            else if ( system.species <= 4 && system.reactions <= 8 && factored )
                 make( real, step, Capacity<4, 8>{}, switching, dense );
             else if ( system.species <= rosenbrock_max_species && system.reactions <= rosenbrock_max_reactions )
                 make( real, step, Capacity<rosenbrock_max_species, rosenbrock_max_reactions>{}, switching, dense );

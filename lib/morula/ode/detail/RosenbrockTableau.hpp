@@ -42,6 +42,19 @@
 namespace morula::ode::detail
 {
 
+/*!
+  A dense-output sample as recorded: where nonnegativity is enforced (SolverOptions::nonnegativity) an
+  interpolated value below 0 is recorded as 0. The steps' states passed the domain check, but an
+  interpolant between two nonnegative states can undershoot 0 within the tolerance (float Rosenbrock23 on
+  Robertson: B = -4.7e-8 with atol 1e-6). The exact solution is nonnegative, so max(0, v) is never farther
+  from it than v: the sample only gets closer to the solution.
+*/
+template <class Real>
+KOKKOS_INLINE_FUNCTION Real dense_sample_value( Real v, bool nonnegative )
+{
+    return nonnegative && v < Real( 0 ) ? Real( 0 ) : v;
+}
+
 //! Rodas4 (Hairer & Wanner): 6 stages, order 4, embedded order 3.
 struct Rodas4Tableau
 {

@@ -6,11 +6,13 @@
          registers.
 
   The sparse CSR form of MassActionSystem indexes the state with species numbers read from memory; on a
-  GPU an array indexed at run time goes to local memory. Here every loop runs to N or M and is unrolled,
-  the tables (the same for every system) are read at constant offsets from the kernel's parameter block,
-  and a species or reaction beyond the network's real size is a zero row: it never changes and costs a
-  few multiplications by zero. One kernel per (N, M) capacity; the batched Rosenbrock solver picks the
-  smallest that holds the network.
+  GPU an array indexed at run time goes to local memory. Here every loop over species runs to N and is
+  unrolled (a species is picked by selects, never by an index), the tables (the same for every system)
+  are read through the constant cache (the kernel's functor is in constant memory:
+  core::LaunchConstantRange), and a species beyond the network's real size is a zero
+  row: it never changes and costs a few multiplications by zero. The loops over reactions run to the
+  network's count. One kernel per (N, M) capacity; the batched Rosenbrock solver picks the smallest that
+  holds the network.
 */
 #ifndef MORULA_ODE_DETAIL_SMALLMASSACTION_HPP
 #define MORULA_ODE_DETAIL_SMALLMASSACTION_HPP
@@ -32,6 +34,9 @@ struct Capacity
     static constexpr int reactions = M;
 };
 
+//! The capacities (reactions) whose reactants are kept as factors: SmallMassAction::factored.
+constexpr int max_factored_reactions = 8;
+
 template <int N, int M>
 struct SmallMassAction
 {
@@ -44,9 +49,26 @@ struct SmallMassAction
     //! change[i][r]: the net change of species i per unit of reaction r's rate.
     double change[N][M] = {};
     //! The same table rounded to float for the single-precision kernels: converting a double read from the
-    //! parameter block to float is an FP64-pipe instruction, and the float kernels did one per table entry
+    //! tables to float is an FP64-pipe instruction, and the float kernels did one per table entry
     //! used in every right-hand side and Jacobian (issue #45 float speed).
     float change_float[N][M] = {};
+
+    /*!
+      Capacities of up to `max_factored_reactions` reactions keep each reaction's reactants as at most two
+      factors x_s^a (species increasing) besides the order table, and small_rhs / small_jacobian use them:
+      a rate is k (x_s1^a1) (x_s2^a2), two species picked by selects, instead of a power of every species
+      (each an order byte read at a run-time offset and selects), with the same products and so the same
+      rounding. Unrolling the reaction loop as well (so that k and the tables' offsets are constants) was
+      measured and dropped: ptxas kept the tables of all 8 reactions in registers (Rodas5P 3 x 8 in double
+      126 -> 189 registers, float Rosenbrock23 72 -> 76 with spills). The large capacity keeps the order
+      table. A network with a reaction of more than two reactant species goes to the large capacity
+      (`fits_factors`).
+    */
+    static constexpr bool factored = M <= max_factored_reactions;
+    //! factor_species[r][f]: species of reaction r's f-th factor, increasing in f; N (none) past the last.
+    int factor_species[M][2] = {};
+    //! factor_power[r][f]: its power (0 for none).
+    int factor_power[M][2] = {};
 
     template <class Real>
     KOKKOS_INLINE_FUNCTION Real coefficient( int i, int r ) const
@@ -57,6 +79,21 @@ struct SmallMassAction
             return static_cast<Real>( change[i][r] );
     }
 };
+
+/*!
+  a / b in single precision where a result within a few units in the last place is enough (the error norm
+  that steers the step size, the pivots' reciprocals of the float LU): on CUDA and HIP devices the fast
+  division (a reciprocal and a multiply), elsewhere a / b. IEEE division on a GPU is a longer sequence with
+  a branch to a slow path.
+*/
+KOKKOS_INLINE_FUNCTION float fast_divide( float a, float b )
+{
+#if defined( __CUDA_ARCH__ ) || defined( __HIP_DEVICE_COMPILE__ )
+    return __fdividef( a, b );
+#else
+    return a / b;
+#endif
+}
 
 //! x^a for a small non-negative integer a (exact for a <= 2, no pow call).
 template <class Real>
@@ -72,12 +109,22 @@ KOKKOS_INLINE_FUNCTION Real small_power( Real x, int a )
     return p;
 }
 
+//! x[s] picked by selects (no run-time index into x, which would put it in local memory); 1 for s = N.
+template <class Real, int N>
+KOKKOS_INLINE_FUNCTION Real pick_species( const Real ( &x )[N], int s )
+{
+    Real v = 1;
+    MORULA_UNROLL
+    for ( int q = 0; q < N; ++q )
+        v = q == s ? x[q] : v;
+    return v;
+}
+
 /*!
-  f = (B - A)^T [k o x^A] over the dense tables. The loop over reactions runs to the network's count, so
-  k[r] is indexed at run time and sits in local memory on a GPU (cached; 64 bytes of stack at 8 reactions).
-  Unrolling it to the capacity M with a uniform branch past the last reaction (to keep k in registers) made
-  the device build of ode_benchmark, which instantiates every capacity, method and precision, run past 280 s
-  where it took 172 s (probably the 8 x 16 kernels), so it was reverted unmeasured (issue #45 speed).
+  f = (B - A)^T [k o x^A] over the dense tables. Factored capacities take reaction r's rate as
+  (k_r x_s1^a1) x_s2^a2, the order table's product without its factors of 1 (so the same rounding). The loop
+  runs over the network's reactions, so k[r] is indexed at run time and sits in local memory on a GPU
+  (cached; unrolled loops cost more registers, see SmallMassAction::factored).
 */
 template <class Real, int N, int M>
 KOKKOS_INLINE_FUNCTION void small_rhs( const SmallMassAction<N, M>& net, const Real ( &k )[M], const Real ( &x )[N],
@@ -86,16 +133,28 @@ KOKKOS_INLINE_FUNCTION void small_rhs( const SmallMassAction<N, M>& net, const R
     MORULA_UNROLL
     for ( int i = 0; i < N; ++i )
         f[i] = 0;
-    for ( int r = 0; r < net.reactions; ++r )
+    if constexpr ( SmallMassAction<N, M>::factored )
     {
-        Real rate = k[r];
-        MORULA_UNROLL
-        for ( int q = 0; q < N; ++q )
-            rate *= small_power( x[q], net.order[r][q] );
-        MORULA_UNROLL
-        for ( int i = 0; i < N; ++i )
-            f[i] += net.template coefficient<Real>( i, r ) * rate;
+        for ( int r = 0; r < net.reactions; ++r )
+        {
+            const Real rate = k[r] * small_power( pick_species( x, net.factor_species[r][0] ), net.factor_power[r][0] ) *
+                              small_power( pick_species( x, net.factor_species[r][1] ), net.factor_power[r][1] );
+            MORULA_UNROLL
+            for ( int i = 0; i < N; ++i )
+                f[i] += net.template coefficient<Real>( i, r ) * rate;
+        }
     }
+    else
+        for ( int r = 0; r < net.reactions; ++r )
+        {
+            Real rate = k[r];
+            MORULA_UNROLL
+            for ( int q = 0; q < N; ++q )
+                rate *= small_power( x[q], net.order[r][q] );
+            MORULA_UNROLL
+            for ( int i = 0; i < N; ++i )
+                f[i] += net.template coefficient<Real>( i, r ) * rate;
+        }
 }
 
 /*!
@@ -112,33 +171,56 @@ KOKKOS_INLINE_FUNCTION void small_jacobian( const SmallMassAction<N, M>& net, co
         MORULA_UNROLL
         for ( int q = 0; q < N; ++q )
             J[i][q] = 0;
-    for ( int r = 0; r < net.reactions; ++r )
+    if constexpr ( SmallMassAction<N, M>::factored )
     {
-        Real before[N], after[N]; // products of the factors of species < q and > q
-        Real p = k[r];
-        MORULA_UNROLL
-        for ( int q = 0; q < N; ++q )
+        // The two nonzero columns of reaction r's row of d rate / d x, as the order table's prefix and
+        // suffix products give them (the same rounding): at s1, (k_r x_s2^a2) a1 x_s1^(a1-1); at s2,
+        // (k_r x_s1^a1) a2 x_s2^(a2-1).
+        for ( int r = 0; r < net.reactions; ++r )
         {
-            before[q] = p;
-            p *= small_power( x[q], net.order[r][q] );
-        }
-        p = 1;
-        MORULA_UNROLL
-        for ( int q = N - 1; q >= 0; --q )
-        {
-            after[q] = p;
-            p *= small_power( x[q], net.order[r][q] );
-        }
-        MORULA_UNROLL
-        for ( int q = 0; q < N; ++q )
-        {
-            const int a = net.order[r][q];
-            const Real d = a == 0 ? Real( 0 ) : before[q] * after[q] * static_cast<Real>( a ) * small_power( x[q], a - 1 );
+            const int s1 = net.factor_species[r][0], s2 = net.factor_species[r][1];
+            const int a1 = net.factor_power[r][0], a2 = net.factor_power[r][1];
+            const Real x1 = pick_species( x, s1 ), x2 = pick_species( x, s2 );
+            const Real d1 = k[r] * small_power( x2, a2 ) * static_cast<Real>( a1 ) * small_power( x1, a1 - 1 );
+            const Real d2 = k[r] * small_power( x1, a1 ) * static_cast<Real>( a2 ) * small_power( x2, a2 - 1 );
             MORULA_UNROLL
-            for ( int i = 0; i < N; ++i )
-                J[i][q] += net.template coefficient<Real>( i, r ) * d;
+            for ( int q = 0; q < N; ++q )
+            {
+                const Real d = q == s1 ? d1 : ( q == s2 ? d2 : Real( 0 ) );
+                MORULA_UNROLL
+                for ( int i = 0; i < N; ++i )
+                    J[i][q] += net.template coefficient<Real>( i, r ) * d;
+            }
         }
     }
+    else
+        for ( int r = 0; r < net.reactions; ++r )
+        {
+            Real before[N], after[N]; // products of the factors of species < q and > q
+            Real p = k[r];
+            MORULA_UNROLL
+            for ( int q = 0; q < N; ++q )
+            {
+                before[q] = p;
+                p *= small_power( x[q], net.order[r][q] );
+            }
+            p = 1;
+            MORULA_UNROLL
+            for ( int q = N - 1; q >= 0; --q )
+            {
+                after[q] = p;
+                p *= small_power( x[q], net.order[r][q] );
+            }
+            MORULA_UNROLL
+            for ( int q = 0; q < N; ++q )
+            {
+                const int a = net.order[r][q];
+                const Real d = a == 0 ? Real( 0 ) : before[q] * after[q] * static_cast<Real>( a ) * small_power( x[q], a - 1 );
+                MORULA_UNROLL
+                for ( int i = 0; i < N; ++i )
+                    J[i][q] += net.template coefficient<Real>( i, r ) * d;
+            }
+        }
 }
 
 /*!
@@ -184,7 +266,11 @@ KOKKOS_INLINE_FUNCTION bool small_lu_factor( Real ( &A )[N][N], int ( &pivot )[N
                     A[k][j] = A[i][j];
                     A[i][j] = t;
                 }
-        const Real inverse = Real( 1 ) / A[k][k];
+        Real inverse;
+        if constexpr ( std::is_same<Real, float>::value )
+            inverse = fast_divide( 1.0f, A[k][k] );
+        else
+            inverse = Real( 1 ) / A[k][k];
         A[k][k] = inverse;
         MORULA_UNROLL
         for ( int i = k + 1; i < N; ++i )
@@ -206,14 +292,19 @@ KOKKOS_INLINE_FUNCTION void small_lu_solve( const Real ( &LU )[N][N], const int 
     MORULA_UNROLL
     for ( int k = 0; k < N; ++k )
     {
+        // The interchange as selects: written as a conditional swap, nvcc turned it into b[pivot[k]] and
+        // put b in local memory (12 local loads and stores per solve in the float Rosenbrock23 kernel).
+        const int p = pivot[k];
+        const Real bk = b[k];
+        Real pivot_value = bk;
         MORULA_UNROLL
         for ( int i = k + 1; i < N; ++i )
-            if ( i == pivot[k] )
-            {
-                const Real t = b[k];
-                b[k] = b[i];
-                b[i] = t;
-            }
+        {
+            const Real bi = b[i];
+            pivot_value = i == p ? bi : pivot_value;
+            b[i] = i == p ? bk : bi;
+        }
+        b[k] = pivot_value;
         MORULA_UNROLL
         for ( int i = k + 1; i < N; ++i )
             b[i] -= LU[i][k] * b[k];
