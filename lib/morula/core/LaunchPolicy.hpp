@@ -32,10 +32,11 @@ using LaunchRange =
   \brief A 1D range without the hint, for one long kernel per call whose functor carries read-only tables
   indexed at run time: on CUDA Kokkos copies a functor of 512 bytes or more into constant memory. Both
   places are read through the constant cache, but as the kernel's argument the tables of the register
-  Rosenbrock kernel (ode/detail/RosenbrockBatch.hpp), read at run-time offsets, cost registers (H200,
-  Rodas5P for 3 species in double: 127 -> 134, 4 -> 3 blocks of 128 threads per multiprocessor, 8.4M
-  Robertson systems 139 -> about 180 ms). The host wait before such a launch costs nothing where there is
-  one launch per solve; never use it for the short, frequent kernels of the time loops.
+  Rosenbrock kernel (ode/detail/RosenbrockBatch.hpp), read at run-time offsets, cost registers (sm_90,
+  Rodas5P for 3 species in double: 127 -> 134, 4 -> 3 blocks of 128 threads per multiprocessor; on an
+  H200 a whole solve of 8.4M Robertson systems took 181 ms where the same kernel launched from constant
+  memory took 161). The host wait before such a launch costs nothing where there is one launch per solve;
+  never use it for the short, frequent kernels of the time loops.
 */
 template <class ExecutionSpace, class... Traits>
 using LaunchConstantRange = Kokkos::RangePolicy<ExecutionSpace, Traits...>;
