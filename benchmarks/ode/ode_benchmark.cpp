@@ -185,6 +185,9 @@ struct RobertsonCase
     std::vector<std::string> sample_outputs{ "auto" };
     // > 0: this many sample times spaced evenly in log t from 1e-5 to t_end (and t = 0) instead of the 8 default.
     int log_samples = 0;
+    // Also time the solve into the previous run's result Views (OdeSolver::solve(..., result)): what a loop
+    // of solves of one size costs once its results are allocated.
+    bool reuse_results = false;
 };
 
 ode::Method method_named( const std::string& name )
@@ -286,6 +289,11 @@ nlohmann::json robertson( const Settings& cfg, const std::vector<long>& system_c
             auto stats = bench::time_phase( exec, cfg.warmup, cfg.runs, [] {}, [&] {
                 result = rows.extent( 0 ) > 0 ? solver.solve( exec, x0, k, rows ) : solver.solve( exec, x0, k, times );
             } );
+            bench::Stats reused;
+            if ( rc.reuse_results )
+                reused = bench::time_phase( exec, cfg.warmup, cfg.runs, [] {}, [&] {
+                    rows.extent( 0 ) > 0 ? solver.solve( exec, x0, k, rows, result ) : solver.solve( exec, x0, k, times, result );
+                } );
             auto hs = Kokkos::create_mirror_view( result.samples );
             Kokkos::deep_copy( hs, result.samples );
             const std::size_t last = times.size() - 1;
@@ -327,6 +335,8 @@ nlohmann::json robertson( const Settings& cfg, const std::vector<long>& system_c
                               // The smallest sample: an interpolant (dense output) may undershoot 0 within the tolerance.
                               { "min_sample", *std::min_element( hs.data(), hs.data() + hs.size() ) },
                               { "statistics", statistics_json( result ) } };
+            if ( rc.reuse_results ) // this record's samples and statistics are then the last reused solve's
+                j["time_into_results"] = reused.to_json();
             if ( rc.check_systems > 0 && rc.model.empty() )
             {
                 // Evenly spread systems across the sweep, with their rates and every sample, for a
@@ -1015,6 +1025,8 @@ int main( int argc, char* argv[] )
     app.add_option( "--log-samples", z.robertson.log_samples,
                     "robertson: this many sample times evenly in log t from 1e-5 to --t-end (and t = 0) instead of 8" )
         ->check( CLI::Range( 0, 1000000 ) );
+    app.add_flag( "--reuse-results", z.robertson.reuse_results,
+                  "robertson: also time solves into the previous result's Views (time_into_results)" );
     app.add_option( "--check-systems", z.robertson.check_systems,
                     "robertson: write this many systems' rates and samples to --out for robertson_reference.py" );
     app.add_option( "--lu-systems", z.lu_systems, "lu, roofline: number of systems" );

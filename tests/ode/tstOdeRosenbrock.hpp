@@ -324,6 +324,102 @@ TEST( TEST_CATEGORY, rosenbrock_failure_is_per_system )
     EXPECT_NEAR( r.samples( 1, 1, 0 ), std::exp( -1e-9 * 1e5 ), 1e-9 );
 }
 
+// OdeSolver::solve into a caller's result: Views of the right extents are reused (the register kernel
+// does not fill them first, it writes every entry itself), others are replaced; either way the values are
+// the fresh solve's bit for bit. The reused Views start poisoned (samples 7, counters -1), so a sample a
+// stopped system did not reach, or a counter a method does not have, that is left unwritten shows up.
+TEST( TEST_CATEGORY, solve_into_reused_results_writes_every_entry )
+{
+    using Mem = TEST_MEMSPACE;
+    const auto net = test::robertson_network();
+    ode::MassActionSystem<Mem> system( net );
+    // System 0 runs out of steps before t = 1e5 (Robertson's rates need more than 20 steps, in float at rtol
+    // 1e-3 too, and more than 100 with BDF); system 1 (tiny rates) finishes within them.
+    const std::vector<std::vector<double>> k{ { 0.04, 3e7, 1e4 }, { 1e-9, 1e-9, 1e-9 } };
+    const std::vector<double> times{ 1e-3, 1.0, 1e5 };
+    Matrix x0( "x0", 2, 3 ), rates( "k", 2, 3 );
+    auto hx = Kokkos::create_mirror_view( x0 );
+    auto hk = Kokkos::create_mirror_view( rates );
+    for ( int s = 0; s < 2; ++s )
+        for ( int i = 0; i < 3; ++i )
+        {
+            hx( s, i ) = net.initial_state[i];
+            hk( s, i ) = k[s][i];
+        }
+    Kokkos::deep_copy( x0, hx );
+    Kokkos::deep_copy( rates, hk );
+    struct Case
+    {
+        const char* label;
+        ode::Method method;
+        ode::Precision precision;
+        ode::SampleOutput output;
+    };
+    const Case cases[] = {
+        { "rodas5p double", ode::Method::rodas5p, ode::Precision::double_precision, ode::SampleOutput::automatic },
+        { "rodas4 steps", ode::Method::rodas4, ode::Precision::double_precision, ode::SampleOutput::step_to_sample },
+        { "rosenbrock23 float dense", ode::Method::rosenbrock23, ode::Precision::single_precision, ode::SampleOutput::dense },
+        { "rodas5p float steps", ode::Method::rodas5p, ode::Precision::single_precision, ode::SampleOutput::step_to_sample },
+        { "automatic (switching register kernel)", ode::Method::automatic, ode::Precision::double_precision,
+          ode::SampleOutput::automatic },
+        { "bdf (general path)", ode::Method::bdf, ode::Precision::double_precision, ode::SampleOutput::automatic },
+    };
+    for ( const auto& c : cases )
+    {
+        auto o = rosenbrock_options( c.method, c.precision == ode::Precision::single_precision ? 1e-3 : 1e-8,
+                                     c.precision == ode::Precision::single_precision ? 1e-6 : 1e-20 );
+        o.precision = c.precision;
+        o.sample_output = c.output;
+        o.max_steps = c.method == ode::Method::bdf ? 100 : 20; // BDF starts with small steps
+        ode::OdeSolver<TEST_EXECSPACE> solver( system, o );
+        TEST_EXECSPACE exec;
+        const test::HostResult<Mem> fresh( solver.solve( exec, x0, rates, times ) );
+        ASSERT_EQ( fresh.status( 0 ), ode::SolverStatus::max_steps ) << c.label;
+        ASSERT_EQ( fresh.status( 1 ), ode::SolverStatus::success ) << c.label;
+
+        ode::OdeResult<Mem> into;
+        into.samples = Kokkos::View<double***, Kokkos::LayoutLeft, Mem>( "poisoned samples", 2, times.size(), 3 );
+        into.statistics = Kokkos::View<long**, Kokkos::LayoutLeft, Mem>( "poisoned statistics", 2, ode::stat_count );
+        Kokkos::deep_copy( into.samples, 7.0 );
+        Kokkos::deep_copy( into.statistics, -1l );
+        const double* samples_data = into.samples.data();
+        const long* statistics_data = into.statistics.data();
+        const auto& returned = solver.solve( exec, x0, rates, times, into );
+        exec.fence();
+        EXPECT_EQ( &returned, &into ) << c.label;
+        EXPECT_EQ( into.samples.data(), samples_data ) << c.label << ": the samples were reallocated";
+        EXPECT_EQ( into.statistics.data(), statistics_data ) << c.label << ": the statistics were reallocated";
+        const test::HostResult<Mem> reused( into );
+        for ( int s = 0; s < 2; ++s )
+        {
+            for ( std::size_t t = 0; t < times.size(); ++t )
+                for ( int i = 0; i < 3; ++i )
+                {
+                    const double a = reused.samples( s, t, i ), b = fresh.samples( s, t, i );
+                    EXPECT_TRUE( a == b || ( std::isnan( a ) && std::isnan( b ) ) )
+                        << c.label << " system " << s << " sample " << t << " species " << i << ": " << a << " vs " << b;
+                }
+            for ( int col = 0; col < ode::stat_count; ++col )
+                EXPECT_EQ( reused.statistics( s, col ), fresh.statistics( s, col ) ) << c.label << " system " << s << " column " << col;
+        }
+        // The stopped system's last sample is NaN, not the poison.
+        EXPECT_TRUE( std::isnan( reused.samples( 0, 2, 0 ) ) ) << c.label;
+        if ( c.method != ode::Method::bdf )
+            EXPECT_EQ( reused.stat( ode::stat_newton_iterations, 0 ), 0 ) << c.label;
+
+        // Extents that do not fit (one system more): new Views, the same values in the first two rows.
+        ode::OdeResult<Mem> wrong;
+        wrong.samples = Kokkos::View<double***, Kokkos::LayoutLeft, Mem>( "three systems", 3, times.size(), 3 );
+        solver.solve( exec, x0, rates, times, wrong );
+        exec.fence();
+        ASSERT_EQ( wrong.samples.extent( 0 ), 2u ) << c.label;
+        ASSERT_EQ( wrong.statistics.extent( 0 ), 2u ) << c.label;
+        const test::HostResult<Mem> replaced( wrong );
+        EXPECT_EQ( replaced.samples( 1, 2, 0 ), fresh.samples( 1, 2, 0 ) ) << c.label;
+        EXPECT_EQ( replaced.stat( ode::stat_steps, 0 ), fresh.stat( ode::stat_steps, 0 ) ) << c.label;
+    }
+}
+
 TEST( TEST_CATEGORY, rosenbrock_refuses_what_it_cannot_do )
 {
     using ode::Method;

@@ -137,6 +137,36 @@ class OdeSolver
                               [&]() { return first_row( sample_times ); }, saved, t_start );
     }
 
+    /*!
+      The two solves above into `result`: its Views are reused where their extents are this solve's
+      (systems x samples x saved species, systems x stat_count), else replaced by new ones, so that a loop
+      of solves of one size (a fit, a host code's time steps) allocates its results once. Every entry is
+      overwritten; copies of the Views taken before the call see the new values. Returns `result`.
+    */
+    OdeResult<MemorySpace>& solve( const ExecutionSpace& exec, const matrix_type& initial_states,
+                                   const matrix_type& rate_constants, const std::vector<double>& sample_times,
+                                   OdeResult<MemorySpace>& result, const std::vector<int>& saved_species = {},
+                                   double t_start = 0.0 )
+    {
+        const std::vector<int> saved = checked_inputs( initial_states, rate_constants, sample_times, saved_species, t_start );
+        compat::ScopedRegion region( "morula::ode::OdeSolver::solve" );
+        result = solve_checked( exec, initial_states, rate_constants, detail::shared_sample_times<MemorySpace>( sample_times ),
+                                [&]() { return sample_times; }, saved, t_start, result );
+        return result;
+    }
+
+    OdeResult<MemorySpace>& solve( const ExecutionSpace& exec, const matrix_type& initial_states,
+                                   const matrix_type& rate_constants, const times_type& sample_times,
+                                   OdeResult<MemorySpace>& result, const std::vector<int>& saved_species = {},
+                                   double t_start = 0.0 )
+    {
+        const std::vector<int> saved = checked_inputs( exec, initial_states, rate_constants, sample_times, saved_species, t_start );
+        compat::ScopedRegion region( "morula::ode::OdeSolver::solve" );
+        result = solve_checked( exec, initial_states, rate_constants, detail::per_system_sample_times<MemorySpace>( sample_times ),
+                                [&]() { return first_row( sample_times ); }, saved, t_start, result );
+        return result;
+    }
+
     //! One system with the network's own initial state and rate constants.
     OdeResult<MemorySpace> solve( const ExecutionSpace& exec, const std::vector<double>& sample_times,
                                   const std::vector<int>& saved_species = {}, double t_start = 0.0 )
@@ -182,7 +212,8 @@ class OdeSolver
     template <class HostTimes>
     OdeResult<MemorySpace> solve_checked( const ExecutionSpace& exec, const matrix_type& initial_states,
                                           const matrix_type& rate_constants, const detail::SampleTimes<MemorySpace>& times,
-                                          const HostTimes& host_times, const std::vector<int>& saved, double t_start )
+                                          const HostTimes& host_times, const std::vector<int>& saved, double t_start,
+                                          const OdeResult<MemorySpace>& reuse = {} )
     {
         using core::InputError;
         using core::detail::concat;
@@ -200,9 +231,9 @@ class OdeSolver
         }
         if constexpr ( is_mass_action )
             if ( uses_register_kernel() )
-                return solve_rosenbrock( exec, initial_states, rate_constants, times, saved, t_start );
+                return solve_rosenbrock( exec, initial_states, rate_constants, times, saved, t_start, reuse );
         return launch( exec, initial_states, rate_constants, times, saved, t_start,
-                       m_options.mode == ExecutionMode::fine_grained, m_device );
+                       m_options.mode == ExecutionMode::fine_grained, m_device, reuse );
     }
 
     //! The checks of the systems' inputs and the saved species common to both forms of sample times.
@@ -237,11 +268,11 @@ class OdeSolver
     OdeResult<MemorySpace> launch( const ExecutionSpace& exec, const matrix_type& initial_states,
                                    const matrix_type& rate_constants, const detail::SampleTimes<MemorySpace>& sample_times,
                                    const std::vector<int>& saved, double t_start, bool team,
-                                   const detail::DeviceOptions& device_options )
+                                   const detail::DeviceOptions& device_options, const OdeResult<MemorySpace>& reuse = {} )
     {
         detail::BatchIntegration<ExecutionSpace, MemorySpace, Model> batch(
             exec, m_system, device_options, m_atol, m_options.team_size, team, initial_states, rate_constants, sample_times,
-            saved, t_start, false, m_workspace, m_pivots );
+            saved, t_start, false, m_workspace, m_pivots, reuse );
         m_workspace = batch.workspace();
         m_pivots = batch.pivots();
         batch.run_to_end( exec );
@@ -318,10 +349,10 @@ class OdeSolver
     //! The batched Rosenbrock kernel of the method and precision in the options, in one leg.
     OdeResult<MemorySpace> solve_rosenbrock( const ExecutionSpace& exec, const matrix_type& initial_states,
                                              const matrix_type& rate_constants, const detail::SampleTimes<MemorySpace>& times,
-                                             const std::vector<int>& saved, double t_start )
+                                             const std::vector<int>& saved, double t_start, const OdeResult<MemorySpace>& reuse )
     {
         detail::RosenbrockIntegration<ExecutionSpace, MemorySpace> run( exec, m_system, m_options, m_atol, initial_states,
-                                                                        rate_constants, times, saved, t_start, false );
+                                                                        rate_constants, times, saved, t_start, false, reuse );
         run.run_to_end( exec );
         return run.result();
     }

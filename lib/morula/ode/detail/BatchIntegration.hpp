@@ -19,6 +19,7 @@
 #include <morula/ode/OdeResult.hpp>
 #include <morula/ode/SolverOptions.hpp>
 #include <morula/ode/detail/Integrator.hpp>
+#include <morula/ode/detail/ResultStorage.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -196,7 +197,7 @@ class BatchIntegration
                       const matrix_type& initial_states, const matrix_type& rate_constants,
                       const SampleTimes<MemorySpace>& sample_times, const std::vector<int>& saved, double t_start,
                       bool resumable, Kokkos::View<double*, MemorySpace> workspace = {},
-                      Kokkos::View<int*, MemorySpace> pivots = {} )
+                      Kokkos::View<int*, MemorySpace> pivots = {}, const OdeResult<MemorySpace>& reuse = {} )
         : m_team( team )
         , m_resumable( resumable )
         , m_sample_count( sample_times.count() )
@@ -224,10 +225,7 @@ class BatchIntegration
             m_states = Kokkos::View<IntegratorState*, MemorySpace>( "morula::ode::integrator_states", systems );
         }
 
-        m_result.samples = Kokkos::View<double***, Kokkos::LayoutLeft, MemorySpace>(
-            Kokkos::view_alloc( Kokkos::WithoutInitializing, "morula::ode::samples" ), systems, sample_times.count(), saved.size() );
-        Kokkos::deep_copy( exec, m_result.samples, std::numeric_limits<double>::quiet_NaN() );
-        m_result.statistics = Kokkos::View<long**, Kokkos::LayoutLeft, MemorySpace>( "morula::ode::statistics", systems, stat_count );
+        m_result = result_storage( exec, reuse, systems, sample_times.count(), saved.size(), true );
 
         m_integ.sys = system;
         m_integ.opt = options;

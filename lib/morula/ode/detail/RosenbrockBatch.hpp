@@ -313,8 +313,11 @@ struct SwitchingState
   system: x, f(x), t, the step the controller proposed, the after-rejection flag); with `state` empty
   the run is one leg to the last sample. The Jacobian is evaluated before every attempt at the state
   stepped from (after a rejection again, at the same state), so a resumed run evaluates it where the
-  uninterrupted run did and takes the same steps bit for bit. Samples a system did not reach stay NaN
-  (the caller fills them first); its statistics row gets the status and the counters.
+  uninterrupted run did and takes the same steps bit for bit. In one leg the kernel writes every entry of
+  its system's samples and statistics row itself - NaN for the samples a stopped system did not reach,
+  0 for the counters this method does not have - so the result needs no fill before the launch (on an
+  H200 the fills of 8.4M Robertson systems' 2.4 GB of results took 1.2-1.6 ms, the float kernel 14.1 ms);
+  on later legs the caller has filled them (RosenbrockIntegration, resumable).
 
   With `Switching` (Method::automatic, automatic_stiff_method() == rodas5p) a system starts in RKF45
   (small_rkf45_attempt, no Jacobian) and moves to the Rosenbrock step by the general path's rules
@@ -788,13 +791,19 @@ struct RosenbrockBatchKernel
                 state( s, 2 * n + 6 ) = sw.since_check;
             }
         }
-        if constexpr ( Switching )
-        {
-            statistics( s, stat_rkf_steps ) = sw.rkf_steps;
-            statistics( s, stat_bdf_steps ) = sw.stiff_steps;
-            statistics( s, stat_switches_to_bdf ) = sw.to_stiff;
-            statistics( s, stat_switches_to_rkf ) = sw.to_rkf;
-        }
+        else
+            // One leg: what the loop did not reach, stopped, is NaN (with state, the caller filled it).
+            for ( int q = next; q < times.count(); ++q )
+                for ( int j = 0; j < static_cast<int>( saved.extent( 0 ) ); ++j )
+                    samples( s, q, j ) = std::numeric_limits<double>::quiet_NaN();
+        // Every column, the ones without a counter here too (rkf_steps ... switches_to_rkf are 0 without
+        // Switching; Newton and linear iterations always).
+        statistics( s, stat_rkf_steps ) = sw.rkf_steps;
+        statistics( s, stat_bdf_steps ) = sw.stiff_steps;
+        statistics( s, stat_switches_to_bdf ) = sw.to_stiff;
+        statistics( s, stat_switches_to_rkf ) = sw.to_rkf;
+        statistics( s, stat_newton_iterations ) = 0;
+        statistics( s, stat_linear_iterations ) = 0;
         statistics( s, stat_status ) = static_cast<long>( status );
         statistics( s, stat_steps ) = steps;
         statistics( s, stat_rejected ) = rejected;
@@ -804,28 +813,56 @@ struct RosenbrockBatchKernel
     }
 };
 
-template <int N, int M, class MemorySpace>
-SmallMassAction<N, M> small_mass_action( const MassActionSystem<MemorySpace>& system )
+/*!
+  A mass-action network's reactant and stoichiometry tables on the host (a few hundred numbers), copied from
+  the system's device Views once per solve: both the capacity's choice (fits_factors) and the kernel's
+  tables (small_mass_action) read them.
+*/
+template <class MemorySpace>
+struct HostReactionTables
 {
-    // The host form of the tables from the system's device Views (a few hundred numbers).
-    auto host = []( const auto& v ) {
-        auto h = Kokkos::create_mirror_view( v );
-        Kokkos::deep_copy( h, v );
-        return h;
-    };
-    const auto reactant_offsets = host( system.reactant_offsets );
-    const auto reactant_species = host( system.reactant_species );
-    const auto reactant_order = host( system.reactant_order );
-    const auto term_offsets = host( system.species_term_offsets );
-    const auto term_reaction = host( system.species_term_reaction );
-    const auto term_coefficient = host( system.species_term_coefficient );
+    template <class T>
+    using table = decltype( Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), std::declval<const Kokkos::View<T*, MemorySpace>&>() ) );
+
+    template <class View>
+    static auto host( const View& v )
+    {
+        return Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), v );
+    }
+
+    explicit HostReactionTables( const MassActionSystem<MemorySpace>& system )
+        : species( system.species )
+        , reactions( system.reactions )
+        , reactant_offsets( host( system.reactant_offsets ) )
+        , reactant_species( host( system.reactant_species ) )
+        , reactant_order( host( system.reactant_order ) )
+        , term_offsets( host( system.species_term_offsets ) )
+        , term_reaction( host( system.species_term_reaction ) )
+        , term_coefficient( host( system.species_term_coefficient ) )
+    {
+    }
+
+    int species = 0, reactions = 0;
+    table<int> reactant_offsets, reactant_species, reactant_order, term_offsets, term_reaction;
+    table<double> term_coefficient;
+};
+
+template <int N, int M, class MemorySpace>
+SmallMassAction<N, M> small_mass_action( const HostReactionTables<MemorySpace>& tables )
+{
+    const auto& reactant_offsets = tables.reactant_offsets;
+    const auto& reactant_species = tables.reactant_species;
+    const auto& reactant_order = tables.reactant_order;
+    const auto& term_offsets = tables.term_offsets;
+    const auto& term_reaction = tables.term_reaction;
+    const auto& term_coefficient = tables.term_coefficient;
     SmallMassAction<N, M> net;
-    net.species = system.species;
-    net.reactions = system.reactions;
-    for ( int r = 0; r < system.reactions; ++r )
+    net.species = tables.species;
+    net.reactions = tables.reactions;
+    for ( int r = 0; r < tables.reactions; ++r )
         for ( int p = reactant_offsets( r ); p < reactant_offsets( r + 1 ); ++p )
             net.order[r][reactant_species( p )] = static_cast<unsigned char>( net.order[r][reactant_species( p )] + reactant_order( p ) );
-    for ( int i = 0; i < system.species; ++i )
+    for ( int i = 0; i < tables.species; ++i )
         for ( int t = term_offsets( i ); t < term_offsets( i + 1 ); ++t )
             net.change[i][term_reaction( t )] += term_coefficient( t );
     for ( int i = 0; i < N; ++i )
@@ -857,13 +894,19 @@ SmallMassAction<N, M> small_mass_action( const MassActionSystem<MemorySpace>& sy
     return net;
 }
 
+template <int N, int M, class MemorySpace>
+SmallMassAction<N, M> small_mass_action( const MassActionSystem<MemorySpace>& system )
+{
+    return small_mass_action<N, M>( HostReactionTables<MemorySpace>( system ) );
+}
+
 //! Whether every reaction of the network has at most two reactant species (SmallMassAction::factored).
 template <class MemorySpace>
-bool fits_factors( const MassActionSystem<MemorySpace>& system )
+bool fits_factors( const HostReactionTables<MemorySpace>& tables )
 {
-    auto offsets = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), system.reactant_offsets );
-    auto species = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), system.reactant_species );
-    for ( int r = 0; r < system.reactions; ++r )
+    const auto& offsets = tables.reactant_offsets;
+    const auto& species = tables.reactant_species;
+    for ( int r = 0; r < tables.reactions; ++r )
     {
         int distinct = 0;
         for ( int p = offsets( r ); p < offsets( r + 1 ); ++p )
@@ -877,6 +920,12 @@ bool fits_factors( const MassActionSystem<MemorySpace>& system )
             return false;
     }
     return true;
+}
+
+template <class MemorySpace>
+bool fits_factors( const MassActionSystem<MemorySpace>& system )
+{
+    return fits_factors( HostReactionTables<MemorySpace>( system ) );
 }
 
 /*!
@@ -895,15 +944,14 @@ class RosenbrockIntegration
     RosenbrockIntegration( const ExecutionSpace& exec, const MassActionSystem<MemorySpace>& system, const SolverOptions& options,
                            const Kokkos::View<double*, MemorySpace>& atol, const matrix_type& initial_states,
                            const matrix_type& rate_constants, const SampleTimes<MemorySpace>& sample_times,
-                           const std::vector<int>& saved, double t_start, bool resumable )
+                           const std::vector<int>& saved, double t_start, bool resumable,
+                           const OdeResult<MemorySpace>& reuse = {} )
         : m_sample_count( sample_times.count() )
         , m_systems( static_cast<long>( initial_states.extent( 0 ) ) )
         , m_species( system.species )
     {
-        m_result.samples = Kokkos::View<double***, Kokkos::LayoutLeft, MemorySpace>(
-            Kokkos::view_alloc( Kokkos::WithoutInitializing, "morula::ode::samples" ), m_systems, sample_times.count(), saved.size() );
-        Kokkos::deep_copy( exec, m_result.samples, std::numeric_limits<double>::quiet_NaN() );
-        m_result.statistics = Kokkos::View<long**, Kokkos::LayoutLeft, MemorySpace>( "morula::ode::statistics", m_systems, stat_count );
+        // One leg: the kernel writes every entry (RosenbrockBatchKernel); legs: filled here.
+        m_result = result_storage( exec, reuse, m_systems, sample_times.count(), saved.size(), resumable );
         if ( resumable )
             m_state = Kokkos::View<double**, Kokkos::LayoutLeft, MemorySpace>(
                 "morula::ode::rosenbrock_state", m_systems, 2 * m_species + ( options.method == Method::automatic ? 7 : 3 ) );
@@ -912,13 +960,14 @@ class RosenbrockIntegration
         // output is a kernel of its own: its interpolant's vectors would cost the kernel that ends steps on
         // samples registers (on an H200, Rodas5P 3 x 8 in double 125 -> 153, float Rosenbrock23 71 -> 84:
         // fewer warps per multiprocessor, 20-45% slower, measured) even where no sample lies inside a step.
+        const HostReactionTables<MemorySpace> tables( system );
         auto make = [&]( auto real, auto step, auto capacity, auto switching, auto dense ) {
             using Real = decltype( real );
             using Step = decltype( step );
             constexpr int N = decltype( capacity )::species;
             constexpr int M = decltype( capacity )::reactions;
             RosenbrockBatchKernel<MemorySpace, Real, N, M, Step, decltype( switching )::value, decltype( dense )::value> kernel{
-                small_mass_action<N, M>( system ), initial_states, rate_constants, system.rate_constants, sample_times, saved_view, atol,
+                small_mass_action<N, M>( tables ), initial_states, rate_constants, system.rate_constants, sample_times, saved_view, atol,
                 options.relative_tolerance, t_start, options.max_steps, m_result.samples, m_result.statistics, m_state };
             kernel.inverse_species = 1.0 / system.species;
             kernel.nonnegative = nonnegativity_enforced( options );
@@ -934,7 +983,7 @@ class RosenbrockIntegration
                 Kokkos::parallel_for( "morula::ode::rosenbrock_batch", core::LaunchConstantRange<ExecutionSpace>( space, 0, systems ), kernel );
             };
         };
-        const bool factored = fits_factors( system );
+        const bool factored = fits_factors( tables );
         auto in_capacity = [&]( auto real, auto step, auto switching, auto dense ) {
             // Three species (Robertson and the many small networks like it) get their own capacity: in the
             // 4-species one the padding species cost a third of the LU, the solves and the stage registers.
