@@ -55,6 +55,8 @@ struct Settings
     std::string placement = "automatic"; // overflow placement: automatic, sequential, parallel
     int quads_per_thread = 0;            // compacted split passes: quads per work item (0: the library's)
     int team_overflow_entries = -1;      // overflow entries a team gathers in scratch (-1: the library's)
+    long long sweep_list_limit = -1;     // placement sweeps list their changes after one of at most this many
+                                         // (-1: the library's; 0: never)
     std::string out;
     bool copy_bandwidth = true;
 };
@@ -140,6 +142,9 @@ nlohmann::json run_case( const ExecutionSpace& exec, const Settings& set, const 
                                                   : lat::OverflowPlacement::automatic;
     lat::LatticeDiffusion<Slots, ExecutionSpace> model( exec, lattice, rules, opt );
     lat::detail::EngineAccess::engine( model ).set_team_shapes( { set.quads_per_thread, set.team_overflow_entries } );
+    if ( set.sweep_list_limit >= 0 )
+        lat::detail::EngineAccess::engine( model ).overflow_sweeps_engine().set_changed_list_limit(
+            std::size_t( set.sweep_list_limit ) );
     setup["construct_s"] = setup_phase( "LatticeDiffusion", t0 );
     const double sites = double( shape.sites() );
 
@@ -268,6 +273,7 @@ nlohmann::json run_case( const ExecutionSpace& exec, const Settings& set, const 
              { "overflow_placement", set.placement },
              { "quads_per_thread", set.quads_per_thread },
              { "team_overflow_entries", set.team_overflow_entries },
+             { "sweep_list_limit", set.sweep_list_limit },
              { "setup", setup },
              { "steps_per_run", set.steps },
              { "step_with_overflow_handling", full.to_json() },
@@ -368,6 +374,10 @@ int main( int argc, char* argv[] )
     app.add_option( "--team-overflow-entries", set.team_overflow_entries,
                     "compacted split passes: overflow entries a team gathers in scratch (-1: the library's choice)" )
         ->check( CLI::Range( -1, 2048 ) ); // 2048 entries and the queue: 43 KB of the 48 KB a GPU team gets
+    app.add_option( "--sweep-list-limit", set.sweep_list_limit,
+                    "parallel overflow placement: a sweep after one that changed at most this many entries lists its "
+                    "changes and the next sweep computes a worklist (-1: the library's choice; 0: never)" )
+        ->check( CLI::Range( -1ll, 1ll << 40 ) );
     app.add_option( "--out", set.out, "JSON result file" );
     bool suite = false;
     app.add_flag( "--roofline-suite", suite,

@@ -33,11 +33,24 @@ struct SweepsCase
     double obstacles = 0; // volume fraction of type-2 spheres (blocked)
     bool radix_sort = false; // every list by the radix sort (else the default: every list by counting)
     int epoch_limit = 255;   // the sweeps' stamps reset after this many sweeps (then a sweep of every entry)
+    // Sweeps that list their changes and compute a worklist: the library's default (these lists are too
+    // short for it: never), never, the late sweeps (the default rule without its minimum list size), or
+    // every sweep, the first included.
+    enum class Listed
+    {
+        by_default,
+        never,
+        late,
+        every
+    } listed = Listed::by_default;
+    // Split passes x, y and z without placement between them, then one placement of the gathered list, in
+    // which one key can occur twice (the placement orders such entries by code and move).
+    bool gather_passes = false;
 };
 
 struct SweepsStats
 {
-    double entries = 0, sweeps = 0, scans = 0;
+    double entries = 0, sweeps = 0, scans = 0, listed = 0, repeated_keys = 0;
     int max_sweeps = 0;
 };
 
@@ -73,6 +86,13 @@ SweepsStats check_sweeps_equal_sequential( const SweepsCase& c )
     if ( c.radix_sort )
         EngineAccess::engine( *parallel ).overflow_sweeps_engine().set_counting_sort_from( ~std::size_t( 0 ) );
     EngineAccess::engine( *parallel ).overflow_sweeps_engine().set_epoch_limit( c.epoch_limit );
+    auto& sweeps_engine = EngineAccess::engine( *parallel ).overflow_sweeps_engine();
+    if ( c.listed == SweepsCase::Listed::never )
+        sweeps_engine.set_changed_list_limit( 0 );
+    else if ( c.listed == SweepsCase::Listed::late )
+        sweeps_engine.set_changed_list_limit( 65536, 16, 0 );
+    else if ( c.listed == SweepsCase::Listed::every )
+        sweeps_engine.set_changed_list_limit( ~std::size_t( 0 ), 1, 0 );
     EXPECT_EQ( EngineAccess::engine( *parallel ).overflow_placement(), OverflowPlacement::parallel );
     SweepsStats stats;
     const int n[3] = { shape.nx, shape.ny, shape.nz };
@@ -98,6 +118,7 @@ SweepsStats check_sweeps_equal_sequential( const SweepsCase& c )
         auto pr = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), er.placed_sites() );
         for ( std::size_t i = 0; i < count; ++i )
         {
+            stats.repeated_keys += i > 0 && ks( i ) == ks( i - 1 );
             ASSERT_EQ( ks( i ), kr( i ) ) << "entry " << i << " of " << count;
             ASSERT_EQ( ps( i ), pr( i ) ) << "entry " << i << " of " << count;
             // a placement beyond the 5^3 cube around the origin came from the index-order scan
@@ -118,6 +139,7 @@ SweepsStats check_sweeps_equal_sequential( const SweepsCase& c )
         stats.entries += double( count );
         stats.sweeps += er.overflow_sweeps();
         stats.max_sweeps = std::max( stats.max_sweeps, er.overflow_sweeps() );
+        stats.listed += er.overflow_sweeps_engine().listed_sweeps();
     };
     for ( int step = 0; step < c.steps; ++step )
     {
@@ -126,6 +148,8 @@ SweepsStats check_sweeps_equal_sequential( const SweepsCase& c )
             {
                 sequential->split_pass( TEST_EXECSPACE(), axis );
                 parallel->split_pass( TEST_EXECSPACE(), axis );
+                if ( c.gather_passes && axis < 2 )
+                    continue;
                 compare( step, axis );
                 if ( ::testing::Test::HasFatalFailure() )
                     return stats;
@@ -142,26 +166,39 @@ SweepsStats check_sweeps_equal_sequential( const SweepsCase& c )
         parallel->complete_step();
     }
     EXPECT_EQ( sequential->code_counts( TEST_EXECSPACE() ), parallel->code_counts( TEST_EXECSPACE() ) );
-    std::printf( "%d slots %-5s %-10s fill %.2f obstacles %.2f: %.0f entries, %.0f sweeps (at most %d per pass), %.0f "
-                 "placed by the scan\n",
+    std::printf( "%d slots %-5s %-10s fill %.2f obstacles %.2f: %.0f entries, %.0f sweeps (at most %d per pass, %.0f "
+                 "from listed changes), %.0f placed by the scan\n",
                  Slots, to_string( c.scheme ), to_string( c.boundary ), c.fill, c.obstacles, stats.entries, stats.sweeps,
-                 stats.max_sweeps, stats.scans );
+                 stats.max_sweeps, stats.listed, stats.scans );
     EXPECT_GT( stats.entries, 100 );
     EXPECT_GT( stats.sweeps, 0 );
+    if ( c.listed == SweepsCase::Listed::never || c.listed == SweepsCase::Listed::by_default )
+        EXPECT_EQ( stats.listed, 0 );
+    if ( c.listed == SweepsCase::Listed::every )
+        EXPECT_GT( stats.listed, 0 );
+    if ( c.gather_passes )
+        EXPECT_GT( stats.repeated_keys, 0 ); // the case this option is for
+
     return stats;
 }
 
 template <int Slots>
 void check_crowded_cases()
 {
-    for ( auto boundary : { LatticeBoundary::periodic, LatticeBoundary::reflecting } )
-        for ( auto scheme : { PassScheme::split, PassScheme::fused } )
-            for ( double fill : { 0.6, 0.8, 0.95 } )
-            {
-                check_sweeps_equal_sequential<Slots>( { fill, boundary, scheme, 16, 4 } );
-                if ( ::testing::Test::HasFatalFailure() )
-                    return;
-            }
+    using Listed = SweepsCase::Listed;
+    // Every sweep over the range of entries (the default for lists this short), and the late sweeps from
+    // listed changes (the rule long lists get by default).
+    for ( auto listed : { Listed::by_default, Listed::late } )
+        for ( auto boundary : { LatticeBoundary::periodic, LatticeBoundary::reflecting } )
+            for ( auto scheme : { PassScheme::split, PassScheme::fused } )
+                for ( double fill : { 0.6, 0.8, 0.95 } )
+                {
+                    SweepsCase c{ fill, boundary, scheme, 16, 4 };
+                    c.listed = listed;
+                    check_sweeps_equal_sequential<Slots>( c );
+                    if ( ::testing::Test::HasFatalFailure() )
+                        return;
+                }
     check_sweeps_equal_sequential<Slots>( { 0.7, LatticeBoundary::periodic, PassScheme::split, 16, 4, 0.2 } );
     check_sweeps_equal_sequential<Slots>( { 0.7, LatticeBoundary::reflecting, PassScheme::fused, 16, 4, 0.2 } );
     // The lists above are sorted by counting per bucket of sites (the default); the radix sort, the
@@ -173,6 +210,20 @@ void check_crowded_cases()
     // entry. Resets after every sweep and after every other one:
     check_sweeps_equal_sequential<Slots>( { 0.95, LatticeBoundary::periodic, PassScheme::split, 16, 3, 0, false, 1 } );
     check_sweeps_equal_sequential<Slots>( { 0.95, LatticeBoundary::reflecting, PassScheme::fused, 16, 3, 0.1, false, 2 } );
+    // Sweeps from listed changes (the claim lists rebuilt from the changes, the worklist from the rows of
+    // sites around them): never, and for every sweep, the first included; periodic and reflecting faces,
+    // axes shorter than the 7 sites a worklist row spans, obstacles, stamps reset in between, the radix sort.
+    check_sweeps_equal_sequential<Slots>( { 0.95, LatticeBoundary::periodic, PassScheme::split, 16, 3, 0, false, 255, Listed::never } );
+    check_sweeps_equal_sequential<Slots>( { 0.95, LatticeBoundary::periodic, PassScheme::split, 16, 3, 0, false, 255, Listed::every } );
+    check_sweeps_equal_sequential<Slots>( { 0.8, LatticeBoundary::reflecting, PassScheme::fused, 16, 3, 0.1, false, 255, Listed::every } );
+    check_sweeps_equal_sequential<Slots>( { 0.95, LatticeBoundary::periodic, PassScheme::fused, 6, 4, 0, false, 255, Listed::every } );
+    check_sweeps_equal_sequential<Slots>( { 0.95, LatticeBoundary::reflecting, PassScheme::split, 6, 4, 0, false, 255, Listed::every } );
+    check_sweeps_equal_sequential<Slots>( { 0.95, LatticeBoundary::periodic, PassScheme::split, 16, 3, 0, true, 2, Listed::every } );
+    check_sweeps_equal_sequential<Slots>( { 0.95, LatticeBoundary::reflecting, PassScheme::split, 16, 3, 0.1, false, 3, Listed::late } );
+    // A list gathered over three passes (repeated keys), placed over the range and from listed changes.
+    check_sweeps_equal_sequential<Slots>( { 0.9, LatticeBoundary::periodic, PassScheme::split, 16, 3, 0, false, 255, Listed::by_default, true } );
+    check_sweeps_equal_sequential<Slots>( { 0.9, LatticeBoundary::reflecting, PassScheme::split, 16, 3, 0.1, false, 255, Listed::every, true } );
+    check_sweeps_equal_sequential<Slots>( { 0.9, LatticeBoundary::periodic, PassScheme::split, 16, 3, 0, false, 255, Listed::late, true } );
 }
 
 TEST( TEST_CATEGORY, lattice_overflow_sweeps_equal_sequential_two_slots ) { check_crowded_cases<2>(); }
@@ -191,6 +242,8 @@ TEST( TEST_CATEGORY, lattice_overflow_sweeps_run_the_scan_on_a_nearly_full_latti
             scans += check_sweeps_equal_sequential<4>( { 0.995, boundary, scheme, 6, 6 } ).scans;
             scans += check_sweeps_equal_sequential<2>( { 0.99, boundary, scheme, 5, 6, 0.1 } ).scans;
             scans += check_sweeps_equal_sequential<2>( { 0.995, boundary, scheme, 9, 3, 0, false, 3 } ).scans;
+            scans += check_sweeps_equal_sequential<2>( { 0.995, boundary, scheme, 9, 4, 0, false, 255, SweepsCase::Listed::every } ).scans;
+            scans += check_sweeps_equal_sequential<2>( { 0.995, boundary, scheme, 9, 4, 0, false, 255, SweepsCase::Listed::late } ).scans;
             if ( ::testing::Test::HasFatalFailure() )
                 return;
         }

@@ -63,7 +63,8 @@ namespace morula::lattice
   placement's claim heads and change stamps (5 per site, at the first pass with overflows), the overflow
   list (13 per particle: key, code and move of every particle that could overflow in one pass) and per
   tracer its displacement and, while the ids are checked, its count (20). The placement's sort and sweep
-  buffers (59 bytes per entry of one pass's overflow list) grow with the crowding and are not counted.
+  buffers (67 bytes per entry of one pass's overflow list, and 28 more per entry of the first 262 144 for
+  listed changes: at most 7.3 MB) grow with the crowding and are not counted.
   Measured on an H200 (at the count of 12 bytes per site, before the stamps): 1536 x 2048 x 2048 sites at
   1% of 2 slots, 78.98 GB by this count, 79.65 GB peak with the CUDA context.
 */

@@ -114,14 +114,25 @@ struct PlaceOverflow
         overflow.moves( j ) = m;
     }
 
+    //! Whether entry i comes before entry j: by key, and, for one key twice (a list gathered over several
+    //! passes without placement), by code and move, the order the parallel sort gives such ties.
+    KOKKOS_INLINE_FUNCTION bool before( std::size_t i, std::size_t j ) const
+    {
+        const std::uint64_t a = overflow.keys( i ), b = overflow.keys( j );
+        if ( a != b )
+            return a < b;
+        return ( ( std::uint64_t( overflow.codes( i ) ) << 8 ) | overflow.moves( i ) ) <
+               ( ( std::uint64_t( overflow.codes( j ) ) << 8 ) | overflow.moves( j ) );
+    }
+
     KOKKOS_INLINE_FUNCTION void sift_down( std::size_t root, std::size_t n ) const
     {
         while ( 2 * root + 1 < n )
         {
             std::size_t child = 2 * root + 1;
-            if ( child + 1 < n && overflow.keys( child + 1 ) > overflow.keys( child ) )
+            if ( child + 1 < n && before( child, child + 1 ) )
                 ++child;
-            if ( overflow.keys( root ) >= overflow.keys( child ) )
+            if ( !before( root, child ) )
                 return;
             swap_entries( root, child );
             root = child;
