@@ -955,7 +955,8 @@ class OverflowSweeps
         // Lists are sorted by counting per bucket of sites: five launches, work per entry and a scan over
         // about n / 8 buckets. The radix sort (tests choose it with set_counting_sort_from) runs eight
         // passes of three launches over a key's 33 bits, each chunk of the list by one work item in
-        // sequence: on an H200, 3.9 ms per list of 4M entries (256 x 256 x 512 sites, 60% of 2 slots).
+        // sequence: on an H200, 3.9 ms per list of 4M entries (256 x 256 x 512 sites, 60% of 2 slots). It
+        // orders by key only: one key's entries (lists gathered over several passes) keep the list's order.
         const std::size_t from = m_counting_from ? m_counting_from : 1;
         if ( n >= from )
         {
