@@ -5,6 +5,7 @@
 #include <morula/core/Error.hpp>
 #include <morula/lattice/Initializers.hpp>
 #include <morula/lattice/LatticeDiffusion.hpp>
+#include <morula/lattice/detail/EngineAccess.hpp>
 #include <morula/parallel/LatticeSlabs.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -61,13 +62,17 @@ struct Case
     bool expect_scans = false; // some particle needs the index-order scan over all slabs
     //! How the slabs place their overflow lists (the single rank always places them sequentially).
     OverflowPlacement slab_placement = OverflowPlacement::automatic;
+    //! The slabs' parallel placement lists every sweep's changes and computes worklists (by default only
+    //! lists of 2^20 entries do), so that the worklists' sites in ghost planes are checked too.
+    bool listed_sweeps = false;
 };
 
 std::string describe( const Case& c, int slots )
 {
     return morula::core::detail::concat( slots, " slots, ", to_string( c.scheme ), ", z ", to_string( c.z_boundary ),
                                          ", nz ", c.nz, ", fill ", c.fill, c.tracers ? ", tracers" : "", c.marked ? ", marked tracers" : "", ", ",
-                                         world_size(), " ranks, slabs place ", to_string( c.slab_placement ) );
+                                         world_size(), " ranks, slabs place ", to_string( c.slab_placement ),
+                                         c.listed_sweeps ? ", every sweep listed" : "" );
 }
 
 // Every rank builds the same lattice, steps it alone and distributed over MPI_COMM_WORLD, and compares
@@ -121,6 +126,9 @@ void check_against_single_rank( const Case& c )
     const auto slab = slab_of( whole, mine.begin, mine.end );
     opt.placement = c.slab_placement;
     LatticeDiffusion<Slots, TEST_EXECSPACE> dist( exec, MPI_COMM_WORLD, shape, slab, rules, codes, opt );
+    if ( c.listed_sweeps )
+        morula::lattice::detail::EngineAccess::engine( dist ).overflow_sweeps_engine().set_changed_list_limit(
+            ~std::size_t( 0 ), 1, 0 );
     ASSERT_EQ( dist.particles(), single.particles() );
     for ( int step = 1; step <= c.steps; ++step )
     {
@@ -254,6 +262,12 @@ TEST( TEST_CATEGORY, distributed_lattice_overflow_sweeps_match_single_rank )
             c.fill = 0.6;
             c.tracers = true;
             check_against_single_rank<2>( c );
+            // every sweep from listed changes (stamped sites in ghost planes, z wrapping over the slabs)
+            c.fill = 0.9;
+            c.tracers = false;
+            c.listed_sweeps = true;
+            check_against_single_rank<2>( c );
+            check_against_single_rank<4>( c );
         }
 }
 
