@@ -866,6 +866,9 @@ class OverflowSweeps
         return m_host_counters( 2 );
     }
 
+    //! Allocation properties of scratch that every use writes before it reads.
+    static auto uninitialized( const char* name ) { return Kokkos::view_alloc( Kokkos::WithoutInitializing, std::string( name ) ); }
+
     //! The lists of listed sweeps, for a list of n entries: the changed entries (as many as the list
     //! limit allows, with room to spare), two stamped sites per change, the worklist and its tags.
     void reserve_lists( const ExecutionSpace& exec, std::size_t n )
@@ -878,7 +881,6 @@ class OverflowSweeps
         const std::size_t changes = m_list_limit >= n / 4 ? n : std::min( n, 4 * m_list_limit + 64 );
         if ( m_changed_list.extent( 0 ) < changes )
         {
-            auto uninitialized = []( const char* name ) { return Kokkos::view_alloc( Kokkos::WithoutInitializing, std::string( name ) ); };
             m_changed_list = Kokkos::View<std::uint32_t*, memory_space>( uninitialized( "lattice_overflow_changed_list" ), changes );
             m_stamped_sites = Kokkos::View<std::uint64_t*, memory_space>( uninitialized( "lattice_overflow_stamped_sites" ), 2 * changes );
             m_stamped_heads = Kokkos::View<std::uint32_t*, memory_space>( uninitialized( "lattice_overflow_stamped_heads" ), 2 * changes );
@@ -932,7 +934,6 @@ class OverflowSweeps
         if ( m_next.extent( 0 ) < n )
         {
             const std::size_t c = std::max( n, m_next.extent( 0 ) + m_next.extent( 0 ) / 2 );
-            auto uninitialized = []( const char* name ) { return Kokkos::view_alloc( Kokkos::WithoutInitializing, std::string( name ) ); };
             m_next = Kokkos::View<std::uint32_t*, memory_space>( uninitialized( "lattice_overflow_claim_next" ), c );
             m_target = Kokkos::View<std::uint64_t*, memory_space>( uninitialized( "lattice_overflow_target" ), c );
             m_previous = Kokkos::View<std::uint64_t*, memory_space>( uninitialized( "lattice_overflow_previous_target" ), c );
