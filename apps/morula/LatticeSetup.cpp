@@ -78,7 +78,8 @@ void refuse_lattice_beyond_memory( const LatticeSettings& s, const std::string& 
         share = std::min( double( s.size[2] ), std::ceil( double( s.size[2] ) / ranks ) + 6 ) / double( s.size[2] );
         whole_start = 4.0 * sites;
     }
-    const double need = whole_start + lattice::diffusion_memory_bytes( share * sites, share * particles, tracers );
+    const double need =
+        whole_start + lattice::diffusion_memory_bytes( share * sites, share * particles, tracers, s.scheme == "fused" );
     auto refuse = [&]( double bytes, double memory, const char* per, const char* source ) {
         char figures[240];
         std::snprintf( figures, sizeof figures, "%.3g GB (%s), more than the %.3g GB %s", bytes / 1e9, per,

@@ -308,12 +308,10 @@ void run_all( const ExecutionSpace& exec, const Settings& set )
             for ( int slots : set.capacities )
                 for ( const auto& kernel_name : set.kernels )
                 {
-                    if ( scheme == lat::PassScheme::fused && kernel_name == "compacted" &&
-                         std::find( set.kernels.begin(), set.kernels.end(), "tiled" ) != set.kernels.end() )
-                        continue; // the fused pass of the compacted choice is the tiled one
-                    const auto pk = kernel_name == "gather"  ? lat::PassKernels::gather
-                                    : kernel_name == "tiled" ? lat::PassKernels::tiled
-                                                             : lat::PassKernels::compacted;
+                    const auto pk = kernel_name == "gather"    ? lat::PassKernels::gather
+                                    : kernel_name == "tiled"     ? lat::PassKernels::tiled
+                                    : kernel_name == "automatic" ? lat::PassKernels::automatic
+                                                                 : lat::PassKernels::compacted;
                     const double occ = set.occupancy[slots == 2 ? 0 : slots == 4 ? 1 : 2];
                     if ( slots == 2 )
                         cases.push_back( run_case<2>( exec, set, shape, scheme, pk, occ, bandwidth, kernels ) );
@@ -351,9 +349,10 @@ int main( int argc, char* argv[] )
         ->delimiter( ',' )
         ->check( CLI::IsMember( { 2, 4, 8 } ) );
     app.add_option( "--kernels", set.kernels,
-                    "pass kernels: gather, tiled, compacted (each in the same run; compacted runs the fused pass tiled)" )
+                    "pass kernels: gather, tiled, compacted, automatic (the library's choice; each in the same run; "
+                    "the kernel that ran is recorded)" )
         ->delimiter( ',' )
-        ->check( CLI::IsMember( { "gather", "tiled", "compacted" } ) );
+        ->check( CLI::IsMember( { "gather", "tiled", "compacted", "automatic" } ) );
     app.add_option( "--schemes", set.schemes, "split, fused" )->delimiter( ',' )->check( CLI::IsMember( { "split", "fused" } ) );
     app.add_option( "--occupancy", set.occupancy, "particles per site for capacities 2, 4, 8" )
         ->delimiter( ',' )

@@ -124,11 +124,14 @@ void check_tiled_against_gather( const LatticeShape& shape, double per_site, int
     TiledModel<Slots> tiled( TEST_EXECSPACE(), copy, rules, codes, tiled_opt );
     EngineAccess::engine( tiled ).set_team_shapes( teams );
     EXPECT_EQ( gather.split_kernels(), PassKernels::gather );
-    // what runs: compacted split passes where rows hold whole quads, else the gather; tiled fused pass
+    // what runs: compacted passes where rows hold whole quads, else the gather (split) or the tiled fused pass
+    const bool quads = shape.nx % 4 == 0;
     const PassKernels split_expected =
-        kernels == PassKernels::compacted ? ( shape.nx % 4 == 0 ? PassKernels::compacted : PassKernels::gather ) : kernels;
+        kernels == PassKernels::compacted ? ( quads ? PassKernels::compacted : PassKernels::gather ) : kernels;
     ASSERT_EQ( tiled.split_kernels(), split_expected ) << shape.nx;
-    ASSERT_EQ( tiled.fused_kernels(), kernels == PassKernels::gather ? PassKernels::gather : PassKernels::tiled );
+    const PassKernels fused_expected =
+        kernels == PassKernels::compacted ? ( quads ? PassKernels::compacted : PassKernels::tiled ) : kernels;
+    ASSERT_EQ( tiled.fused_kernels(), fused_expected ) << shape.nx;
     std::size_t entries = 0;
     for ( int s = 0; s < steps; ++s )
     {
@@ -254,8 +257,53 @@ TEST( TEST_CATEGORY, lattice_tiled_fused_pass_equals_the_gather_bit_for_bit )
 }
 
 /*
+  The compacted fused pass: the shapes above (crowded, and 0.41 particles per site, where nearly every
+  destination is busy), sparse lattices where most quads are quiet and some have one to three busy
+  destinations (0.003 and 0.02 particles per site: a destination is busy with probability 8% and 42%),
+  teams of 1, 3 and 7 quads per work item, and the pass over plane ranges as a slab runs it.
+*/
+TEST( TEST_CATEGORY, lattice_compacted_fused_pass_equals_the_gather_bit_for_bit )
+{
+    check_tiled_cases<2>( PassScheme::fused, PassKernels::compacted );
+    check_tiled_cases<4>( PassScheme::fused, PassKernels::compacted );
+    check_tiled_cases<8>( PassScheme::fused, PassKernels::compacted );
+    const detail::TeamShapes teams[] = { {}, { 1, 0 }, { 3, 0 }, { 7, 0 } };
+    for ( auto b : { LatticeBoundary::periodic, LatticeBoundary::reflecting } )
+        for ( const auto& t : teams )
+            for ( double per_site : { 0.003, 0.02 } )
+            {
+                LatticeShape shape( 64, 12, 10, b );
+                shape.boundary[2] = b == LatticeBoundary::periodic ? LatticeBoundary::reflecting : LatticeBoundary::periodic;
+                check_tiled_against_gather<2>( shape, per_site, 3, true, PassScheme::fused, PassKernels::compacted, false, t );
+                check_tiled_against_gather<8>( shape, per_site, 2, false, PassScheme::fused, PassKernels::compacted, false, t );
+                check_tiled_against_gather<4>( LatticeShape( 16, 8, 7, b ), per_site, 2, true, PassScheme::fused,
+                                               PassKernels::compacted, true, t );
+            }
+}
+
+// The automatic fused pass: compacted on sparse lattices with rows of whole quads, tiled when crowded or
+// when the rows do not hold whole quads.
+TEST( TEST_CATEGORY, lattice_automatic_fused_pass_follows_the_density )
+{
+    for ( double per_site : { 0.003, 0.5 } )
+        for ( int nx : { 32, 30 } )
+        {
+            const LatticeShape shape( nx, 16, 16 );
+            Lattice<2, TEST_MEMSPACE> lattice( shape );
+            DiffusionRules rules( 1 );
+            rules.set_isotropic( 0, 0.2 );
+            place_particles( lattice, { std::size_t( per_site * double( shape.sites() ) ) }, rules, 7, ParticleCodes::species );
+            DiffusionOptions opt;
+            opt.scheme = PassScheme::fused;
+            TiledModel<2> model( TEST_EXECSPACE(), lattice, rules, opt );
+            const bool compacted = per_site < detail::SlabDiffusion<2, TEST_EXECSPACE>::compacted_fused_max_density && nx % 4 == 0;
+            EXPECT_EQ( model.fused_kernels(), compacted ? PassKernels::compacted : PassKernels::tiled ) << per_site << " " << nx;
+        }
+}
+
+/*
   A pass run over its planes in pieces (interior first, then the first and the last plane) equals the
-  pass in one launch, with the kernels that slabs use (compacted split passes, the gather): what a
+  pass in one launch, with the kernels that slabs use (compacted passes, the gather): what a
   distributed slab relies on to overlap its ghost planes' exchange.
 */
 TEST( TEST_CATEGORY, lattice_passes_over_plane_ranges_equal_one_launch )
@@ -267,6 +315,7 @@ TEST( TEST_CATEGORY, lattice_passes_over_plane_ranges_equal_one_launch )
         check_tiled_against_gather<4>( shape, 0.41, 2, true, PassScheme::split, PassKernels::gather, true );
         check_tiled_against_gather<8>( shape, 0.65 * 8, 2, true, PassScheme::split, PassKernels::compacted, true );
         check_tiled_against_gather<2>( shape, 0.65 * 2, 2, true, PassScheme::fused, PassKernels::gather, true );
+        check_tiled_against_gather<2>( shape, 0.65 * 2, 2, true, PassScheme::fused, PassKernels::compacted, true );
         check_tiled_against_gather<4>( LatticeShape( 8, 4, 2, b ), 0.65 * 4, 2, false, PassScheme::split,
                                        PassKernels::compacted, true );
     }

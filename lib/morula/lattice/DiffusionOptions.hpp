@@ -24,9 +24,11 @@ inline const char* to_string( PassScheme s ) { return s == PassScheme::split ? "
 enum class PassKernels
 {
     automatic, //!< the fastest measured: compacted split passes where they fit (tiled with 8 slots on a host
-               //!< backend), tiled fused pass
-    compacted, //!< split passes: quiet sites copied 4 at a time, busy ones compacted per team and gathered
-               //!< (detail/CompactedKernels.hpp; needs nx a multiple of 4); the fused pass runs tiled
+               //!< backend); the compacted fused pass on sparse lattices, else the tiled one (the gather
+               //!< on a slab)
+    compacted, //!< quiet sites copied 4 at a time, busy ones compacted per team and gathered
+               //!< (detail/CompactedKernels.hpp; needs nx a multiple of 4, else the split passes run the
+               //!< gather and the fused pass runs tiled)
     tiled,     //!< each word loaded and each particle hashed once per pass and tile (detail/TiledSplitPasses.hpp,
                //!< detail/TiledFusedPass.hpp; the whole lattice only)
     gather     //!< each destination recomputes its neighbours' moves (detail/SplitPass.hpp, detail/FusedPass.hpp)

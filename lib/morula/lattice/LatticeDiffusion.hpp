@@ -64,13 +64,14 @@ namespace morula::lattice
   list (13 per particle: key, code and move of every particle that could overflow in one pass) and per
   tracer its displacement and, while the ids are checked, its count (20). The placement's sort and sweep
   buffers (67 bytes per entry of one pass's overflow list, and 28 more per entry of the first 262 144 for
-  listed changes: at most 7.3 MB) grow with the crowding and are not counted.
+  listed changes: at most 7.3 MB) grow with the crowding and are not counted. The compacted fused pass
+  adds a quarter byte per site (`fused`: its busy destinations, one byte per quad of 4 sites).
   Measured on an H200 (at the count of 12 bytes per site, before the stamps): 1536 x 2048 x 2048 sites at
   1% of 2 slots, 78.98 GB by this count, 79.65 GB peak with the CUDA context.
 */
-inline double diffusion_memory_bytes( double sites, double particles, double tracers )
+inline double diffusion_memory_bytes( double sites, double particles, double tracers, bool fused = false )
 {
-    return 13.0 * sites + 13.0 * particles + 20.0 * tracers;
+    return ( fused ? 13.25 : 13.0 ) * sites + 13.0 * particles + 20.0 * tracers;
 }
 
 
@@ -97,8 +98,9 @@ inline double diffusion_memory_bytes( double sites, double particles, double tra
     A rank whose entries lie within three planes of a face first receives the three ghost planes on
     that side (a rejected particle goes back to its origin, one plane from its site at most, or to the
     5^3 cube around it: 3 planes in all); entries farther in, the usual case, need no band at all;
-    in its turn it places its entries with the single-rank kernel and broadcasts where they went,
-    and every rank replays them onto its planes, so every later turn sees the lattice exactly as the
+    in its turn it places its entries with the single-rank kernel and broadcasts where those within
+    three planes of its faces went (no other rank holds the others), and every rank replays them onto
+    its planes, so every later turn sees the lattice exactly as the
     single rank would. An entry whose 5^3 cube has no room stops the kernel: the single rank's last
     resort, the first site with room after it in index order, is found over all slabs (one
     MPI_Allreduce MIN of each slab's candidate), placed on every rank, and the turn resumes. The

@@ -207,10 +207,16 @@ struct FusedPass
     KOKKOS_INLINE_FUNCTION void gather_from( int sx, int sy, int sz, int ox, int oy, int oz, std::size_t gd,
                                              SiteBuilder<Slots, MemorySpace>& site, bool spill ) const
     {
+        const site_word ws = in( index( sx, sy, sz ) );
+        if ( !layout::empty( ws ) )
+            gather_from_word( sx, sy, sz, ws, ox, oy, oz, gd, site, spill );
+    }
+
+    //! gather_from() with the source's word `ws` (not empty) loaded by the caller.
+    KOKKOS_INLINE_FUNCTION void gather_from_word( int sx, int sy, int sz, const site_word ws, int ox, int oy, int oz,
+                                                  std::size_t gd, SiteBuilder<Slots, MemorySpace>& site, bool spill ) const
+    {
         const std::size_t s = index( sx, sy, sz );
-        const site_word ws = in( s );
-        if ( layout::empty( ws ) )
-            return;
         const std::size_t gs = s + global_offset( window, sz, std::size_t( nx ) * std::size_t( ny ) );
         const std::uint32_t ts = layout::type( ws );
         const int want[3] = { ox, oy, oz };

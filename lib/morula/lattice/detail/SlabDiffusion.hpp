@@ -252,9 +252,19 @@ class SlabDiffusion
             return;
         const auto& conflicts = m_replay_conflicts;
         Kokkos::deep_copy( exec, conflicts, 0ull );
-        ReplayPlacements<Slots, memory_space> replay{ m_current.sites(), sites, codes, begin, end,
-                                                      m_shape.nx, m_shape.ny, m_window, first_plane,
-                                                      last_plane, conflicts };
+        if ( m_replay_selected.extent( 0 ) < end - begin )
+            m_replay_selected = Kokkos::View<std::size_t*, memory_space>(
+                Kokkos::view_alloc( Kokkos::WithoutInitializing, "lattice_replay_selected" ),
+                std::max( end - begin, 2 * m_replay_selected.extent( 0 ) ) );
+        if ( !m_replay_count.data() )
+            m_replay_count = Kokkos::View<std::size_t, memory_space>( "lattice_replay_count" );
+        using replay_type = ReplayPlacements<Slots, memory_space>;
+        const replay_type replay{ m_current.sites(), sites, codes, begin, end,
+                                  m_shape.nx, m_shape.ny, m_window, first_plane,
+                                  last_plane, conflicts, m_replay_selected, m_replay_count };
+        Kokkos::parallel_scan( "morula::lattice::replay_select",
+                               core::LaunchRange<ExecutionSpace, Kokkos::IndexType<std::size_t>>( exec, 0, end - begin ),
+                               typename replay_type::Select{ replay } );
         Kokkos::parallel_for( "morula::lattice::replay_placements", core::LaunchRange<ExecutionSpace>( exec, 0, 1 ),
                               replay );
         unsigned long long n = 0;
@@ -320,6 +330,7 @@ class SlabDiffusion
         m_step = step;
         Kokkos::View<unsigned long long*, memory_space> none( "lattice_code_counts", 0 );
         m_particles = check( exec, m_current, none );
+        resolve_kernels();
     }
 
     //! The move thresholds and site rules the kernels read (what a checkpoint records of DiffusionRules).
@@ -370,6 +381,18 @@ class SlabDiffusion
       11-14% on 4).
     */
     static constexpr double team_buffer_min_fill = Slots == 2 ? 0.45 : ( Slots == 4 ? 0.55 : 2.0 );
+    /*!
+      The automatic fused pass is the compacted one below this many particles per site, else the tiled
+      one on the whole lattice and the gather on a slab. A destination is quiet when its 27 sources hold
+      no particle, about exp(-27 x density) of them. Measured (ms per step, compacted / tiled, the same
+      call; docs/performance.md, "The fused pass compacted"): on an H200 at 256 x 256 x 512 sites, 0.0015
+      per site 0.63 / 0.90 (2 slots); 0.003: 0.95 / 1.06, 1.00 / 1.02, 0.99 / 1.04 (2, 4, 8 slots); 0.005:
+      1.25 / 1.22, 1.33 / 1.16, 1.31 / 1.17; 0.01: 1.98 / 1.48. On its 16 host cores (OpenMP, 128 x 128 x 256):
+      0.005: 18.8 / 20.0, 15.5 / 20.2, 15.7 / 20.3; 0.01: 23.4 / 22.9, 22.9 / 21.1, 22.1 / 22.2; 0.02: 37.2 /
+      28.0. The thresholds lie between a win and a loss.
+    */
+    static constexpr double compacted_fused_max_density =
+        Kokkos::SpaceAccessibility<Kokkos::HostSpace, memory_space>::accessible ? 0.0075 : 0.004;
     //! The step number that keys the random moves: completed steps.
     std::uint32_t steps_done() const { return m_step; }
     std::size_t particles() const { return m_particles; }
@@ -424,9 +447,7 @@ class SlabDiffusion
         Kokkos::View<unsigned long long*, memory_space> counts( "lattice_code_counts",
                                                                  m_tracking ? m_max_code + 1 : 0 );
         m_particles = check( exec, m_current, counts );
-        m_split_kernels = resolve_split_kernels<Slots, memory_space>( options.kernels, m_shape, m_window,
-                                                                      m_current.sites(), m_next.sites() );
-        m_fused_kernels = resolve_fused_kernels( options.kernels, m_window );
+        resolve_kernels();
         if ( m_tracking && check_tracer_ids )
         {
             auto h = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), counts );
@@ -487,6 +508,22 @@ class SlabDiffusion
         return std::size_t( v.particles );
     }
 
+    //! The kernels of the split passes and the fused pass, from the options and the particles per site.
+    void resolve_kernels()
+    {
+        m_split_kernels = resolve_split_kernels<Slots, memory_space>( m_options.kernels, m_shape, m_window,
+                                                                      m_current.sites(), m_next.sites() );
+        const double density = double( m_particles ) / double( std::max<std::size_t>( 1, m_current.sites().extent( 0 ) ) );
+        m_fused_kernels = resolve_fused_kernels( m_options.kernels, m_shape, m_window, m_current.sites(),
+                                                 m_next.sites(), density, compacted_fused_max_density );
+        // One byte per quad of the owned planes (a quarter byte per site), where the compacted fused pass
+        // can run: allocated here, not while stepping.
+        const std::size_t quads = quads_of( m_shape.nx, m_shape.ny, m_window );
+        if ( m_fused_kernels == PassKernels::compacted && m_fused_busy.extent( 0 ) < quads )
+            m_fused_busy = Kokkos::View<std::uint8_t*, memory_space>(
+                Kokkos::view_alloc( Kokkos::WithoutInitializing, "lattice_fused_busy_quads" ), quads );
+    }
+
     //! The pass over the owned planes of m_window, reading the current lattice and writing the next.
     PassLaunch<Slots, ExecutionSpace> passes() const
     {
@@ -495,7 +532,8 @@ class SlabDiffusion
             teams.overflow_entries = double( m_particles ) >= team_buffer_min_fill * double( m_current.sites().extent( 0 ) ) * Slots
                                          ? 512
                                          : 0;
-        return { m_current.sites(), m_next.sites(), m_rules, m_rng, m_step, m_shape, m_window, tracers(), m_overflow, teams };
+        return { m_current.sites(), m_next.sites(), m_rules, m_rng, m_step, m_shape, m_window, tracers(), m_overflow, teams,
+                 m_fused_busy };
     }
 
     template <int Axis>
@@ -576,6 +614,9 @@ class SlabDiffusion
     Kokkos::View<std::uint64_t*, memory_space> m_placed; // empty unless record_placements()
     Kokkos::View<std::size_t, memory_space> m_next_entry{ "lattice_overflow_next_entry" };
     Kokkos::View<unsigned long long, memory_space> m_replay_conflicts{ "lattice_replay_conflicts" };
+    Kokkos::View<std::uint8_t*, memory_space> m_fused_busy; //!< the compacted fused pass's busy destinations
+    Kokkos::View<std::size_t*, memory_space> m_replay_selected; //!< grows to the longest log replayed
+    Kokkos::View<std::size_t, memory_space> m_replay_count;
     OverflowSweeps<Slots, ExecutionSpace> m_sweeps;
     int m_sweeps_run = 0;
     TeamShapes m_team_shapes;

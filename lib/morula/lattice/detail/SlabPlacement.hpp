@@ -22,8 +22,13 @@ namespace morula::lattice::detail
 /*!
   \brief Replays placements made elsewhere (global site, code), in order, on the sites of local planes
   [first_plane, last_plane): each code is appended to its site's first empty slot, exactly as
-  PlaceOverflow wrote it. Entries elsewhere, or marked not placed, are skipped; an entry that finds its site full (impossible when every rank replays
-  the same log in the same order) is counted in `conflicts`. A single work item keeps the order.
+  PlaceOverflow wrote it. Entries elsewhere, or marked not placed, are skipped; an entry that finds its
+  site full (impossible when every rank replays the same log in the same order) is counted in
+  `conflicts`. Two launches: a parallel scan numbers the entries that land here, in log order
+  (ReplayPlacements::Select), then a single work item appends them in that order, which keeps each
+  site's slots in log order. Another rank's entries land here only within three planes of its faces, so
+  the sequential part is a small share of the log (a single work item that walked the whole log of a
+  crowded slab, hundreds of thousands of entries of dependent loads, took a large part of a step).
 */
 template <int Slots, class MemorySpace>
 struct ReplayPlacements
@@ -37,25 +42,52 @@ struct ReplayPlacements
     SlabWindow window;
     int first_plane, last_plane; //!< local planes [first, last) that take replayed entries
     Kokkos::View<unsigned long long, MemorySpace> conflicts;
+    Kokkos::View<std::size_t*, MemorySpace> selected; //!< log indices of the entries that land here, in order
+    Kokkos::View<std::size_t, MemorySpace> count;     //!< how many
 
+    //! The local site of log entry i, or ~0 when it lands elsewhere or was not placed.
+    KOKKOS_INLINE_FUNCTION std::size_t local_site( const std::size_t i ) const
+    {
+        const std::uint64_t g = site_of_entry( i );
+        if ( g == ~std::uint64_t( 0 ) ) // an entry that could not be placed
+            return ~std::size_t( 0 );
+        const std::size_t plane = std::size_t( nx ) * std::size_t( ny );
+        const int lz = window.local_of_global( int( g / plane ) );
+        if ( lz < first_plane || lz >= last_plane )
+            return ~std::size_t( 0 );
+        return std::size_t( g % plane ) + plane * std::size_t( lz );
+    }
+
+    //! The scan: entry begin + k is selected when it lands here.
+    struct Select
+    {
+        ReplayPlacements r;
+        KOKKOS_INLINE_FUNCTION void operator()( const std::size_t k, std::size_t& update, const bool final ) const
+        {
+            const std::size_t i = r.begin + k;
+            const std::size_t flag = r.local_site( i ) != ~std::size_t( 0 ) ? 1 : 0;
+            if ( final && flag )
+                r.selected( update ) = i;
+            update += flag;
+            if ( final && i + 1 == r.end )
+                r.count() = update;
+        }
+    };
+
+    //! The appends, in log order (one work item).
     KOKKOS_INLINE_FUNCTION void operator()( const int ) const
     {
-        const std::size_t plane = std::size_t( nx ) * std::size_t( ny );
-        for ( std::size_t i = begin; i < end; ++i )
+        const std::size_t n = count();
+        for ( std::size_t k = 0; k < n; ++k )
         {
-            const std::uint64_t g = site_of_entry( i );
-            if ( g == ~std::uint64_t( 0 ) ) // an entry that could not be placed
-                continue;
-            const int lz = window.local_of_global( int( g / plane ) );
-            if ( lz < first_plane || lz >= last_plane )
-                continue;
-            const std::size_t s = std::size_t( g % plane ) + plane * std::size_t( lz );
+            const std::size_t i = selected( k );
+            const std::size_t s = local_site( i );
             const site_word w = sites( s );
-            const int n = layout::count( w );
-            if ( n == Slots )
+            const int c = layout::count( w );
+            if ( c == Slots )
                 conflicts() += 1;
             else
-                sites( s ) = layout::with_code( w, n, code_of_entry( i ) );
+                sites( s ) = layout::with_code( w, c, code_of_entry( i ) );
         }
     }
 };

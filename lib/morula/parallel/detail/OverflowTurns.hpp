@@ -139,12 +139,12 @@ class OverflowTurns
                 if ( m_rank == turn )
                     h = place_segment( exec, engine, next, std::size_t( mine ) );
                 MPI_Bcast( &h, int( sizeof( h ) ), MPI_BYTE, turn, m_comm );
-                if ( h.placed > 0 )
+                if ( h.sent > 0 )
                 {
-                    MPI_Bcast( m_host_log_sites.data(), int( h.placed ), MPI_UINT64_T, turn, m_comm );
-                    MPI_Bcast( m_host_log_codes.data(), int( h.placed ), MPI_UINT32_T, turn, m_comm );
+                    MPI_Bcast( m_host_log_sites.data(), int( h.sent ), MPI_UINT64_T, turn, m_comm );
+                    MPI_Bcast( m_host_log_codes.data(), int( h.sent ), MPI_UINT32_T, turn, m_comm );
                     if ( m_rank != turn )
-                        replay_host_log( exec, engine, std::size_t( h.placed ), fresh_begin, fresh_end );
+                        replay_host_log( exec, engine, std::size_t( h.sent ), fresh_begin, fresh_end );
                 }
                 if ( !h.needs_scan )
                     break;
@@ -191,7 +191,8 @@ class OverflowTurns
     //! What the rank whose turn it is tells the others, per segment of its overflow list.
     struct SegmentHeader
     {
-        std::uint64_t placed = 0;   //!< entries placed by the nearest-site table (they follow)
+        std::uint64_t placed = 0;   //!< entries placed by the nearest-site table
+        std::uint64_t sent = 0;     //!< of those, the ones within ghost_planes of a face (they follow)
         std::uint64_t origin = 0;   //!< the entry that needs the scan over all slabs: the global site
                                     //!< its particle came from,
         std::uint32_t code = 0;     //!< its particle,
@@ -199,8 +200,47 @@ class OverflowTurns
         std::uint32_t needs_scan = 0;
     };
 
+  public:
+    // Public because nvcc rejects extended lambdas in private member functions.
+    /*!
+      Copies, in order, the placed entries [next, stop) whose site lies within ghost_planes of a face of
+      this slab (on either side of it) to the device log buffers, and returns how many. Only those can be
+      on another rank's planes, owned or ghost: a placement moves a particle at most three planes from its
+      overflow site, which is owned, and a ghost band is three planes deep. Entries farther in, most of a
+      crowded list, stay on this rank; not placed ones (~0) too.
+    */
+    std::size_t select_band( const ExecutionSpace& exec, const engine_type& engine, std::size_t next, std::size_t stop )
+    {
+        const auto sites = engine.placed_sites();
+        const auto codes = engine.placed_codes();
+        const auto log_sites = m_log_sites;
+        const auto log_codes = m_log_codes;
+        const std::uint64_t plane = m_plane;
+        const int first = m_window.global_z( m_window.owned_begin ) + ghost_planes;
+        const int last = m_window.global_z( m_window.owned_end - 1 ) - ghost_planes; // interior: [first, last]
+        std::size_t selected = 0;
+        Kokkos::parallel_scan(
+            "morula::parallel::lattice_overflow_band", core::LaunchRange<ExecutionSpace>( exec, 0, stop - next ),
+            KOKKOS_LAMBDA( const std::size_t k, std::size_t& update, const bool final ) {
+                const std::uint64_t g = sites( next + k );
+                const int z = g == ~std::uint64_t( 0 ) ? first : int( g / plane );
+                if ( z >= first && z <= last )
+                    return;
+                if ( final )
+                {
+                    log_sites( update ) = g;
+                    log_codes( update ) = codes( next + k );
+                }
+                ++update;
+            },
+            selected );
+        return selected;
+    }
+
+  private:
     // The rank whose turn it is places entries from `next` until the end of its list or an entry the
-    // nearest-site table cannot place; the placed entries go to the host log buffers.
+    // nearest-site table cannot place; of the placed entries, those another rank can need go to the host
+    // log buffers.
     SegmentHeader place_segment( const ExecutionSpace& exec, engine_type& engine, std::size_t next, std::size_t n )
     {
         SegmentHeader h;
@@ -208,10 +248,10 @@ class OverflowTurns
         h.placed = stop - next;
         if ( h.placed > 0 )
         {
-            const auto range = Kokkos::make_pair( next, stop );
-            const auto to = Kokkos::make_pair( std::size_t( 0 ), stop - next );
-            Kokkos::deep_copy( Kokkos::subview( m_host_log_sites, to ), Kokkos::subview( engine.placed_sites(), range ) );
-            Kokkos::deep_copy( Kokkos::subview( m_host_log_codes, to ), Kokkos::subview( engine.placed_codes(), range ) );
+            h.sent = select_band( exec, engine, next, stop );
+            const auto to = Kokkos::make_pair( std::size_t( 0 ), std::size_t( h.sent ) );
+            Kokkos::deep_copy( Kokkos::subview( m_host_log_sites, to ), Kokkos::subview( m_log_sites, to ) );
+            Kokkos::deep_copy( Kokkos::subview( m_host_log_codes, to ), Kokkos::subview( m_log_codes, to ) );
         }
         if ( stop < n )
         {
