@@ -257,10 +257,11 @@ TEST( TEST_CATEGORY, lattice_tiled_fused_pass_equals_the_gather_bit_for_bit )
 }
 
 /*
-  The compacted fused pass: the shapes above (crowded, and 0.41 particles per site, where nearly every
-  destination is busy), sparse lattices where most quads are quiet and some have one to three busy
-  destinations (0.003 and 0.02 particles per site: a destination is busy with probability 8% and 42%),
-  teams of 1, 3 and 7 quads per work item, and the pass over plane ranges as a slab runs it.
+  The compacted fused pass: the shapes above (crowded, and 0.41 particles per site, where most
+  destinations are marked), sparse lattices where most sites are neither a particle's site nor the end
+  of a move (0.003 and 0.02 particles per site: a destination is marked with probability of about 0.6%
+  and 4%), queues of 1, 3 and 7 places per work item (the marks of a team taken in several rounds), and
+  the pass over plane ranges as a slab runs it.
 */
 TEST( TEST_CATEGORY, lattice_compacted_fused_pass_equals_the_gather_bit_for_bit )
 {

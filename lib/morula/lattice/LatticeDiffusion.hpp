@@ -65,13 +65,13 @@ namespace morula::lattice
   tracer its displacement and, while the ids are checked, its count (20). The placement's sort and sweep
   buffers (67 bytes per entry of one pass's overflow list, and 28 more per entry of the first 262 144 for
   listed changes: at most 7.3 MB) grow with the crowding and are not counted. The compacted fused pass
-  adds a quarter byte per site (`fused`: its busy destinations, one byte per quad of 4 sites).
+  adds an eighth of a byte per site (`fused`: its marked destinations, one bit per site).
   Measured on an H200 (at the count of 12 bytes per site, before the stamps): 1536 x 2048 x 2048 sites at
   1% of 2 slots, 78.98 GB by this count, 79.65 GB peak with the CUDA context.
 */
 inline double diffusion_memory_bytes( double sites, double particles, double tracers, bool fused = false )
 {
-    return ( fused ? 13.25 : 13.0 ) * sites + 13.0 * particles + 20.0 * tracers;
+    return ( fused ? 13.125 : 13.0 ) * sites + 13.0 * particles + 20.0 * tracers;
 }
 
 

@@ -32,6 +32,7 @@
 #ifndef MORULA_LATTICE_DETAIL_COMPACTEDKERNELS_HPP
 #define MORULA_LATTICE_DETAIL_COMPACTEDKERNELS_HPP
 
+#include <morula/core/KokkosCompat.hpp>
 #include <morula/lattice/detail/FusedPass.hpp>
 #include <morula/lattice/detail/SplitPass.hpp>
 
@@ -248,81 +249,179 @@ struct CompactedSplitPass
 
 /*!
   \brief The compacted fused pass (issue #48): the gather FusedPass run only at the destinations where
-  something can happen. A fused move takes a particle at most one site along each axis, so a destination
-  whose 27 sources (itself and its 26 neighbours) hold no particle keeps its word. At 0.0015 particles per
-  site (seed 002's free diffusion) 96% of the destinations are quiet.
+  something happens. A destination that holds no particle and on which no particle's move ends keeps
+  its word (the gather appends nothing to it). At 0.0015 particles per site (seed 002's free diffusion)
+  about 0.3% of the destinations are such marked sites.
 
-  Two kernels, because the gather's registers would starve the streaming part of work items (at 512^3,
-  2 slots, 0.0015 per site, on an H200: one kernel for both 2.73 ms per step, these two 2.43, the tiled
-  pass 3.52):
-  - CompactedFusedQuads: one work item per quad (4 destinations of a row, x0 a multiple of 4): its 9
-    source rows of 6 sites (9 aligned 16-byte loads and 18 apron words, mostly from L1), the quiet
-    destinations written at once, the busy ones as 4 bits in `busy` (one byte per quad);
-  - CompactedFusedBusy: a team takes a range of quads, queues their busy destinations in scratch and
-    runs the gather's own code for them with the 27 source words loaded up front (independent loads
+  Two kernels, because the gather's registers would starve the streaming part of work items:
+  - CompactedFusedMarks: one work item per quad (4 sites of a row, x0 a multiple of 4) of the source
+    planes: it copies an owned quad to the next lattice (one aligned 16-byte load and store) and, for
+    each particle on it, draws the particle's whole move once (fused_move, as the tiled pass does) and
+    sets the bits of its own site and of the site the move ends on in `marks`, one bit per owned site
+    (an atomic OR: moves cross quads; the bits are cleared before the kernel). On a slab, or over a
+    range of planes, the plane on each side of the owned ones is a source plane too: its particles can
+    end on an owned plane; it is read, not written.
+  - CompactedFusedBusy: a team takes a range of mark words, queues their marked destinations in scratch
+    (TeamMarkedQueue) and runs the gather's own code for them with the 27 source words loaded up front (independent loads
     instead of 27 in a row), so the lattice, the overflow entries and the displacements are the gather's
     by construction.
+  The first version marked every destination with a particle among its 27 sources (27 times the density
+  instead of about 2 times): 2.42 ms per step at 512^3, 2 slots, 0.0015 per site on an H200, of which the
+  gathers 1.7 ms (docs/performance.md, "The fused pass compacted").
   Needs rows of whole quads and 16-byte aligned arrays (quads_fit); runs on slabs as well.
 */
 template <int Slots, class MemorySpace>
-struct CompactedFusedQuads
+struct CompactedFusedMarks
 {
     using layout = SiteLayout<Slots>;
     FusedPass<Slots, MemorySpace> gather;
-    Kokkos::View<std::uint8_t*, MemorySpace> busy;
+    Kokkos::View<std::uint32_t*, MemorySpace> marks; //!< bit d % 32 of word d / 32: owned-plane index d marked
+    //! Source planes that are not owned: the local plane below and above the owned range where one exists
+    //! outside it (a slab's ghost planes, or the wrapped neighbours of a plane range); -1 where none.
+    int extra_plane[2] = { -1, -1 };
 
-    KOKKOS_FORCEINLINE_FUNCTION std::size_t quads() const
+    //! The source planes' extra planes for a window.
+    static void find_extra_planes( const SlabWindow& w, int extra[2] )
     {
-        return quads_of( gather.nx, gather.ny, gather.window );
+        const auto outside = [&]( int p ) { return p >= 0 && ( p < w.owned_begin || p >= w.owned_end ); };
+        const int below = w.neighbor( w.owned_begin, -1 );
+        const int above = w.neighbor( w.owned_end - 1, 1 );
+        extra[0] = outside( below ) ? below : -1;
+        extra[1] = outside( above ) && above != extra[0] ? above : -1;
     }
-    KOKKOS_FORCEINLINE_FUNCTION static unsigned occupied( site_word w ) { return layout::empty( w ) ? 0u : 1u; }
+    //! Words of `marks` for the owned planes, rounded up to whole 16-byte groups (TeamMarkedQueue loads 4).
+    static std::size_t mark_words( int nx, int ny, const SlabWindow& w ) { return ( quads_of( nx, ny, w ) + 31 ) / 32 * 4; }
 
-    //! Quad q of the owned planes (its destinations have owned-plane indices 4 q .. 4 q + 3).
+    KOKKOS_FORCEINLINE_FUNCTION std::size_t quads_per_plane() const { return std::size_t( gather.nx / 4 ) * std::size_t( gather.ny ); }
+    //! Quads of the source planes: the owned ones, then the extra planes.
+    std::size_t quads() const
+    {
+        return quads_per_plane() * std::size_t( gather.window.owned_planes() + ( extra_plane[0] >= 0 ) + ( extra_plane[1] >= 0 ) );
+    }
+
+    //! Marks local site (x, y, p) if it lies on an owned plane.
+    KOKKOS_FORCEINLINE_FUNCTION void mark( const int x, const int y, const int p ) const
+    {
+        if ( p < gather.window.owned_begin || p >= gather.window.owned_end )
+            return;
+        const std::size_t d = std::size_t( x ) + std::size_t( gather.nx ) * ( std::size_t( y ) + std::size_t( gather.ny ) * std::size_t( p - gather.window.owned_begin ) );
+        Kokkos::atomic_fetch_or( &marks( d >> 5 ), std::uint32_t( 1u ) << ( d & 31u ) );
+    }
+
+    //! The particles of source (sx, sy, local plane sz), word ws (not empty): its own site and each end.
+    KOKKOS_INLINE_FUNCTION void mark_moves( const int sx, const int sy, const int sz, const site_word ws ) const
+    {
+        const FusedPass<Slots, MemorySpace>& g = gather;
+        mark( sx, sy, sz );
+        const std::size_t gs = g.index( sx, sy, sz ) + global_offset( g.window, sz, std::size_t( g.nx ) * std::size_t( g.ny ) );
+        const std::uint32_t ts = layout::type( ws );
+        for ( int k = 0; k < Slots; ++k )
+        {
+            const std::uint32_t code = layout::code( ws, k );
+            if ( code == 0 )
+                break;
+            int o[3];
+            fused_move( g.rules, g.rng.bits( gs, std::uint32_t( 16 + k ), g.step ), code, ts, g, sx, sy, sz, nullptr, o );
+            if ( o[0] != 0 || o[1] != 0 || o[2] != 0 ) // refused components are 0, so the end exists
+                mark( step_coordinate( sx, o[0], g.nx, g.periodic_x ), step_coordinate( sy, o[1], g.ny, g.periodic_y ),
+                      g.window.neighbor( sz, o[2] ) );
+        }
+    }
+
+    //! Quad q of the source planes.
     KOKKOS_INLINE_FUNCTION void operator()( const std::size_t q ) const
     {
         const int nx = gather.nx, ny = gather.ny;
-        const std::size_t d0 = 4 * q;
-        const std::size_t row = d0 / std::size_t( nx );
-        const int x0 = int( d0 - row * std::size_t( nx ) );
-        const int y = int( row % std::size_t( ny ) );
-        const int p = gather.window.owned_begin + int( row / std::size_t( ny ) );
-        const site_word* in = gather.in.data();
-        const bool has_left = x0 > 0 || gather.periodic_x;
-        const bool has_right = x0 + 4 < nx || gather.periodic_x;
-        SiteQuad own{ { 0, 0, 0, 0 } };
-        unsigned occ = 0; // bit j + 1: some source row holds a particle at x0 + j, j in [-1, 4]
-        for ( int oz = -1; oz <= 1; ++oz )
+        const std::size_t per_plane = quads_per_plane();
+        const std::size_t plane_rank = q / per_plane;
+        const std::size_t r = q - plane_rank * per_plane;
+        const int owned = gather.window.owned_planes();
+        const int p = int( plane_rank ) < owned ? gather.window.owned_begin + int( plane_rank )
+                                                : ( int( plane_rank ) == owned && extra_plane[0] >= 0 ? extra_plane[0] : extra_plane[1] );
+        const int y = int( r / std::size_t( nx / 4 ) );
+        const int x0 = 4 * int( r - std::size_t( y ) * std::size_t( nx / 4 ) );
+        const std::size_t base = gather.index( x0, y, p );
+        const SiteQuad own = load_quad( gather.in.data() + base );
+        if ( int( plane_rank ) < owned )
+            store_quad( gather.out.data() + base, own );
+        for ( int j = 0; j < 4; ++j )
+            if ( !layout::empty( own.w[j] ) )
+                mark_moves( x0 + j, y, p, own.w[j] );
+    }
+};
+
+/*!
+  \brief The marked sites of a team's range of mark words (one bit per site), run converged. Each thread
+  loads 4 consecutive words (128 sites) with one 16-byte load and keeps them in registers; in rounds, each
+  thread moves up to `places_per_thread` of its set bits into a queue in team scratch, and after a barrier
+  the team's threads take the queued sites one each. A team covers `chunks` x team size x 128 sites; the
+  queue holds team size x places_per_thread sites, so marks that exceed it wait for the next round
+  instead of needing a queue as long as the range (TeamBusyQueue's). run( d ) gets the site's index d in
+  the marks. `words` a multiple of 4, the array 16-byte aligned. Scratch: scratch_bytes().
+*/
+template <class ExecutionSpace>
+struct TeamMarkedQueue
+{
+    using member_type = typename Kokkos::TeamPolicy<ExecutionSpace>::member_type;
+    using queue_view = Kokkos::View<int*, typename ExecutionSpace::scratch_memory_space, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+    struct alignas( 16 ) Words
+    {
+        std::uint32_t w[4];
+    };
+
+    static int league( int team_size, int chunks, std::size_t words )
+    {
+        const std::size_t per_team = 4 * std::size_t( team_size ) * std::size_t( chunks );
+        return int( ( words + per_team - 1 ) / per_team );
+    }
+    static std::size_t scratch_bytes( int team_size, int places_per_thread )
+    {
+        return queue_view::shmem_size( team_size * places_per_thread ) + queue_view::shmem_size( 2 );
+    }
+
+    template <class Run>
+    KOKKOS_INLINE_FUNCTION static void run( const member_type& team, const std::uint32_t* marks, const std::size_t words,
+                                            const int chunks, const int places_per_thread, const Run& run_site )
+    {
+        const int size = team.team_size();
+        const int rank = team.team_rank();
+        queue_view queue( team.team_scratch( 0 ), size * places_per_thread );
+        queue_view counters( team.team_scratch( 0 ), 2 ); // sites queued; whether a thread has marks left
+        for ( int c = 0; c < chunks; ++c )
         {
-            const int sz = oz == 0 ? p : gather.window.neighbor( p, oz );
-            if ( sz < 0 )
-                continue;
-            for ( int oy = -1; oy <= 1; ++oy )
+            const std::size_t first = 4 * std::size_t( size ) * ( std::size_t( team.league_rank() ) * std::size_t( chunks ) + std::size_t( c ) );
+            const std::size_t mine = first + 4 * std::size_t( rank );
+            Words m{ { 0, 0, 0, 0 } };
+            if ( mine < words )
+                m = *reinterpret_cast<const Words*>( marks + mine );
+            for ( ;; )
             {
-                const int sy = step_coordinate( y, oy, ny, gather.periodic_y );
-                if ( sy < 0 )
-                    continue;
-                const std::size_t base = std::size_t( x0 ) + std::size_t( nx ) * ( std::size_t( sy ) + std::size_t( ny ) * std::size_t( sz ) );
-                const SiteQuad r = load_quad( in + base );
-                if ( oz == 0 && oy == 0 )
-                    own = r;
+                Kokkos::single( Kokkos::PerTeam( team ), [&]() {
+                    counters( 0 ) = 0;
+                    counters( 1 ) = 0;
+                } );
+                team.team_barrier();
+                int taken = 0;
                 for ( int j = 0; j < 4; ++j )
-                    occ |= occupied( r.w[j] ) << ( j + 1 );
-                if ( has_left )
-                    occ |= occupied( in[x0 > 0 ? base - 1 : base + std::size_t( nx - 1 )] );
-                if ( has_right )
-                    occ |= occupied( in[x0 + 4 < nx ? base + 4 : base - std::size_t( x0 )] ) << 5;
+                    while ( m.w[j] != 0 && taken < places_per_thread )
+                    {
+                        const int bit = morula::compat::lowest_set_bit( m.w[j] );
+                        m.w[j] &= m.w[j] - 1u;
+                        queue( Kokkos::atomic_fetch_add( &counters( 0 ), 1 ) ) = 32 * ( 4 * rank + j ) + bit;
+                        ++taken;
+                    }
+                if ( ( m.w[0] | m.w[1] | m.w[2] | m.w[3] ) != 0 )
+                    counters( 1 ) = 1; // every writer writes 1
+                team.team_barrier();
+                const int queued = counters( 0 );
+                const bool more = counters( 1 ) != 0;
+                Kokkos::parallel_for( Kokkos::TeamThreadRange( team, queued ),
+                                      [&]( const int e ) { run_site( 32 * first + std::size_t( queue( e ) ) ); } );
+                team.team_barrier(); // the queue and the counters are reused
+                if ( !more )
+                    break;
             }
         }
-        const unsigned bits = ( occ | ( occ >> 1 ) | ( occ >> 2 ) ) & 0xFu;
-        const std::size_t d = std::size_t( x0 ) + std::size_t( nx ) * ( std::size_t( y ) + std::size_t( ny ) * std::size_t( p ) );
-        site_word* out = gather.out.data();
-        if ( bits == 0 )
-            store_quad( out + d, own );
-        else
-            for ( int j = 0; j < 4; ++j )
-                if ( !( ( bits >> j ) & 1u ) )
-                    out[d + std::size_t( j )] = own.w[j];
-        busy( q ) = std::uint8_t( bits );
     }
 };
 
@@ -334,20 +433,18 @@ struct CompactedFusedBusy
     using member_type = typename Kokkos::TeamPolicy<ExecutionSpace>::member_type;
 
     FusedPass<Slots, memory_space> gather;
-    Kokkos::View<const std::uint8_t*, memory_space> busy;
-    int quads_per_thread;
+    Kokkos::View<const std::uint32_t*, memory_space> marks; //!< CompactedFusedMarks::marks
+    std::size_t words;                                       //!< of marks, a multiple of 4
+    int chunks;                                              //!< TeamMarkedQueue's chunks per team
+    int places_per_thread;                                   //!< and queue places per thread
 
-    KOKKOS_FORCEINLINE_FUNCTION std::size_t quads() const
-    {
-        return quads_of( gather.nx, gather.ny, gather.window );
-    }
-    int league( int team_size ) const { return TeamBusyQueue<ExecutionSpace>::league( team_size, quads_per_thread, quads() ); }
+    int league( int team_size ) const { return TeamMarkedQueue<ExecutionSpace>::league( team_size, chunks, words ); }
     std::size_t scratch_bytes( int team_size ) const
     {
-        return TeamBusyQueue<ExecutionSpace>::scratch_bytes( team_size, quads_per_thread );
+        return TeamMarkedQueue<ExecutionSpace>::scratch_bytes( team_size, places_per_thread );
     }
 
-    //! Busy destination (x, y, local plane p): FusedPass::operator() with the 27 source words loaded first.
+    //! Marked destination (x, y, local plane p): FusedPass::operator() with the 27 source words loaded first.
     KOKKOS_INLINE_FUNCTION void destination( const int x, const int y, const int p ) const
     {
         const FusedPass<Slots, memory_space>& g = gather;
@@ -382,9 +479,8 @@ struct CompactedFusedBusy
     KOKKOS_INLINE_FUNCTION void operator()( const member_type& team ) const
     {
         const std::size_t nx = std::size_t( gather.nx ), ny = std::size_t( gather.ny );
-        TeamBusyQueue<ExecutionSpace>::run(
-            team, quads_per_thread, quads(), [&]( const std::size_t q ) { return unsigned( busy( q ) ); },
-            [&]( const std::size_t d ) {
+        TeamMarkedQueue<ExecutionSpace>::run(
+            team, marks.data(), words, chunks, places_per_thread, [&]( const std::size_t d ) {
                 const std::size_t row = d / nx;
                 destination( int( d - row * nx ), int( row % ny ), gather.window.owned_begin + int( row / ny ) );
             } );

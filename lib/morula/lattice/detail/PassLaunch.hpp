@@ -68,8 +68,9 @@ PassKernels resolve_fused_kernels( PassKernels k, const LatticeShape& shape, con
     return window.whole ? PassKernels::tiled : PassKernels::gather;
 }
 
-//! Team shapes of the compacted split passes: quads per work item (0: PassLaunch's default), and overflow
-//! entries a team gathers in scratch (-1: SlabDiffusion's choice by crowding). Tests shrink them to put
+//! Team shapes of the compacted passes: quads per work item of the split passes and queue places per work
+//! item of the fused pass's marked sites (0: PassLaunch's defaults), and overflow entries a team of the
+//! split passes gathers in scratch (-1: SlabDiffusion's choice by crowding). Tests shrink them to put
 //! team edges and a full buffer everywhere; benchmarks measure them. The results do not depend on them.
 struct TeamShapes
 {
@@ -98,9 +99,9 @@ struct PassLaunch
     TracerDisplacements<memory_space> tracers;
     const OverflowList<memory_space>& overflow;
     TeamShapes teams = {};
-    //! The compacted fused pass's busy destinations, one byte per quad of the owned planes (allocated by
+    //! The compacted fused pass's marked destinations, one bit per site of the owned planes (allocated by
     //! SlabDiffusion where that pass runs).
-    Kokkos::View<std::uint8_t*, memory_space> fused_busy = {};
+    Kokkos::View<std::uint32_t*, memory_space> fused_marks = {};
 
     template <int Axis>
     void split( const ExecutionSpace& exec, PassKernels kernels ) const
@@ -136,21 +137,25 @@ struct PassLaunch
                  tracers, overflow };
     }
 
-    // The quads (one work item each, consecutive ones on consecutive threads), then the busy destinations
-    // in teams: on a GPU 256 work items of 8 quads each (32 KB of queue; 2.43 against 2.56 ms per step with
-    // 4 at 512^3, 2 slots, 0.0015 per site, H200), on the host one work item of 256 quads.
+    // The marks cleared, the source quads (one work item each, consecutive ones on consecutive threads),
+    // then the marked destinations in teams (TeamMarkedQueue): on a GPU 256 work items of 128 sites each,
+    // 8 queue places per work item (8 KB of queue), on the host one work item of 8 x 128 sites and 128
+    // places. teams.quads_per_thread, where given, sets the places per work item (tests: 1 forces rounds).
     void compacted_fused( const ExecutionSpace& exec ) const
     {
         constexpr bool host = Kokkos::SpaceAccessibility<Kokkos::HostSpace, memory_space>::accessible;
-        const CompactedFusedQuads<Slots, memory_space> quads_pass{ gather_fused(), fused_busy };
-        if ( fused_busy.extent( 0 ) < quads_pass.quads() )
-            throw core::CapacityError( "LatticeDiffusion: the compacted fused pass has no room for its quads" );
-        Kokkos::parallel_for( "morula::lattice::compacted_fused_quads",
-                              core::LaunchRange<ExecutionSpace, Kokkos::IndexType<std::size_t>>( exec, 0, quads_pass.quads() ),
-                              quads_pass );
+        CompactedFusedMarks<Slots, memory_space> marks_pass{ gather_fused(), fused_marks };
+        CompactedFusedMarks<Slots, memory_space>::find_extra_planes( window, marks_pass.extra_plane );
+        const std::size_t words = CompactedFusedMarks<Slots, memory_space>::mark_words( shape.nx, shape.ny, window );
+        if ( fused_marks.extent( 0 ) < words )
+            throw core::CapacityError( "LatticeDiffusion: the compacted fused pass has no room for its marks" );
+        Kokkos::deep_copy( exec, Kokkos::subview( fused_marks, std::make_pair( std::size_t( 0 ), words ) ), std::uint32_t( 0 ) );
+        Kokkos::parallel_for( "morula::lattice::compacted_fused_marks",
+                              core::LaunchRange<ExecutionSpace, Kokkos::IndexType<std::size_t>>( exec, 0, marks_pass.quads() ),
+                              marks_pass );
         const int team = host ? 1 : 256;
-        const int quads = teams.quads_per_thread > 0 ? teams.quads_per_thread : ( host ? 256 : 8 );
-        const CompactedFusedBusy<Slots, ExecutionSpace> busy_pass{ gather_fused(), fused_busy, quads };
+        const int places = teams.quads_per_thread > 0 ? teams.quads_per_thread : ( host ? 128 : 8 );
+        const CompactedFusedBusy<Slots, ExecutionSpace> busy_pass{ gather_fused(), fused_marks, words, host ? 8 : 1, places };
         core::LaunchTeam<ExecutionSpace> policy( exec, busy_pass.league( team ), team );
         policy.set_scratch_size( 0, Kokkos::PerTeam( busy_pass.scratch_bytes( team ) ) );
         Kokkos::parallel_for( "morula::lattice::compacted_fused_busy", policy, busy_pass );

@@ -383,16 +383,17 @@ class SlabDiffusion
     static constexpr double team_buffer_min_fill = Slots == 2 ? 0.45 : ( Slots == 4 ? 0.55 : 2.0 );
     /*!
       The automatic fused pass is the compacted one below this many particles per site, else the tiled
-      one on the whole lattice and the gather on a slab. A destination is quiet when its 27 sources hold
-      no particle, about exp(-27 x density) of them. Measured (ms per step, compacted / tiled, the same
-      call; docs/performance.md, "The fused pass compacted"): on an H200 at 256 x 256 x 512 sites, 0.0015
-      per site 0.63 / 0.90 (2 slots); 0.003: 0.95 / 1.06, 1.00 / 1.02, 0.99 / 1.04 (2, 4, 8 slots); 0.005:
-      1.25 / 1.22, 1.33 / 1.16, 1.31 / 1.17; 0.01: 1.98 / 1.48. On its 16 host cores (OpenMP, 128 x 128 x 256):
-      0.005: 18.8 / 20.0, 15.5 / 20.2, 15.7 / 20.3; 0.01: 23.4 / 22.9, 22.9 / 21.1, 22.1 / 22.2; 0.02: 37.2 /
-      28.0. The thresholds lie between a win and a loss.
+      one on the whole lattice and the gather on a slab. The compacted pass gathers only at the marked
+      sites (a particle's own site and the end of its move, about twice the density when sparse).
+      Measured (ms per step, compacted / tiled, the same call; docs/performance.md, "Destinations marked
+      by the moves"): on an H200 at 256 x 256 x 512 sites, 2 / 4 / 8 slots, 0.02 per site 1.05 / 1.91,
+      0.95 / 1.69, 0.95 / 1.70; 0.04: 1.90 / 2.42, 1.73 / 2.08, 1.72 / 2.08; 0.06: 2.65 / 2.68, 2.47 /
+      2.32, 2.45 / 2.32; 0.08: 3.45 / 2.83. On its 16 host cores (OpenMP, 128 x 128 x 256): 0.16: 46.1 /
+      57.7, 44.5 / 64.5, 45.9 / 75.6; 0.3: 106.9 / 85.5, 96.8 / 91.0, 107.2 / 106.1. The thresholds lie
+      between a win and a tie or loss.
     */
     static constexpr double compacted_fused_max_density =
-        Kokkos::SpaceAccessibility<Kokkos::HostSpace, memory_space>::accessible ? 0.0075 : 0.004;
+        Kokkos::SpaceAccessibility<Kokkos::HostSpace, memory_space>::accessible ? 0.2 : 0.05;
     //! The step number that keys the random moves: completed steps.
     std::uint32_t steps_done() const { return m_step; }
     std::size_t particles() const { return m_particles; }
@@ -516,12 +517,12 @@ class SlabDiffusion
         const double density = double( m_particles ) / double( std::max<std::size_t>( 1, m_current.sites().extent( 0 ) ) );
         m_fused_kernels = resolve_fused_kernels( m_options.kernels, m_shape, m_window, m_current.sites(),
                                                  m_next.sites(), density, compacted_fused_max_density );
-        // One byte per quad of the owned planes (a quarter byte per site), where the compacted fused pass
-        // can run: allocated here, not while stepping.
-        const std::size_t quads = quads_of( m_shape.nx, m_shape.ny, m_window );
-        if ( m_fused_kernels == PassKernels::compacted && m_fused_busy.extent( 0 ) < quads )
-            m_fused_busy = Kokkos::View<std::uint8_t*, memory_space>(
-                Kokkos::view_alloc( Kokkos::WithoutInitializing, "lattice_fused_busy_quads" ), quads );
+        // One bit per site of the owned planes, where the compacted fused pass can run: allocated here, not
+        // while stepping.
+        const std::size_t words = CompactedFusedMarks<Slots, memory_space>::mark_words( m_shape.nx, m_shape.ny, m_window );
+        if ( m_fused_kernels == PassKernels::compacted && m_fused_marks.extent( 0 ) < words )
+            m_fused_marks = Kokkos::View<std::uint32_t*, memory_space>(
+                Kokkos::view_alloc( Kokkos::WithoutInitializing, "lattice_fused_marks" ), words );
     }
 
     //! The pass over the owned planes of m_window, reading the current lattice and writing the next.
@@ -533,7 +534,7 @@ class SlabDiffusion
                                          ? 512
                                          : 0;
         return { m_current.sites(), m_next.sites(), m_rules, m_rng, m_step, m_shape, m_window, tracers(), m_overflow, teams,
-                 m_fused_busy };
+                 m_fused_marks };
     }
 
     template <int Axis>
@@ -614,7 +615,7 @@ class SlabDiffusion
     Kokkos::View<std::uint64_t*, memory_space> m_placed; // empty unless record_placements()
     Kokkos::View<std::size_t, memory_space> m_next_entry{ "lattice_overflow_next_entry" };
     Kokkos::View<unsigned long long, memory_space> m_replay_conflicts{ "lattice_replay_conflicts" };
-    Kokkos::View<std::uint8_t*, memory_space> m_fused_busy; //!< the compacted fused pass's busy destinations
+    Kokkos::View<std::uint32_t*, memory_space> m_fused_marks; //!< the compacted fused pass's marked destinations
     Kokkos::View<std::size_t*, memory_space> m_replay_selected; //!< grows to the longest log replayed
     Kokkos::View<std::size_t, memory_space> m_replay_count;
     OverflowSweeps<Slots, ExecutionSpace> m_sweeps;
