@@ -54,6 +54,8 @@ struct Settings
     std::string space = "device";
     std::string placement = "automatic"; // overflow placement: automatic, sequential, parallel
     int quads_per_thread = 0;            // compacted split passes: quads per work item (0: the library's)
+    int marks_quads = 0;                 // compacted fused pass: source quads per work item of its marks (0: the library's)
+    int marked_chunks = 0;               // compacted fused pass: chunks of 128 marks per work item of its gathers (0: the library's)
     int team_overflow_entries = -1;      // overflow entries a team gathers in scratch (-1: the library's)
     long long sweep_list_limit = -1;     // placement sweeps list their changes after one of at most this many
                                          // (-1: the library's; 0: never)
@@ -141,7 +143,8 @@ nlohmann::json run_case( const ExecutionSpace& exec, const Settings& set, const 
                     : set.placement == "parallel" ? lat::OverflowPlacement::parallel
                                                   : lat::OverflowPlacement::automatic;
     lat::LatticeDiffusion<Slots, ExecutionSpace> model( exec, lattice, rules, opt );
-    lat::detail::EngineAccess::engine( model ).set_team_shapes( { set.quads_per_thread, set.team_overflow_entries } );
+    lat::detail::EngineAccess::engine( model ).set_team_shapes( { set.quads_per_thread, set.team_overflow_entries, set.marks_quads,
+                                                                         set.marked_chunks } );
     if ( set.sweep_list_limit >= 0 )
         lat::detail::EngineAccess::engine( model ).overflow_sweeps_engine().set_changed_list_limit(
             std::size_t( set.sweep_list_limit ) );
@@ -272,6 +275,8 @@ nlohmann::json run_case( const ExecutionSpace& exec, const Settings& set, const 
              { "move_probability", set.move_probability },
              { "overflow_placement", set.placement },
              { "quads_per_thread", set.quads_per_thread },
+             { "marks_quads", set.marks_quads },
+             { "marked_chunks", set.marked_chunks },
              { "team_overflow_entries", set.team_overflow_entries },
              { "sweep_list_limit", set.sweep_list_limit },
              { "setup", setup },
@@ -370,6 +375,12 @@ int main( int argc, char* argv[] )
     app.add_option( "--quads-per-thread", set.quads_per_thread,
                     "compacted split passes: quads per work item of a team (0: the default)" )
         ->check( CLI::NonNegativeNumber );
+    app.add_option( "--marks-quads", set.marks_quads,
+                    "compacted fused pass: source quads per work item of its marks, 1, 2 or 4 (0: the default)" )
+        ->check( CLI::IsMember( { 0, 1, 2, 4 } ) );
+    app.add_option( "--marked-chunks", set.marked_chunks,
+                    "compacted fused pass: chunks of 128 marked sites per work item of a team of its gathers (0: the default)" )
+        ->check( CLI::Range( 0, 64 ) );
     app.add_option( "--team-overflow-entries", set.team_overflow_entries,
                     "compacted split passes: overflow entries a team gathers in scratch (-1: the library's choice)" )
         ->check( CLI::Range( -1, 2048 ) ); // 2048 entries and the queue: 43 KB of the 48 KB a GPU team gets

@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <random>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 namespace morula_test_lattice
@@ -260,26 +261,70 @@ TEST( TEST_CATEGORY, lattice_tiled_fused_pass_equals_the_gather_bit_for_bit )
   The compacted fused pass: the shapes above (crowded, and 0.41 particles per site, where most
   destinations are marked), sparse lattices where most sites are neither a particle's site nor the end
   of a move (0.003 and 0.02 particles per site: a destination is marked with probability of about 0.6%
-  and 4%), queues of 1, 3 and 7 places per work item (the marks of a team taken in several rounds), and
-  the pass over plane ranges as a slab runs it.
+  and 4%), queues of 1, 3 and 7 places per work item (the marks of a team taken in several rounds), 1, 2
+  and 3 chunks of marks per work item, 1, 2 and 4 source quads per work item of the marks (the last work
+  items with fewer), and the pass over plane ranges as a slab runs it.
 */
 TEST( TEST_CATEGORY, lattice_compacted_fused_pass_equals_the_gather_bit_for_bit )
 {
     check_tiled_cases<2>( PassScheme::fused, PassKernels::compacted );
     check_tiled_cases<4>( PassScheme::fused, PassKernels::compacted );
     check_tiled_cases<8>( PassScheme::fused, PassKernels::compacted );
-    const detail::TeamShapes teams[] = { {}, { 1, 0 }, { 3, 0 }, { 7, 0 } };
+    const detail::TeamShapes teams[] = { {}, { 1, 0, 2, 1 }, { 3, 0, 4, 2 }, { 7, 0, 1, 3 } };
     for ( auto b : { LatticeBoundary::periodic, LatticeBoundary::reflecting } )
         for ( const auto& t : teams )
             for ( double per_site : { 0.003, 0.02 } )
             {
-                LatticeShape shape( 64, 12, 10, b );
+                LatticeShape shape( 68, 13, 10, b ); // 2210 quads: 4 per work item leave a remainder
                 shape.boundary[2] = b == LatticeBoundary::periodic ? LatticeBoundary::reflecting : LatticeBoundary::periodic;
                 check_tiled_against_gather<2>( shape, per_site, 3, true, PassScheme::fused, PassKernels::compacted, false, t );
                 check_tiled_against_gather<8>( shape, per_site, 2, false, PassScheme::fused, PassKernels::compacted, false, t );
                 check_tiled_against_gather<4>( LatticeShape( 16, 8, 7, b ), per_site, 2, true, PassScheme::fused,
                                                PassKernels::compacted, true, t );
             }
+}
+
+// Coordinates of indices [0, count) by `fast` (columns 0-2) and `wide` (columns 3-5), on the device. (Not
+// in the test's body: nvcc refuses device lambdas in a gtest TestBody, a private member function.)
+inline Kokkos::View<int* [6], TEST_MEMSPACE> coordinates_on_device( const detail::RowMajorIndex& fast,
+                                                                     const detail::RowMajorIndex& wide, std::size_t count )
+{
+    Kokkos::View<int* [6], TEST_MEMSPACE> got( "coordinates", count );
+    Kokkos::parallel_for(
+        Kokkos::RangePolicy<TEST_EXECSPACE>( 0, int( count ) ), KOKKOS_LAMBDA( const int i ) {
+            fast.coordinates( std::size_t( i ), got( i, 0 ), got( i, 1 ), got( i, 2 ) );
+            wide.coordinates( std::size_t( i ), got( i, 3 ), got( i, 4 ), got( i, 5 ) );
+        } );
+    return got;
+}
+
+// The compacted kernels' coordinates of a flat index (FastDivisor while indices fit 32 bits) against the
+// 64-bit division they replace, at row and plane edges, for site and quad indices and rows of one site.
+TEST( TEST_CATEGORY, lattice_row_major_index_decomposes_like_the_division )
+{
+    const std::pair<int, int> shapes[] = { { 12, 9 }, { 4, 1 }, { 1, 7 }, { 256, 256 }, { 1000, 3 } };
+    for ( const auto& shape : shapes )
+    {
+        const std::size_t count = std::size_t( shape.first ) * std::size_t( shape.second ) * 13;
+        const auto fast = detail::RowMajorIndex::of( shape.first, shape.second, count );
+        auto wide = fast;
+        wide.fits_32_bits = false;
+        ASSERT_TRUE( fast.fits_32_bits );
+        const auto h = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), coordinates_on_device( fast, wide, count ) );
+        for ( std::size_t i = 0; i < count; ++i )
+        {
+            const int x = int( i % std::size_t( shape.first ) );
+            const int y = int( ( i / std::size_t( shape.first ) ) % std::size_t( shape.second ) );
+            const int z = int( i / ( std::size_t( shape.first ) * std::size_t( shape.second ) ) );
+            ASSERT_EQ( h( i, 0 ), x ) << i;
+            ASSERT_EQ( h( i, 1 ), y ) << i;
+            ASSERT_EQ( h( i, 2 ), z ) << i;
+            ASSERT_EQ( h( i, 3 ), x ) << i;
+            ASSERT_EQ( h( i, 4 ), y ) << i;
+            ASSERT_EQ( h( i, 5 ), z ) << i;
+        }
+    }
+    EXPECT_FALSE( detail::RowMajorIndex::of( 4096, 4096, std::size_t( 4096 ) * 4096 * 257 ).fits_32_bits );
 }
 
 // The automatic fused pass: compacted on sparse lattices with rows of whole quads, tiled when crowded or

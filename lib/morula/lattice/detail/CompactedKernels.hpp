@@ -32,6 +32,7 @@
 #ifndef MORULA_LATTICE_DETAIL_COMPACTEDKERNELS_HPP
 #define MORULA_LATTICE_DETAIL_COMPACTEDKERNELS_HPP
 
+#include <morula/core/FastDivisor.hpp>
 #include <morula/core/KokkosCompat.hpp>
 #include <morula/lattice/detail/FusedPass.hpp>
 #include <morula/lattice/detail/SplitPass.hpp>
@@ -65,6 +66,45 @@ KOKKOS_FORCEINLINE_FUNCTION std::size_t quads_of( int nx, int ny, const SlabWind
 {
     return std::size_t( nx / 4 ) * std::size_t( ny ) * std::size_t( window.owned_planes() );
 }
+
+/*!
+  \brief Coordinates of a flat index over planes of rows (x fastest): x, y and the plane's rank. The
+  compacted kernels decompose an index per quad and per busy site; a 64-bit division is a subroutine of
+  dozens of instructions on a GPU, so while the indices fit 32 bits (every rank below 2^32 sites) the
+  quotients come from core::FastDivisor, beyond it from the division.
+*/
+struct RowMajorIndex
+{
+    core::FastDivisor row_length; //!< nx (sites), or nx / 4 (quads)
+    core::FastDivisor rows;       //!< ny
+    bool fits_32_bits = true;     //!< every index < 2^32
+
+    static RowMajorIndex of( int row_length, int ny, std::size_t count )
+    {
+        return { core::FastDivisor( std::uint32_t( row_length ) ), core::FastDivisor( std::uint32_t( ny ) ),
+                 count <= ( std::size_t( 1 ) << 32 ) };
+    }
+
+    KOKKOS_FORCEINLINE_FUNCTION void coordinates( const std::size_t i, int& x, int& y, int& plane ) const
+    {
+        if ( fits_32_bits )
+        {
+            const std::uint32_t n = std::uint32_t( i );
+            const std::uint32_t row = row_length.quotient( n );
+            const std::uint32_t z = rows.quotient( row );
+            x = int( row_length.remainder( n, row ) );
+            y = int( rows.remainder( row, z ) );
+            plane = int( z );
+        }
+        else
+        {
+            const std::size_t row = i / row_length.divisor();
+            x = int( i - row * row_length.divisor() );
+            y = int( row % rows.divisor() );
+            plane = int( row / rows.divisor() );
+        }
+    }
+};
 
 /*!
   \brief The busy sites of a team's quads, run converged: quads [first, first + count) with first =
@@ -130,6 +170,7 @@ struct CompactedSplitPass
     SplitPass<Slots, Axis, memory_space> gather; //!< defines every busy site's word
     int quads_per_thread;                        //!< quads per thread of a team
     unsigned int overflow_capacity;              //!< overflow entries a team gathers in scratch (Buffered)
+    RowMajorIndex sites;                         //!< owned-plane site indices: RowMajorIndex::of( nx, ny, sites )
 
     KOKKOS_FORCEINLINE_FUNCTION std::size_t plane() const { return std::size_t( gather.nx ) * std::size_t( gather.ny ); }
     //! Quads of the owned planes.
@@ -153,11 +194,9 @@ struct CompactedSplitPass
     KOKKOS_INLINE_FUNCTION unsigned quad( const std::size_t q ) const
     {
         const int nx = gather.nx, ny = gather.ny;
-        const std::size_t d0 = 4 * q; // owned-plane index of the quad's first site
-        const std::size_t row = d0 / std::size_t( nx );
-        const int x0 = int( d0 - row * std::size_t( nx ) );
-        const int y = int( row % std::size_t( ny ) );
-        const int p = gather.window.owned_begin + int( row / std::size_t( ny ) );
+        int x0, y, p; // of the quad's first site, owned-plane index 4 q
+        sites.coordinates( 4 * q, x0, y, p );
+        p += gather.window.owned_begin;
         const std::size_t base = std::size_t( x0 ) + std::size_t( nx ) * ( std::size_t( y ) + std::size_t( ny ) * std::size_t( p ) );
         const site_word* in = gather.in.data();
         const SiteQuad own = load_quad( in + base );
@@ -217,10 +256,9 @@ struct CompactedSplitPass
     template <class Overflow>
     KOKKOS_INLINE_FUNCTION void busy_site( const std::size_t d, const Overflow& overflow ) const
     {
-        const std::size_t nx = std::size_t( gather.nx );
-        const std::size_t row = d / nx;
-        gather.site( int( d - row * nx ), int( row % std::size_t( gather.ny ) ),
-                     gather.window.owned_begin + int( row / std::size_t( gather.ny ) ), overflow );
+        int x, y, p;
+        sites.coordinates( d, x, y, p );
+        gather.site( x, y, gather.window.owned_begin + p, overflow );
     }
 
     KOKKOS_INLINE_FUNCTION void operator()( const member_type& team ) const
@@ -254,8 +292,8 @@ struct CompactedSplitPass
   about 0.3% of the destinations are such marked sites.
 
   Two kernels, because the gather's registers would starve the streaming part of work items:
-  - CompactedFusedMarks: one work item per quad (4 sites of a row, x0 a multiple of 4) of the source
-    planes: it copies an owned quad to the next lattice (one aligned 16-byte load and store) and, for
+  - CompactedFusedMarks: a work item per QuadsPerItem quads (4 sites of a row, x0 a multiple of 4) of
+    the source planes: it copies an owned quad to the next lattice (one aligned 16-byte load and store) and, for
     each particle on it, draws the particle's whole move once (fused_move, as the tiled pass does) and
     sets the bits of its own site and of the site the move ends on in `marks`, one bit per owned site
     (an atomic OR: moves cross quads; the bits are cleared before the kernel). On a slab, or over a
@@ -270,15 +308,19 @@ struct CompactedSplitPass
   gathers 1.7 ms (docs/performance.md, "The fused pass compacted").
   Needs rows of whole quads and 16-byte aligned arrays (quads_fit); runs on slabs as well.
 */
-template <int Slots, class MemorySpace>
+template <int Slots, class MemorySpace, int QuadsPerItem = 1>
 struct CompactedFusedMarks
 {
+    static_assert( QuadsPerItem >= 1 && QuadsPerItem <= 8, "quads per work item: 1 to 8" );
     using layout = SiteLayout<Slots>;
     FusedPass<Slots, MemorySpace> gather;
     Kokkos::View<std::uint32_t*, MemorySpace> marks; //!< bit d % 32 of word d / 32: owned-plane index d marked
     //! Source planes that are not owned: the local plane below and above the owned range where one exists
     //! outside it (a slab's ghost planes, or the wrapped neighbours of a plane range); -1 where none.
     int extra_plane[2] = { -1, -1 };
+    RowMajorIndex quad_index; //!< quads of the source planes: RowMajorIndex::of( nx / 4, ny, quads() )
+    std::size_t source_quads = 0; //!< quads() (set_sizes)
+    std::size_t item_stride = 0;  //!< work items: quads() / QuadsPerItem, rounded up (set_sizes)
 
     //! The source planes' extra planes for a window.
     static void find_extra_planes( const SlabWindow& w, int extra[2] )
@@ -328,35 +370,99 @@ struct CompactedFusedMarks
         }
     }
 
-    //! Quad q of the source planes.
-    KOKKOS_INLINE_FUNCTION void operator()( const std::size_t q ) const
+    //! Local plane and base index of quad q of the source planes (x0 = 4 qx); whether the plane is owned.
+    KOKKOS_FORCEINLINE_FUNCTION bool locate( const std::size_t q, int& x0, int& y, int& p ) const
     {
-        const int nx = gather.nx, ny = gather.ny;
-        const std::size_t per_plane = quads_per_plane();
-        const std::size_t plane_rank = q / per_plane;
-        const std::size_t r = q - plane_rank * per_plane;
+        int qx, plane_rank;
+        quad_index.coordinates( q, qx, y, plane_rank );
         const int owned = gather.window.owned_planes();
-        const int p = int( plane_rank ) < owned ? gather.window.owned_begin + int( plane_rank )
-                                                : ( int( plane_rank ) == owned && extra_plane[0] >= 0 ? extra_plane[0] : extra_plane[1] );
-        const int y = int( r / std::size_t( nx / 4 ) );
-        const int x0 = 4 * int( r - std::size_t( y ) * std::size_t( nx / 4 ) );
-        const std::size_t base = gather.index( x0, y, p );
-        const SiteQuad own = load_quad( gather.in.data() + base );
-        if ( int( plane_rank ) < owned )
-            store_quad( gather.out.data() + base, own );
-        for ( int j = 0; j < 4; ++j )
-            if ( !layout::empty( own.w[j] ) )
-                mark_moves( x0 + j, y, p, own.w[j] );
+        p = plane_rank < owned ? gather.window.owned_begin + plane_rank
+                               : ( plane_rank == owned && extra_plane[0] >= 0 ? extra_plane[0] : extra_plane[1] );
+        x0 = 4 * qx;
+        return plane_rank < owned;
+    }
+
+    //! Sets the sizes the work items use (after extra_plane and quad_index) and returns the work items:
+    //! each takes QuadsPerItem quads, item_stride apart (consecutive work items, consecutive quads).
+    std::size_t set_sizes()
+    {
+        source_quads = quads();
+        item_stride = ( source_quads + std::size_t( QuadsPerItem ) - 1 ) / std::size_t( QuadsPerItem );
+        return item_stride;
+    }
+
+    /*!
+      Work item w: quads w, w + item_stride, ... (QuadsPerItem of them, fewer at the end). Its quads' loads
+      are issued before any of them is stored or looked at, so that a thread has several 16-byte loads in
+      flight: with one quad per work item the kernel streamed at about half the copy roof on an H200 (0.55
+      ms at 512^3, 43% of the warps active), with 4 at 0.39 ms (docs/performance.md, "More bytes in flight").
+      The particles' moves come after the loops over the quads, their sites read again: indexing the
+      quads by a loop variable there kept them out of registers (0.84 ms with one quad per work item on
+      the GPU when the number of quads was a run-time value).
+    */
+    KOKKOS_INLINE_FUNCTION void operator()( const std::size_t w ) const
+    {
+        if constexpr ( QuadsPerItem == 1 )
+        {
+            // Host backends: the fewest instructions per quad (the general code below took 1.8 times as long
+            // per step on one CPU core, where the lattice's quads come from the caches).
+            int x0, y, p;
+            const bool owned = locate( w, x0, y, p );
+            const std::size_t base = gather.index( x0, y, p );
+            const SiteQuad own = load_quad( gather.in.data() + base );
+            if ( owned )
+                store_quad( gather.out.data() + base, own );
+            for ( int j = 0; j < 4; ++j )
+                if ( !layout::empty( own.w[j] ) )
+                    mark_moves( x0 + j, y, p, own.w[j] );
+            return;
+        }
+        const std::size_t n = source_quads, stride = item_stride;
+        SiteQuad own[QuadsPerItem];
+        for ( int k = 0; k < QuadsPerItem; ++k )
+        {
+            const std::size_t q = w + std::size_t( k ) * stride;
+            own[k] = SiteQuad{ { 0, 0, 0, 0 } };
+            if ( q < n )
+            {
+                int x0, y, p;
+                locate( q, x0, y, p );
+                own[k] = load_quad( gather.in.data() + gather.index( x0, y, p ) );
+            }
+        }
+        unsigned occupied = 0; // bit 4 k + j: site j of quad k holds particles
+        for ( int k = 0; k < QuadsPerItem; ++k )
+        {
+            const std::size_t q = w + std::size_t( k ) * stride;
+            if ( q >= n )
+                break;
+            int x0, y, p;
+            if ( locate( q, x0, y, p ) )
+                store_quad( gather.out.data() + gather.index( x0, y, p ), own[k] );
+            for ( int j = 0; j < 4; ++j )
+                occupied |= unsigned( !layout::empty( own[k].w[j] ) ) << ( 4 * k + j );
+        }
+        while ( occupied != 0 )
+        {
+            const int b = morula::compat::lowest_set_bit( occupied );
+            occupied &= occupied - 1u;
+            int x0, y, p;
+            locate( w + std::size_t( b >> 2 ) * stride, x0, y, p );
+            const int x = x0 + ( b & 3 );
+            mark_moves( x, y, p, gather.in( gather.index( x, y, p ) ) );
+        }
     }
 };
 
 /*!
-  \brief The marked sites of a team's range of mark words (one bit per site), run converged. Each thread
-  loads 4 consecutive words (128 sites) with one 16-byte load and keeps them in registers; in rounds, each
-  thread moves up to `places_per_thread` of its set bits into a queue in team scratch, and after a barrier
-  the team's threads take the queued sites one each. A team covers `chunks` x team size x 128 sites; the
-  queue holds team size x places_per_thread sites, so marks that exceed it wait for the next round
-  instead of needing a queue as long as the range (TeamBusyQueue's). run( d ) gets the site's index d in
+  \brief The marked sites of a team's range of mark words (one bit per site), run converged. The team
+  takes `chunks` chunks of team size x 4 words one after the other: each thread loads 4 consecutive words
+  (128 sites) of a chunk with one 16-byte load and keeps them in registers; in rounds, each thread moves
+  up to `places_per_thread` of its set bits into a queue in team scratch. The queue holds two rounds
+  (2 x team size x places_per_thread sites), and the team's threads take its sites one each, after a
+  barrier, only when it could not take another round or when the team's marks are all queued: so sparse
+  marks of several chunks fill one run of the team's threads (with one chunk per run, about 100 of a
+  GPU team's 256 threads had a site at 0.0015 particles per site). run( d ) gets the site's index d in
   the marks. `words` a multiple of 4, the array 16-byte aligned. Scratch: scratch_bytes().
 */
 template <class ExecutionSpace>
@@ -376,7 +482,7 @@ struct TeamMarkedQueue
     }
     static std::size_t scratch_bytes( int team_size, int places_per_thread )
     {
-        return queue_view::shmem_size( team_size * places_per_thread ) + queue_view::shmem_size( 2 );
+        return queue_view::shmem_size( 2 * team_size * places_per_thread ) + queue_view::shmem_size( 2 );
     }
 
     template <class Run>
@@ -385,19 +491,23 @@ struct TeamMarkedQueue
     {
         const int size = team.team_size();
         const int rank = team.team_rank();
-        queue_view queue( team.team_scratch( 0 ), size * places_per_thread );
+        const int round = size * places_per_thread; // the most sites one round queues
+        queue_view queue( team.team_scratch( 0 ), 2 * round );
         queue_view counters( team.team_scratch( 0 ), 2 ); // sites queued; whether a thread has marks left
+        const std::size_t team_first = 4 * std::size_t( size ) * std::size_t( team.league_rank() ) * std::size_t( chunks );
+        bool empty_queue = true;
         for ( int c = 0; c < chunks; ++c )
         {
-            const std::size_t first = 4 * std::size_t( size ) * ( std::size_t( team.league_rank() ) * std::size_t( chunks ) + std::size_t( c ) );
-            const std::size_t mine = first + 4 * std::size_t( rank );
+            const int chunk_offset = 4 * size * c; // of the chunk's first word from the team's
+            const std::size_t mine = team_first + std::size_t( chunk_offset + 4 * rank );
             Words m{ { 0, 0, 0, 0 } };
             if ( mine < words )
                 m = *reinterpret_cast<const Words*>( marks + mine );
             for ( ;; )
             {
                 Kokkos::single( Kokkos::PerTeam( team ), [&]() {
-                    counters( 0 ) = 0;
+                    if ( empty_queue )
+                        counters( 0 ) = 0;
                     counters( 1 ) = 0;
                 } );
                 team.team_barrier();
@@ -407,7 +517,7 @@ struct TeamMarkedQueue
                     {
                         const int bit = morula::compat::lowest_set_bit( m.w[j] );
                         m.w[j] &= m.w[j] - 1u;
-                        queue( Kokkos::atomic_fetch_add( &counters( 0 ), 1 ) ) = 32 * ( 4 * rank + j ) + bit;
+                        queue( Kokkos::atomic_fetch_add( &counters( 0 ), 1 ) ) = 32 * ( chunk_offset + 4 * rank + j ) + bit;
                         ++taken;
                     }
                 if ( ( m.w[0] | m.w[1] | m.w[2] | m.w[3] ) != 0 )
@@ -415,9 +525,13 @@ struct TeamMarkedQueue
                 team.team_barrier();
                 const int queued = counters( 0 );
                 const bool more = counters( 1 ) != 0;
-                Kokkos::parallel_for( Kokkos::TeamThreadRange( team, queued ),
-                                      [&]( const int e ) { run_site( 32 * first + std::size_t( queue( e ) ) ); } );
-                team.team_barrier(); // the queue and the counters are reused
+                empty_queue = queued > round || ( c == chunks - 1 && !more ); // run it now
+                if ( empty_queue )
+                    Kokkos::parallel_for( Kokkos::TeamThreadRange( team, queued ), [&]( const int e ) {
+                        run_site( 32 * team_first + std::size_t( queue( e ) ) );
+                    } );
+                // Every thread has read the counters (and run its queued sites) before they are reset
+                team.team_barrier();
                 if ( !more )
                     break;
             }
@@ -437,6 +551,7 @@ struct CompactedFusedBusy
     std::size_t words;                                       //!< of marks, a multiple of 4
     int chunks;                                              //!< TeamMarkedQueue's chunks per team
     int places_per_thread;                                   //!< and queue places per thread
+    RowMajorIndex sites;                                     //!< owned-plane site indices: RowMajorIndex::of( nx, ny, sites )
 
     int league( int team_size ) const { return TeamMarkedQueue<ExecutionSpace>::league( team_size, chunks, words ); }
     std::size_t scratch_bytes( int team_size ) const
@@ -478,12 +593,11 @@ struct CompactedFusedBusy
 
     KOKKOS_INLINE_FUNCTION void operator()( const member_type& team ) const
     {
-        const std::size_t nx = std::size_t( gather.nx ), ny = std::size_t( gather.ny );
-        TeamMarkedQueue<ExecutionSpace>::run(
-            team, marks.data(), words, chunks, places_per_thread, [&]( const std::size_t d ) {
-                const std::size_t row = d / nx;
-                destination( int( d - row * nx ), int( row % ny ), gather.window.owned_begin + int( row / ny ) );
-            } );
+        TeamMarkedQueue<ExecutionSpace>::run( team, marks.data(), words, chunks, places_per_thread, [&]( const std::size_t d ) {
+            int x, y, p;
+            sites.coordinates( d, x, y, p );
+            destination( x, y, gather.window.owned_begin + p );
+        } );
     }
 };
 

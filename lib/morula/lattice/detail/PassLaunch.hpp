@@ -76,6 +76,8 @@ struct TeamShapes
 {
     int quads_per_thread = 0;
     int overflow_entries = -1;
+    int marks_quads = 0;   //!< quads per work item of the compacted fused pass's marks (0: the default)
+    int marked_chunks = 0; //!< chunks of marks per work item of its gathers (TeamMarkedQueue; 0: the default)
 };
 
 /*!
@@ -137,28 +139,48 @@ struct PassLaunch
                  tracers, overflow };
     }
 
-    // The marks cleared, the source quads (one work item each, consecutive ones on consecutive threads),
-    // then the marked destinations in teams (TeamMarkedQueue): on a GPU 256 work items of 128 sites each,
-    // 8 queue places per work item (8 KB of queue), on the host one work item of 8 x 128 sites and 128
-    // places. teams.quads_per_thread, where given, sets the places per work item (tests: 1 forces rounds).
+    // The marks cleared, the source quads (on a GPU 4 per work item, consecutive work items on consecutive
+    // quads; on the host 1; teams.marks_quads, where given, sets it), then the marked destinations in teams
+    // (TeamMarkedQueue): on a GPU 256 work items of teams.marked_chunks x 128 sites each (SlabDiffusion
+    // chooses 4 or 1 by the density), 8 queue places per work item per round (16 KB of queue), on the host
+    // one work item of 8 x 128 sites and 128 places. teams.quads_per_thread, where given, sets the places
+    // per work item (tests: 1 forces rounds).
     void compacted_fused( const ExecutionSpace& exec ) const
     {
         constexpr bool host = Kokkos::SpaceAccessibility<Kokkos::HostSpace, memory_space>::accessible;
-        CompactedFusedMarks<Slots, memory_space> marks_pass{ gather_fused(), fused_marks };
-        CompactedFusedMarks<Slots, memory_space>::find_extra_planes( window, marks_pass.extra_plane );
         const std::size_t words = CompactedFusedMarks<Slots, memory_space>::mark_words( shape.nx, shape.ny, window );
         if ( fused_marks.extent( 0 ) < words )
             throw core::CapacityError( "LatticeDiffusion: the compacted fused pass has no room for its marks" );
         Kokkos::deep_copy( exec, Kokkos::subview( fused_marks, std::make_pair( std::size_t( 0 ), words ) ), std::uint32_t( 0 ) );
-        Kokkos::parallel_for( "morula::lattice::compacted_fused_marks",
-                              core::LaunchRange<ExecutionSpace, Kokkos::IndexType<std::size_t>>( exec, 0, marks_pass.quads() ),
-                              marks_pass );
+        const int quads = teams.marks_quads > 0 ? teams.marks_quads : ( host ? 1 : 4 );
+        if ( quads == 1 )
+            launch_marks<1>( exec );
+        else if ( quads == 2 )
+            launch_marks<2>( exec );
+        else if ( quads == 4 )
+            launch_marks<4>( exec );
+        else
+            throw core::InputError( core::detail::concat( "LatticeDiffusion: quads per work item of the fused pass's marks = ",
+                                                           quads, ", expected 1, 2 or 4" ) );
         const int team = host ? 1 : 256;
         const int places = teams.quads_per_thread > 0 ? teams.quads_per_thread : ( host ? 128 : 8 );
-        const CompactedFusedBusy<Slots, ExecutionSpace> busy_pass{ gather_fused(), fused_marks, words, host ? 8 : 1, places };
+        const CompactedFusedBusy<Slots, ExecutionSpace> busy_pass{ gather_fused(), fused_marks, words,
+                                                                   teams.marked_chunks > 0 ? teams.marked_chunks : ( host ? 8 : 1 ), places,
+                                                                   owned_sites_index() };
         core::LaunchTeam<ExecutionSpace> policy( exec, busy_pass.league( team ), team );
         policy.set_scratch_size( 0, Kokkos::PerTeam( busy_pass.scratch_bytes( team ) ) );
         Kokkos::parallel_for( "morula::lattice::compacted_fused_busy", policy, busy_pass );
+    }
+
+    template <int QuadsPerItem>
+    void launch_marks( const ExecutionSpace& exec ) const
+    {
+        CompactedFusedMarks<Slots, memory_space, QuadsPerItem> marks_pass{ gather_fused(), fused_marks };
+        CompactedFusedMarks<Slots, memory_space, QuadsPerItem>::find_extra_planes( window, marks_pass.extra_plane );
+        marks_pass.quad_index = RowMajorIndex::of( shape.nx / 4, shape.ny, marks_pass.quads() );
+        const std::size_t items = marks_pass.set_sizes();
+        Kokkos::parallel_for( "morula::lattice::compacted_fused_marks",
+                              core::LaunchRange<ExecutionSpace, Kokkos::IndexType<std::size_t>>( exec, 0, items ), marks_pass );
     }
 
     template <int Axis>
@@ -180,10 +202,12 @@ struct PassLaunch
         const int quads = teams.quads_per_thread > 0 ? teams.quads_per_thread : ( host ? 256 : 4 );
         const unsigned int entries = team_overflow_entries();
         if ( entries > 0 )
-            launch_compacted( exec, CompactedSplitPass<Slots, Axis, ExecutionSpace, true>{ gather_split<Axis>(), quads, entries },
+            launch_compacted( exec, CompactedSplitPass<Slots, Axis, ExecutionSpace, true>{ gather_split<Axis>(), quads, entries,
+                                                                                     owned_sites_index() },
                               team );
         else
-            launch_compacted( exec, CompactedSplitPass<Slots, Axis, ExecutionSpace, false>{ gather_split<Axis>(), quads, 0 },
+            launch_compacted( exec, CompactedSplitPass<Slots, Axis, ExecutionSpace, false>{ gather_split<Axis>(), quads, 0,
+                                                                                      owned_sites_index() },
                               team );
     }
 
@@ -197,6 +221,12 @@ struct PassLaunch
                               : axis == 1 ? "morula::lattice::compacted_split_pass_y"
                                           : "morula::lattice::compacted_split_pass_z",
                               policy, pass );
+    }
+
+    //! Coordinates of the owned planes' site indices.
+    RowMajorIndex owned_sites_index() const
+    {
+        return RowMajorIndex::of( shape.nx, shape.ny, std::size_t( shape.nx ) * std::size_t( shape.ny ) * std::size_t( window.owned_planes() ) );
     }
 
     unsigned int team_overflow_entries() const

@@ -385,15 +385,15 @@ class SlabDiffusion
       The automatic fused pass is the compacted one below this many particles per site, else the tiled
       one on the whole lattice and the gather on a slab. The compacted pass gathers only at the marked
       sites (a particle's own site and the end of its move, about twice the density when sparse).
-      Measured (ms per step, compacted / tiled, the same call; docs/performance.md, "Destinations marked
-      by the moves"): on an H200 at 256 x 256 x 512 sites, 2 / 4 / 8 slots, 0.02 per site 1.05 / 1.91,
-      0.95 / 1.69, 0.95 / 1.70; 0.04: 1.90 / 2.42, 1.73 / 2.08, 1.72 / 2.08; 0.06: 2.65 / 2.68, 2.47 /
-      2.32, 2.45 / 2.32; 0.08: 3.45 / 2.83. On its 16 host cores (OpenMP, 128 x 128 x 256): 0.16: 46.1 /
-      57.7, 44.5 / 64.5, 45.9 / 75.6; 0.3: 106.9 / 85.5, 96.8 / 91.0, 107.2 / 106.1. The thresholds lie
-      between a win and a tie or loss.
+      Measured (ms per step, compacted / tiled, the same call; docs/performance.md, "More bytes in
+      flight"): on an H200 at 256 x 256 x 512 sites, 2 / 4 / 8 slots, 0.02 per site 0.90 / 1.91, 0.79 /
+      1.69, 0.78 / 1.69; 0.04: 1.61 / 2.34, 1.50 / 2.07, 1.49 / 2.07; 0.06: 2.38 / 2.60, 2.24 / 2.32,
+      2.23 / 2.32; 0.08: 3.16 / 2.80, 3.04 / 2.50, 3.03 / 2.50. On its 16 host cores (OpenMP, 128 x 128
+      x 256; "Destinations marked by the moves"): 0.16: 46.1 / 57.7, 44.5 / 64.5, 45.9 / 75.6; 0.3: 106.9
+      / 85.5, 96.8 / 91.0, 107.2 / 106.1. The thresholds lie between a win and a tie or loss.
     */
     static constexpr double compacted_fused_max_density =
-        Kokkos::SpaceAccessibility<Kokkos::HostSpace, memory_space>::accessible ? 0.2 : 0.05;
+        Kokkos::SpaceAccessibility<Kokkos::HostSpace, memory_space>::accessible ? 0.2 : 0.07;
     //! The step number that keys the random moves: completed steps.
     std::uint32_t steps_done() const { return m_step; }
     std::size_t particles() const { return m_particles; }
@@ -525,6 +525,16 @@ class SlabDiffusion
                 Kokkos::view_alloc( Kokkos::WithoutInitializing, "lattice_fused_marks" ), words );
     }
 
+    /*!
+      Chunks of 128 x 256 sites per GPU team of the compacted fused pass's gathers (TeamMarkedQueue): 4 on
+      sparse lattices, where one chunk leaves most of a team's threads without a marked site, else 1 (more
+      chunks mean fewer teams). Measured on an H200 (ms per step, 1 / 4 chunks; 256 x 256 x 512, 2 slots,
+      unless said): 512^3 at 0.0015 particles per site 0.667 / 0.576; 0.005: 0.304 / 0.289; 0.01: 0.448 /
+      0.463 (3 chunks 0.569); 0.02: 0.834 / 0.902; 0.04: 1.607 / 1.671 (16 chunks 4.23: 64 teams on 132
+      SMs). The threshold lies between the win at 0.005 and the loss at 0.01.
+    */
+    static int marked_chunks_on_a_gpu( double particles_per_site ) { return particles_per_site < 0.0075 ? 4 : 1; }
+
     //! The pass over the owned planes of m_window, reading the current lattice and writing the next.
     PassLaunch<Slots, ExecutionSpace> passes() const
     {
@@ -533,6 +543,9 @@ class SlabDiffusion
             teams.overflow_entries = double( m_particles ) >= team_buffer_min_fill * double( m_current.sites().extent( 0 ) ) * Slots
                                          ? 512
                                          : 0;
+        if ( teams.marked_chunks <= 0 && !Kokkos::SpaceAccessibility<Kokkos::HostSpace, memory_space>::accessible )
+            teams.marked_chunks = marked_chunks_on_a_gpu(
+                double( m_particles ) / double( std::max<std::size_t>( 1, m_current.sites().extent( 0 ) ) ) );
         return { m_current.sites(), m_next.sites(), m_rules, m_rng, m_step, m_shape, m_window, tracers(), m_overflow, teams,
                  m_fused_marks };
     }
