@@ -4,7 +4,8 @@
 #
 #   morula_add_unit_tests(PACKAGE core FILES tstBox.hpp tstSoA.hpp)
 #
-# creates morula_core_tests_serial, morula_core_tests_openmp, ... and one ctest test per executable.
+# creates morula_core_tests_serial, morula_core_tests_openmp, ... and one ctest test per executable
+# (or SHARDS of them, below).
 
 # Morula_TEST_BACKENDS (cache, optional) restricts the backends, e.g. "CUDA;OPENMP" to save compile
 # time in a CUDA build; by default every backend Kokkos was built with is tested.
@@ -74,8 +75,14 @@ function(morula_mpiexec_preflags out)
   set(${out} ${_preflags} PARENT_SCOPE)
 endfunction()
 
+# SHARDS N (optional): the executable runs as N ctest tests <package>_<backend>_shard<i>of<N>, each with
+# GoogleTest's GTEST_TOTAL_SHARDS / GTEST_SHARD_INDEX, so that ctest -j spreads one long suite over the cores
+# (under the sanitizers grid_serial alone took 9 of CI's 10 test minutes on one of its 2 cores).
 function(morula_add_unit_tests)
-  cmake_parse_arguments(ARG "" "PACKAGE" "FILES" ${ARGN})
+  cmake_parse_arguments(ARG "" "PACKAGE;SHARDS" "FILES" ${ARGN})
+  if(NOT ARG_SHARDS)
+    set(ARG_SHARDS 1)
+  endif()
   foreach(_backend IN LISTS MORULA_TEST_BACKENDS)
     string(TOLOWER ${_backend} _lc)
     set(_sources ${PROJECT_SOURCE_DIR}/tests/harness/UnitTestMain.cpp)
@@ -86,10 +93,21 @@ function(morula_add_unit_tests)
     target_include_directories(${_exe} PRIVATE
       ${PROJECT_SOURCE_DIR}/tests/harness ${PROJECT_SOURCE_DIR}/tests ${CMAKE_CURRENT_SOURCE_DIR})
     target_link_libraries(${_exe} PRIVATE Morula::morula GTest::gtest)
-    add_test(NAME ${ARG_PACKAGE}_${_lc} COMMAND ${_exe})
-    set_tests_properties(${ARG_PACKAGE}_${_lc} PROPERTIES
-      LABELS "${ARG_PACKAGE};${_lc}"
-      ENVIRONMENT "OMP_PROC_BIND=false;OMP_NUM_THREADS=3")
+    if(ARG_SHARDS EQUAL 1)
+      add_test(NAME ${ARG_PACKAGE}_${_lc} COMMAND ${_exe})
+      set_tests_properties(${ARG_PACKAGE}_${_lc} PROPERTIES
+        LABELS "${ARG_PACKAGE};${_lc}"
+        ENVIRONMENT "OMP_PROC_BIND=false;OMP_NUM_THREADS=3")
+    else()
+      math(EXPR _last "${ARG_SHARDS} - 1")
+      foreach(_i RANGE ${_last})
+        set(_name ${ARG_PACKAGE}_${_lc}_shard${_i}of${ARG_SHARDS})
+        add_test(NAME ${_name} COMMAND ${_exe})
+        set_tests_properties(${_name} PROPERTIES
+          LABELS "${ARG_PACKAGE};${_lc}"
+          ENVIRONMENT "OMP_PROC_BIND=false;OMP_NUM_THREADS=3;GTEST_TOTAL_SHARDS=${ARG_SHARDS};GTEST_SHARD_INDEX=${_i}")
+      endforeach()
+    endif()
   endforeach()
 endfunction()
 
