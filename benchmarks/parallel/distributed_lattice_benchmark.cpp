@@ -2,8 +2,8 @@
 // of the ghost-plane exchanges and of the overflow placement per step against the passes.
 //
 //   mpiexec -n P distributed_lattice_benchmark --nx 512 --ny 512 (--nz-per-rank 512 | --nz-total 1024)
-//       [--slots 2|4|8] [--occupancy 0.0015] [--scheme split|fused] [--steps 20] [--warmup-steps 3]
-//       [--runs 3] [--out results.json]
+//       [--slots 2|4|8] [--occupancy 0.0015] [--scheme split|fused] [--slab-turns together|in_turn]
+//       [--steps 20] [--warmup-steps 3] [--runs 3] [--out results.json]
 //
 // The lattice is periodic on every axis, one species with p_-1 = p_+1 = 0.25 per axis (as
 // lattice_benchmark). Each rank fills its own slab on the device: slot k of global site g holds a
@@ -11,8 +11,8 @@
 // lattice is the same for any rank count and no rank holds the whole lattice. One run: --warmup-steps
 // untimed steps, then --steps steps; LatticeDiffusion on slabs times its phases (fenced): the passes,
 // the one-plane halo exchanges, the MPI_Allgather of the overflow counts after every pass (sync: where a
-// rank waits for the others' passes) and the overflow placement (the turns of the ranks with entries,
-// their three-plane bands). Per-step means of each rank are reduced
+// rank waits for the others' passes) and the overflow placement (the slabs placing together or in turn,
+// lattice::SlabTurns, with their three-plane bands). Per-step means of each rank are reduced
 // over the ranks (max and mean), and the median over --runs runs is reported, with the
 // communication share of the step, bytes sent per rank per step and the transport.
 #include "MpiBenchmarkUtils.hpp"
@@ -53,6 +53,7 @@ struct Settings
     int slots = 2;
     double occupancy = -1; // default per capacity, as lattice_benchmark: 0.0015, 0.038, 0.41
     std::string scheme = "split";
+    std::string slab_turns = "together"; // how the slabs place overflow lists (lattice::SlabTurns)
     double move_probability = 0.25;
     int steps = 20;
     int warmup_steps = 3;
@@ -109,6 +110,7 @@ RankSample one_run( const ExecutionSpace& exec, const Settings& set, const lat::
     lat::DiffusionOptions opt;
     opt.scheme = set.scheme == "fused" ? lat::PassScheme::fused : lat::PassScheme::split;
     opt.seed = set.seed + std::uint64_t( run );
+    opt.slab_turns = set.slab_turns == "in_turn" ? lat::SlabTurns::in_turn : lat::SlabTurns::together;
     lat::LatticeDiffusion<Slots, ExecutionSpace> model( exec, MPI_COMM_WORLD, whole, slab, rules, opt );
     particles = model.particles();
     for ( int k = 0; k < set.warmup_steps; ++k )
@@ -210,6 +212,7 @@ nlohmann::json run_case( const ExecutionSpace& exec, const Settings& set )
              { "occupancy", set.occupancy },
              { "particles", particles },
              { "scheme", set.scheme },
+             { "slab_turns", set.slab_turns },
              { "move_probability", set.move_probability },
              { "boundary", "periodic" },
              { "steps", set.steps },
@@ -253,6 +256,7 @@ int run_all( const ExecutionSpace& exec, const Settings& set, int device_id )
                                  { "slots", set.slots },
                                  { "occupancy", set.occupancy },
                                  { "scheme", set.scheme },
+                                 { "slab_turns", set.slab_turns },
                                  { "steps", set.steps },
                                  { "warmup_steps", set.warmup_steps },
                                  { "runs", set.runs } } },
@@ -282,6 +286,8 @@ int main( int argc, char* argv[] )
     app.add_option( "--occupancy", set.occupancy, "Mean particles per site (default 0.0015, 0.038, 0.41 for 2, 4, 8)" )
         ->check( CLI::Range( 0.0, 8.0 ) );
     app.add_option( "--scheme", set.scheme, "split or fused passes" )->check( CLI::IsMember( { "split", "fused" } ) );
+    app.add_option( "--slab-turns", set.slab_turns, "together or in_turn: how the slabs place overflow lists" )
+        ->check( CLI::IsMember( { "together", "in_turn" } ) );
     app.add_option( "--steps", set.steps, "Timed steps per run" )->check( CLI::Range( 1, 100000 ) );
     app.add_option( "--warmup-steps", set.warmup_steps, "Untimed steps before them" )->check( CLI::Range( 0, 100000 ) );
     app.add_option( "--runs", set.runs, "Timed runs (fresh lattice each)" )->check( CLI::Range( 1, 1000 ) );

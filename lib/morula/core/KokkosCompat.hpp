@@ -31,10 +31,14 @@
 #define MORULA_HAVE_CUDA_GRAPH_CAPTURE 0
 #endif
 
-//! Asks the compiler to unroll the next loop fully (a loop over a register array must be unrolled for
-//! the array to stay in registers on a GPU).
-#if defined( __CUDACC__ ) || defined( __HIPCC__ ) || defined( __clang__ )
+//! Asks the compiler to unroll the next loop: fully on a GPU (a loop over a register array must be
+//! unrolled for the array to stay in registers there), by up to 16 on a CPU, as GCC's pragma does. Clang
+//! on a CPU used to get the full unroll too: it compiled the ODE tests 1.5 times slower than with 16
+//! (tstOdeRosenbrock under ASan, 441 against 289 s) and warned 150 times per file that it could not.
+#if defined( __CUDACC__ ) || defined( __HIPCC__ )
 #define MORULA_UNROLL _Pragma( "unroll" )
+#elif defined( __clang__ )
+#define MORULA_UNROLL _Pragma( "unroll 16" )
 #elif defined( __GNUC__ )
 #define MORULA_UNROLL _Pragma( "GCC unroll 16" )
 #else

@@ -67,6 +67,26 @@ inline const char* to_string( OverflowPlacement p )
     return p == OverflowPlacement::automatic ? "automatic" : ( p == OverflowPlacement::sequential ? "sequential" : "parallel" );
 }
 
+/*!
+  \brief How the slabs of a distributed lattice place a pass's overflow lists, in the single rank's key
+  order, which runs through the slabs one after the other (LatticeDiffusion). Both give the single
+  rank's lattice bit for bit; they differ in how long ranks wait for each other on crowded lattices.
+*/
+enum class SlabTurns
+{
+    automatic, //!< together
+    in_turn,   //!< the slabs with entries one after the other, every rank replaying each one's band
+    together   //!< every slab sweeps its own list at once (the parallel placement, nothing written),
+               //!< then, in slab order, takes its predecessor's placements near the shared face, sweeps
+               //!< again from where it was (only what they displace) and places; a slab whose entry
+               //!< needs the scan over all slabs hands the rest of the pass to the turns
+};
+
+inline const char* to_string( SlabTurns t )
+{
+    return t == SlabTurns::automatic ? "automatic" : ( t == SlabTurns::in_turn ? "in_turn" : "together" );
+}
+
 //! The choices of a LatticeDiffusion (on one rank or on slabs) that leave the model's statistics alone.
 struct DiffusionOptions
 {
@@ -77,6 +97,7 @@ struct DiffusionOptions
     //! fused_kernels() tell what runs.
     PassKernels kernels = PassKernels::automatic;
     OverflowPlacement placement = OverflowPlacement::automatic;
+    SlabTurns slab_turns = SlabTurns::automatic; //!< slabs of a distributed lattice only
 };
 
 } // namespace morula::lattice

@@ -103,8 +103,16 @@ inline double diffusion_memory_bytes( double sites, double particles, double tra
     its planes, so every later turn sees the lattice exactly as the
     single rank would. An entry whose 5^3 cube has no room stops the kernel: the single rank's last
     resort, the first site with room after it in index order, is found over all slabs (one
-    MPI_Allreduce MIN of each slab's candidate), placed on every rank, and the turn resumes. The
-    result is the single-rank placement bit for bit; a pass without overflows costs one MPI_Allgather.
+    MPI_Allreduce MIN of each slab's candidate), placed on every rank, and the turn resumes. That is
+    SlabTurns::in_turn. By default (SlabTurns::together) the slabs do not wait for their turns: each
+    sweeps its own list at once against the lattice as the pass left it (the parallel placement's fixed
+    point, nothing written), then, in slab order, takes the placements of the neighbour before it near
+    their shared face (particles that come before all its entries: they only take room), sweeps again
+    from its fixed point (only the entries they displace) and places; a word passed from slab to slab
+    says whether a slab before needed the scan over all slabs, in which case that slab and the ones
+    after it finish in turns as above. The result is the single-rank placement bit for bit either way;
+    a pass without overflows costs one MPI_Allgather, a pass with overflows one MPI_Allreduce more
+    when the slabs place together.
   Tracer displacements are kept per rank and summed over the ranks when asked for. A timed step adds
   what it communicated (LatticeDiffusionCount) to times(); each phase ends with a fence of `exec`, and
   a phase that waits for messages includes the wait for slower ranks. Collective then: every rank

@@ -706,103 +706,107 @@ class OverflowSweeps
         while ( true )
         {
             Kokkos::deep_copy( exec, Kokkos::subview( m_target, Kokkos::make_pair( first, n ) ), data_type::none );
-            int run = 0; // sweeps of this stretch
-            bool fixed = false;
-            std::size_t active = first; // the entries before it are final
-            bool every_entry = true;    // the first sweep: no claims yet, every entry computed
-            data_type d = data( p, 0, 0 );
-            std::size_t last_changes = n - first; // the first sweep changes every entry with room
-            std::size_t work_size = 0;            // the next sweep's worklist, when listed
-            bool listed = false;
-            while ( !fixed && run < max_sweeps )
-            {
-                if ( next_epoch( exec ) )
-                {
-                    every_entry = true; // the stamps were reset: the previous sweep's changes are lost
-                    listed = false;
-                }
-                d = data( p, m_epoch, m_inputs_epoch );
-                // Few changes in the previous sweep: this one lists its changes, and the claim lists and
-                // the next sweep's entries follow from them (work per change, not per entry).
-                const bool list = n - first >= m_list_min_entries && last_changes <= m_list_limit &&
-                                  last_changes * m_list_share <= n - first;
-                if ( list )
-                {
-                    reserve_lists( exec, n );
-                    Kokkos::deep_copy( exec, m_counters, std::uint32_t( 0 ) );
-                }
-                SweepTargets<Slots, memory_space> sweep{ d, every_entry, {}, {}, m_counters };
-                if ( list )
-                    sweep.changed_list = m_changed_list;
-                SweepChanges changes{ n, 0 }; // read on the host
-                if ( listed && !every_entry )
-                {
-                    sweep.every_entry = true; // the worklist holds the entries whose inputs changed
-                    sweep.work = Kokkos::subview( m_work, Kokkos::make_pair( std::size_t( 0 ), work_size ) );
-                    if ( work_size > 0 )
-                        Kokkos::parallel_reduce( "morula::lattice::overflow_sweep_listed", range( 0, work_size ), sweep,
-                                                 changes );
-                }
-                else
-                    // A range, not teams that queue the entries to compute in scratch (as the compacted split
-                    // passes queue busy sites): on an H200 such teams (256 x 4 entries) took 200-240 us for
-                    // the late sweeps of a 4M-entry list against 116-145 us for the range, 390-460 against
-                    // 290-370 us for the first two.
-                    Kokkos::parallel_reduce( "morula::lattice::overflow_sweep", range( active, n ), sweep, changes );
-                ++run;
-                every_entry = false;
-                fixed = changes.count == 0;
-                if ( fixed )
-                    break;
-                const std::size_t changed = changes.first;
-                active = changed;
-                last_changes = changes.count;
-                if ( list && changes.count <= m_changed_list.extent( 0 ) )
-                {
-                    work_size = follow_listed_changes( exec, p, changes.count, active, n );
-                    listed = work_size <= m_work.extent( 0 );
-                }
-                else
-                {
-                    Kokkos::parallel_for( "morula::lattice::overflow_mark_changes", range( changed, n ),
-                                          MarkChanges<memory_space>{ m_target, m_previous, m_changed_at, m_site_changed_at,
-                                                                     m_head, m_epoch } );
-                    Kokkos::parallel_for( "morula::lattice::overflow_relink_claims", range( first, n ),
-                                          RelinkChanged<memory_space>{ m_target, m_site_changed_at, m_head, m_next, m_epoch } );
-                    listed = false;
-                }
-                m_inputs_epoch = m_epoch;
-            }
-            m_sweeps += run;
-            if ( !fixed )
+            if ( !sweep_to_fixed_point( exec, p, first, n, max_sweeps, false ) )
             {
                 Kokkos::parallel_for( "morula::lattice::overflow_clear_claims", range( first, n ),
-                                      ClearClaims<Slots, memory_space>{ d } );
+                                      ClearClaims<Slots, memory_space>{ data( p, m_epoch, m_inputs_epoch ) } );
                 sequential( first, n ); // every entry in order: the result is the same
                 return;
             }
-            std::size_t stop = n;
-            Kokkos::parallel_reduce( "morula::lattice::overflow_first_without_target", range( first, n ),
-                                     FirstWithoutTarget<Slots, memory_space>{ d }, Kokkos::Min<std::size_t>( stop ) );
-            stop = std::min( stop, n ); // the reducer's identity when every entry has a target
-            if ( stop > first )
-                Kokkos::parallel_for( "morula::lattice::overflow_commit", range( first, stop ),
-                                      CommitTargets<Slots, memory_space>{ d, std::uint32_t( stop ) } );
-            Kokkos::parallel_for( "morula::lattice::overflow_clear_claims", range( first, n ),
-                                  ClearClaims<Slots, memory_space>{ d } );
-            if ( stop >= n )
-            {
-                sequential( n, n ); // closes the list
-                return;
-            }
-            sequential( stop, stop + 1 ); // the scan over the lattice (on a slab: stops there)
-            if ( !p.window.whole )
+            const std::size_t stop = commit_fixed_point( exec, p, first, n );
+            if ( stop >= n || !p.window.whole )
                 return;
             first = stop + 1;
             if ( first >= n )
                 return; // the sequential kernel placed the last entry and closed the list
         }
     }
+
+    /*!
+      @{ The placement of a slab's list in two halves (parallel::detail::OverflowTurns, slabs placing
+      together): speculate() sorts the list and sweeps it to the fixed point against the lattice as it
+      is, without writing anything to it; the caller may then append particles that come before every
+      entry of the list in key order (a neighbouring slab's placements, ReplayPlacements) and stamp their
+      sites (stamp_sites()); finish() sweeps again from the fixed point, computing only the entries whose
+      sites were stamped and those they displace, and places the list as place() would: up to the first
+      entry without room, which the sequential kernel then reports in next_entry. Appended particles only
+      take room, so the new fixed point is the sequential placement on the lattice with them (the
+      fixed-point argument above holds from any start). speculate() returns false when the sweeps did
+      not settle within max_sweeps (then finish() places the list with the sequential kernel); abandon()
+      drops a speculation (its claims) without placing anything.
+    */
+    bool speculate( const ExecutionSpace& exec, serial_type p, std::size_t n, int key_bits, int max_sweeps )
+    {
+        reserve( exec, p, n );
+        sort( exec, p, n, key_bits );
+        p.presorted = true;
+        m_sweeps = 0;
+        m_listed_sweeps = 0;
+        m_speculation = Speculation{ p, n, max_sweeps, false, false, true };
+        Kokkos::deep_copy( exec, Kokkos::subview( m_target, Kokkos::make_pair( std::size_t( 0 ), n ) ), data_type::none );
+        m_speculation.fixed = sweep_to_fixed_point( exec, p, 0, n, max_sweeps, false );
+        if ( !m_speculation.fixed )
+            clear_claims( exec );
+        return m_speculation.fixed;
+    }
+
+    //! Stamps the local sites of `replay`'s entries that land on this lattice's planes (the particles it
+    //! appended after speculate()), for finish().
+    template <class Replay>
+    void stamp_sites( const ExecutionSpace& exec, const Replay& replay )
+    {
+        if ( !m_speculation.active || !m_speculation.fixed || replay.begin >= replay.end )
+            return;
+        // One epoch for every call before finish(): the sweep after them reads the sites stamped with it.
+        if ( !m_speculation.stamped && next_epoch( exec ) )
+            m_speculation.every_entry = true; // the stamps were reset: finish() computes every entry
+        const auto stamps = m_site_changed_at;
+        const std::uint8_t epoch = m_epoch;
+        Kokkos::parallel_for(
+            "morula::lattice::overflow_stamp_appended", core::LaunchRange<ExecutionSpace>( exec, replay.begin, replay.end ),
+            KOKKOS_LAMBDA( const std::size_t i ) {
+                const std::size_t s = replay.local_site( i );
+                if ( s != ~std::size_t( 0 ) )
+                    stamps( s ) = epoch;
+            } );
+        m_inputs_epoch = m_epoch;
+        m_speculation.stamped = true;
+    }
+
+    //! Completes a speculation (see speculate()); leaves p.next_entry as place() does.
+    void finish( const ExecutionSpace& exec )
+    {
+        Speculation& sp = m_speculation;
+        if ( !sp.active )
+            return;
+        sp.active = false;
+        serial_type p = sp.p;
+        bool fixed = sp.fixed;
+        if ( fixed && sp.stamped )
+            ++m_resumed;
+        if ( fixed && sp.stamped )
+            fixed = sweep_to_fixed_point( exec, p, 0, sp.n, sp.max_sweeps, true, sp.every_entry );
+        if ( !fixed )
+        {
+            if ( sp.fixed )
+                clear_claims( exec );
+            serial_type s = p;
+            s.first_entry = 0;
+            s.last_entry = sp.n;
+            Kokkos::parallel_for( "morula::lattice::place_overflow", core::LaunchRange<ExecutionSpace>( exec, 0, 1 ), s );
+            return;
+        }
+        commit_fixed_point( exec, p, 0, sp.n );
+    }
+
+    //! Drops a speculation without placing anything (the list stays sorted).
+    void abandon( const ExecutionSpace& exec )
+    {
+        if ( m_speculation.active && m_speculation.fixed )
+            clear_claims( exec );
+        m_speculation.active = false;
+    }
+    //! @}
 
     //! Sweeps run by the last place() (for tests and benchmarks).
     int sweeps() const { return m_sweeps; }
@@ -829,10 +833,142 @@ class OverflowSweeps
         m_list_share = std::max<std::size_t>( 1, share );
         m_list_min_entries = min_entries;
     }
+    //! Speculations that finish() swept again because sites were stamped, since construction (for tests).
+    long long resumed_speculations() const { return m_resumed; }
     //! Sweeps of the last place() that computed a worklist instead of a range (for tests and benchmarks).
     int listed_sweeps() const { return m_listed_sweeps; }
 
   private:
+    //! A speculation between speculate() and finish() / abandon().
+    struct Speculation
+    {
+        serial_type p;
+        std::size_t n = 0;
+        int max_sweeps = 0;
+        bool fixed = false;       //!< the sweeps settled; the claims are held
+        bool stamped = false;     //!< sites were stamped since
+        bool active = false;
+        bool every_entry = false; //!< the stamps were reset since: compute every entry again
+    };
+
+    void clear_claims( const ExecutionSpace& exec )
+    {
+        const Speculation& sp = m_speculation;
+        Kokkos::parallel_for( "morula::lattice::overflow_clear_claims", core::LaunchRange<ExecutionSpace>( exec, 0, sp.n ),
+                              ClearClaims<Slots, memory_space>{ data( sp.p, m_epoch, m_inputs_epoch ) } );
+    }
+
+    /*!
+      Sweeps entries [first, n) until a sweep changes nothing (true) or max_sweeps sweeps ran (false).
+      From scratch (targets none, every entry computed by the first sweep), or `resumed` from a fixed
+      point whose inputs changed at the sites stamped m_inputs_epoch (every entry computed first when
+      `every_entry`).
+    */
+    bool sweep_to_fixed_point( const ExecutionSpace& exec, const serial_type& p, std::size_t first, std::size_t n,
+                               int max_sweeps, bool resumed, bool every_entry_first = false )
+    {
+        const auto range = [&]( std::size_t from, std::size_t to ) {
+            return core::LaunchRange<ExecutionSpace>( exec, from, to );
+        };
+        int run = 0; // sweeps of this stretch
+        bool fixed = false;
+        std::size_t active = first; // the entries before it are final
+        bool every_entry = !resumed || every_entry_first; // the first sweep from scratch: no claims yet
+        data_type d = data( p, 0, 0 );
+        // The first sweep from scratch changes every entry with room; a resumed one few.
+        std::size_t last_changes = resumed ? 0 : n - first;
+        std::size_t work_size = 0; // the next sweep's worklist, when listed
+        bool listed = false;
+        while ( !fixed && run < max_sweeps )
+        {
+            if ( next_epoch( exec ) )
+            {
+                every_entry = true; // the stamps were reset: the previous sweep's changes are lost
+                listed = false;
+            }
+            d = data( p, m_epoch, m_inputs_epoch );
+            // Few changes in the previous sweep: this one lists its changes, and the claim lists and
+            // the next sweep's entries follow from them (work per change, not per entry).
+            const bool list = n - first >= m_list_min_entries && last_changes <= m_list_limit &&
+                              last_changes * m_list_share <= n - first;
+            if ( list )
+            {
+                reserve_lists( exec, n );
+                Kokkos::deep_copy( exec, m_counters, std::uint32_t( 0 ) );
+            }
+            SweepTargets<Slots, memory_space> sweep{ d, every_entry, {}, {}, m_counters };
+            if ( list )
+                sweep.changed_list = m_changed_list;
+            SweepChanges changes{ n, 0 }; // read on the host
+            if ( listed && !every_entry )
+            {
+                sweep.every_entry = true; // the worklist holds the entries whose inputs changed
+                sweep.work = Kokkos::subview( m_work, Kokkos::make_pair( std::size_t( 0 ), work_size ) );
+                if ( work_size > 0 )
+                    Kokkos::parallel_reduce( "morula::lattice::overflow_sweep_listed", range( 0, work_size ), sweep,
+                                             changes );
+            }
+            else
+                // A range, not teams that queue the entries to compute in scratch (as the compacted split
+                // passes queue busy sites): on an H200 such teams (256 x 4 entries) took 200-240 us for
+                // the late sweeps of a 4M-entry list against 116-145 us for a plain range, 390-460 against
+                // 290-370 us for the first two.
+                Kokkos::parallel_reduce( "morula::lattice::overflow_sweep", range( active, n ), sweep, changes );
+            ++run;
+            every_entry = false;
+            fixed = changes.count == 0;
+            if ( fixed )
+                break;
+            const std::size_t changed = changes.first;
+            active = changed;
+            last_changes = changes.count;
+            if ( list && changes.count <= m_changed_list.extent( 0 ) )
+            {
+                work_size = follow_listed_changes( exec, p, changes.count, active, n );
+                listed = work_size <= m_work.extent( 0 );
+            }
+            else
+            {
+                Kokkos::parallel_for( "morula::lattice::overflow_mark_changes", range( changed, n ),
+                                      MarkChanges<memory_space>{ m_target, m_previous, m_changed_at, m_site_changed_at,
+                                                                 m_head, m_epoch } );
+                Kokkos::parallel_for( "morula::lattice::overflow_relink_claims", range( first, n ),
+                                      RelinkChanged<memory_space>{ m_target, m_site_changed_at, m_head, m_next, m_epoch } );
+                listed = false;
+            }
+            m_inputs_epoch = m_epoch;
+        }
+        m_sweeps += run;
+        return fixed;
+    }
+
+    /*!
+      At a fixed point of entries [first, n): places the entries before the first one without room
+      (CommitTargets), clears the claims, and has the sequential kernel place that entry (the scan over
+      the lattice; on a slab it stops there and reports it in next_entry) or close the list. Returns the
+      first entry without room (n: none).
+    */
+    std::size_t commit_fixed_point( const ExecutionSpace& exec, const serial_type& p, std::size_t first, std::size_t n )
+    {
+        const auto range = [&]( std::size_t from, std::size_t to ) {
+            return core::LaunchRange<ExecutionSpace>( exec, from, to );
+        };
+        const data_type d = data( p, m_epoch, m_inputs_epoch );
+        std::size_t stop = n;
+        Kokkos::parallel_reduce( "morula::lattice::overflow_first_without_target", range( first, n ),
+                                 FirstWithoutTarget<Slots, memory_space>{ d }, Kokkos::Min<std::size_t>( stop ) );
+        stop = std::min( stop, n ); // the reducer's identity when every entry has a target
+        if ( stop > first )
+            Kokkos::parallel_for( "morula::lattice::overflow_commit", range( first, stop ),
+                                  CommitTargets<Slots, memory_space>{ d, std::uint32_t( stop ) } );
+        Kokkos::parallel_for( "morula::lattice::overflow_clear_claims", range( first, n ), ClearClaims<Slots, memory_space>{ d } );
+        serial_type s = p;
+        s.first_entry = stop >= n ? n : stop;
+        s.last_entry = stop >= n ? n : stop + 1; // closes the list, or the scan over the lattice
+        Kokkos::parallel_for( "morula::lattice::place_overflow", core::LaunchRange<ExecutionSpace>( exec, 0, 1 ), s );
+        return stop;
+    }
+
     /*!
       After a sweep that listed its `count` changed entries (epoch m_epoch): the claim lists of the sites
       they left or took rebuilt, and the next sweep's worklist (entries from `active` on whose inputs
@@ -1039,6 +1175,8 @@ class OverflowSweeps
     std::size_t m_counting_from = 0;
     std::uint8_t m_epoch = 0, m_inputs_epoch = 0; //!< the last sweep's, and the one before
     std::uint8_t m_epoch_limit = 255;
+    Speculation m_speculation;
+    long long m_resumed = 0;
 };
 
 } // namespace morula::lattice::detail

@@ -259,9 +259,7 @@ class SlabDiffusion
         if ( !m_replay_count.data() )
             m_replay_count = Kokkos::View<std::size_t, memory_space>( "lattice_replay_count" );
         using replay_type = ReplayPlacements<Slots, memory_space>;
-        const replay_type replay{ m_current.sites(), sites, codes, begin, end,
-                                  m_shape.nx, m_shape.ny, m_window, first_plane,
-                                  last_plane, conflicts, m_replay_selected, m_replay_count };
+        const replay_type replay = replay_functor( sites, codes, begin, end, first_plane, last_plane );
         Kokkos::parallel_scan( "morula::lattice::replay_select",
                                core::LaunchRange<ExecutionSpace, Kokkos::IndexType<std::size_t>>( exec, 0, end - begin ),
                                typename replay_type::Select{ replay } );
@@ -274,6 +272,61 @@ class SlabDiffusion
             throw core::CapacityError( core::detail::concat( "LatticeDiffusion: ", n,
                                                              " replayed placement(s) found their site full" ) );
     }
+    /*!
+      @{ Slabs placing together (parallel::detail::OverflowTurns): speculate_placement() sorts the last
+      pass's list (n entries) and sweeps it to its fixed point against the lattice as it is, placing
+      nothing (OverflowSweeps::speculate); true when it did, false for lists the caller places with
+      place_overflow_from() instead (short lists and the sequential placement, as place_overflow() would,
+      and sweeps that did not settle). absorb_placements() appends particles that come before the whole
+      list in key order (another slab's placements, as replay_placements()) and marks their sites;
+      finish_speculation() places the list from the fixed point those change (the entries they displace
+      only) and returns what place_overflow_from( exec, 0 ) would: the list's size, or the first entry
+      that needs the scan over all slabs (those before it placed). Fence.
+    */
+    bool speculate_placement( const ExecutionSpace& exec, std::size_t n )
+    {
+        m_speculating = false;
+        if ( n == 0 || overflow_placement() == OverflowPlacement::sequential ||
+             ( m_options.placement == OverflowPlacement::automatic && n <= short_list ) )
+            return false;
+        m_speculating = m_sweeps.speculate( exec, sequential_placement( 0 ), n, overflow_key_bits(), max_overflow_sweeps( n ) );
+        if ( !m_speculating )
+            m_sweeps.abandon( exec );
+        m_sweeps_run = m_sweeps.sweeps();
+        exec.fence();
+        return m_speculating;
+    }
+    void absorb_placements( const ExecutionSpace& exec, const Kokkos::View<const std::uint64_t*, memory_space>& sites,
+                            const Kokkos::View<const std::uint32_t*, memory_space>& codes, std::size_t n,
+                            int first_plane, int last_plane )
+    {
+        replay_placements( exec, sites, codes, 0, n, first_plane, last_plane );
+        if ( m_speculating )
+        {
+            m_sweeps.stamp_sites( exec, replay_functor( sites, codes, 0, n, first_plane, last_plane ) );
+            exec.fence();
+        }
+    }
+    std::size_t finish_speculation( const ExecutionSpace& exec )
+    {
+        m_sweeps.finish( exec );
+        m_speculating = false;
+        m_sweeps_run = m_sweeps.sweeps();
+        std::size_t next = 0;
+        Kokkos::deep_copy( exec, next, m_next_entry );
+        exec.fence();
+        return next;
+    }
+    //! Drops a speculation (the claims it holds); the list stays sorted for place_overflow_from().
+    void abandon_speculation( const ExecutionSpace& exec )
+    {
+        m_sweeps.abandon( exec );
+        m_speculating = false;
+        exec.fence();
+    }
+    bool speculating() const { return m_speculating; }
+    //! @}
+
     //! Overflowed particles the nearest-site table could not place (a slab has no global scan).
     unsigned long long unplaced() const
     {
@@ -556,15 +609,43 @@ class SlabDiffusion
         passes().template split<Axis>( exec, m_split_kernels );
     }
 
-    void run_placement( const ExecutionSpace& exec, std::size_t first )
+    //! The sequential kernel for the last pass's list from entry `first` (the parallel placement's
+    //! definition and its fallback).
+    PlaceOverflow<Slots, memory_space> sequential_placement( std::size_t first ) const
     {
         const auto& s = m_shape;
-        const PlaceOverflow<Slots, memory_space> place{
+        return PlaceOverflow<Slots, memory_space>{
             m_current.sites(), m_overflow, m_offsets, m_total_overflows, m_unplaced, m_rules.blocked_types,
             s.nx, s.ny, m_window,
             { s.boundary[0] == LatticeBoundary::periodic, s.boundary[1] == LatticeBoundary::periodic,
               s.boundary[2] == LatticeBoundary::periodic },
             tracers(), m_rng, m_step, m_last_pass, placement_descending(), m_placed, first, m_next_entry };
+    }
+
+    //! Bits of the overflow keys (site << 8 | arrival rank) of this lattice's shape.
+    int overflow_key_bits() const
+    {
+        int key_bits = 8;
+        for ( std::uint64_t last = std::uint64_t( m_shape.sites() ) - 1; last; last >>= 1 )
+            ++key_bits;
+        return key_bits;
+    }
+
+    /*!
+      Sweeps before the sequential kernel does the rest of a list of n entries: a sweep costs three
+      launches and a read; the sequential kernel places one entry in about the time of a launch. Past
+      n / 8 sweeps (never seen; the bound is for adversarial lists) it does the rest.
+    */
+    int max_overflow_sweeps( std::size_t n ) const
+    {
+        return m_options.placement == OverflowPlacement::automatic
+                   ? int( std::min<std::size_t>( std::max<std::size_t>( 64, n / 8 ), 1u << 30 ) )
+                   : std::numeric_limits<int>::max();
+    }
+
+    void run_placement( const ExecutionSpace& exec, std::size_t first )
+    {
+        const PlaceOverflow<Slots, memory_space> place = sequential_placement( first );
         const bool automatic = m_options.placement == OverflowPlacement::automatic;
         // A sparse lattice keeps the sequential kernel's single launch without reading the list's size
         // on the host (a device-to-host read per pass is a measurable share of a sparse GPU pass): after
@@ -587,15 +668,17 @@ class SlabDiffusion
                                   place );
             return;
         }
-        int key_bits = 8;
-        for ( std::uint64_t last = std::uint64_t( s.sites() ) - 1; last; last >>= 1 )
-            ++key_bits;
-        // A sweep costs three launches and a read; the sequential kernel places one entry in about the time
-        // of a launch. Past n / 8 sweeps (never seen; the bound is for adversarial lists) it does the rest.
-        const int max_sweeps = automatic ? int( std::min<std::size_t>( std::max<std::size_t>( 64, n / 8 ), 1u << 30 ) )
-                                         : std::numeric_limits<int>::max();
-        m_sweeps.place( exec, place, first, n, key_bits, max_sweeps );
+        m_sweeps.place( exec, place, first, n, overflow_key_bits(), max_overflow_sweeps( n ) );
         m_sweeps_run = m_sweeps.sweeps();
+    }
+
+    ReplayPlacements<Slots, memory_space> replay_functor( const Kokkos::View<const std::uint64_t*, memory_space>& sites,
+                                                          const Kokkos::View<const std::uint32_t*, memory_space>& codes,
+                                                          std::size_t begin, std::size_t end, int first_plane,
+                                                          int last_plane ) const
+    {
+        return { m_current.sites(), sites, codes, begin, end, m_shape.nx, m_shape.ny, m_window,
+                 first_plane, last_plane, m_replay_conflicts, m_replay_selected, m_replay_count };
     }
 
     void swap() { std::swap( m_current, m_next ); }
@@ -633,6 +716,7 @@ class SlabDiffusion
     Kokkos::View<std::size_t, memory_space> m_replay_count;
     OverflowSweeps<Slots, ExecutionSpace> m_sweeps;
     int m_sweeps_run = 0;
+    bool m_speculating = false; //!< between speculate_placement() and finish_speculation()
     TeamShapes m_team_shapes;
     // DiffusionOptions::placement automatic: lists this short are placed by the sequential kernel; after
     // quiet_passes such passes in a row the list's size is read only every probe_period passes.

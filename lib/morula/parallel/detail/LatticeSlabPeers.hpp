@@ -186,7 +186,7 @@ class LatticeSlabPeers
     }
 
     //! Places this pass's overflowed particles on all ranks in the single-rank order: this rank's
-    //! report, everybody's (sync), the turns.
+    //! report, everybody's (sync), then the slabs together or in turn (DiffusionOptions::slab_turns).
     template <class Phases>
     void place_overflow( const ExecutionSpace& exec, engine_type& engine, Phases& phase,
                          lattice::LatticeDiffusionReport& report )
@@ -195,7 +195,7 @@ class LatticeSlabPeers
         const auto mine = phase.synced( Phase::overflow, no_sync, [&] { return m_turns.local_report( exec, engine ); } );
         const auto reports = phase.synced( Phase::sync, no_sync, [&] { return m_turns.gather_reports( mine ); } );
         const auto done = phase.synced( Phase::overflow, FenceAtEnd{ exec }, [&] {
-            return m_turns.take_turns( exec, engine, m_planes, mine, reports );
+            return m_turns.place( exec, engine, m_planes, mine, reports, engine.options().slab_turns );
         } );
         report.overflow_events += done.entries > 0 ? 1 : 0;
         report.overflow_entries += done.entries;

@@ -54,6 +54,18 @@ class OverflowTurns
         long long scans = 0;   //!< of those, placed by the index-order scan over all slabs
     };
 
+    //! Every rank's entries, from the reports.
+    struct Totals
+    {
+        std::vector<unsigned long long> counts;
+        unsigned long long total = 0, largest = 0;
+    };
+    //! The local planes this rank keeps current while the pass's entries are placed: [begin, end).
+    struct Fresh
+    {
+        int begin = 0, end = 0;
+    };
+
     OverflowTurns() = default;
     OverflowTurns( MPI_Comm comm, int rank, int size, int lower, int upper, const lattice::LatticeShape& whole,
                    const lattice::detail::SlabWindow& window )
@@ -94,74 +106,134 @@ class OverflowTurns
         return reports;
     }
 
-    //! Places the entries of every rank in the single-rank order (see the class), given this rank's
-    //! report and everybody's.
-    Done take_turns( const ExecutionSpace& exec, engine_type& engine, PlaneExchange<ExecutionSpace>& planes,
-                     const Report& report, const std::vector<unsigned long long>& reports )
+    /*!
+      Places the entries of every rank in the single-rank order (see the class), given this rank's report
+      and everybody's: the slabs with entries in turn (lattice::SlabTurns::in_turn), or together (below).
+    */
+    Done place( const ExecutionSpace& exec, engine_type& engine, PlaneExchange<ExecutionSpace>& planes,
+                const Report& report, const std::vector<unsigned long long>& reports, lattice::SlabTurns turns )
     {
         Done done;
-        const unsigned long long mine = report[0];
-        std::vector<unsigned long long> counts( m_size );
-        unsigned long long total = 0, largest = 0;
-        for ( int r = 0; r < m_size; ++r )
-        {
-            counts[r] = reports[3 * r];
-            total += counts[r];
-            largest = std::max( largest, counts[r] );
-        }
-        if ( total == 0 )
+        const Totals totals = totals_of( reports );
+        if ( totals.total == 0 )
             return done;
-        done.entries = (long long)total;
+        done.entries = (long long)totals.total;
+        const Fresh fresh = exchange_bands( exec, engine, planes, report, reports );
+        ensure_log_capacity( std::size_t( totals.largest ) );
+        done.scans = turns == lattice::SlabTurns::in_turn
+                         ? run_turns( exec, engine, fresh, report[0], totals.counts, 0, false, 0 )
+                         : place_together( exec, engine, report, reports, fresh, totals );
+        return done;
+    }
 
-        // A rank whose entries reach a ghost band needs that band as the pass left them; it then keeps it
-        // current by replaying every placement. Planes a rank does not hold current get no replays.
-        const bool to_lower = m_lower != MPI_PROC_NULL && reports[3 * m_lower + 2] != 0;
-        const bool to_upper = m_upper != MPI_PROC_NULL && reports[3 * m_upper + 1] != 0;
-        const bool from_lower = report[1] != 0, from_upper = report[2] != 0;
-        if ( to_lower || to_upper || from_lower || from_upper )
-            planes.exchange( exec, engine.lattice().sites(), ghost_planes, to_lower, to_upper, from_lower, from_upper );
-        const int fresh_begin = from_lower && m_lower != MPI_PROC_NULL ? 0 : m_window.owned_begin;
-        const int fresh_end = from_upper && m_upper != MPI_PROC_NULL ? m_window.planes : m_window.owned_end;
-        ensure_log_capacity( std::size_t( largest ) );
-
-        // Turns in slab order, which is the order of the overflow keys (global site, arrival rank), from the
-        // last slab when the engine places in descending order.
+    /*!
+      place() with the slabs placing together (lattice::SlabTurns::together); returns the entries placed
+      by the scan over all slabs. Every rank
+      sweeps its own list at once against the lattice as the pass left it, placing nothing
+      (SlabDiffusion::speculate_placement). Then, in the pass's slab order, each rank
+      - waits for its predecessor's word: the position in that order of the first rank that handed over
+        to the turns (below), if any;
+      - takes the placements of its neighbours that come before it in that order, near their shared
+        faces: they precede all its entries in key order, so they only take room, and the sweeps resume
+        from the fixed point with the entries they displace (SlabDiffusion::absorb_placements);
+      - places its list (finish_speculation(), or place_overflow_from() for a list it did not sweep),
+        passes the word on, and sends its placements near a face to the neighbours that need them;
+      - takes the placements of its neighbours that come after it (appended after its own, the single
+        rank's slot order).
+      A list with an entry that needs the scan over all slabs stops there; that rank hands over: it and
+      every rank after it in the order (which the word reaches before they place anything) finish with
+      the turns of SlabTurns::in_turn from its position, after an MPI_Allreduce has told every rank where that is.
+      So a pass with entries costs the reports' gather, the word from slab to slab (the only wait
+      between ranks besides the predecessors' corrections, which are short) and that reduction; the
+      sweeps of all slabs run at the same time. The result is the single rank's, bit for bit.
+    */
+    long long place_together( const ExecutionSpace& exec, engine_type& engine, const Report& report,
+                              const std::vector<unsigned long long>& reports, const Fresh& fresh, const Totals& totals )
+    {
+        const std::size_t mine = std::size_t( report[0] );
         const bool descending = engine.placement_descending();
-        for ( int t = 0; t < m_size; ++t )
+        const auto position_of = [&]( int r ) { return descending ? m_size - 1 - r : r; };
+        const int position = position_of( m_rank );
+
+        const bool speculated = mine > 0 && engine.speculate_placement( exec, mine );
+
+        // The neighbours (distinct ranks) that exchange placements with this one: when either's entries
+        // reach the other's planes (one's placements land there, or the other keeps that band current).
+        struct Neighbour
         {
-            const int turn = descending ? m_size - 1 - t : t;
-            if ( counts[turn] == 0 )
+            int rank;
+            bool before; //!< earlier in the pass's order
+        };
+        std::vector<Neighbour> neighbours;
+        for ( const int q : { m_lower, m_upper } )
+        {
+            if ( q == MPI_PROC_NULL || q == m_rank ||
+                 std::any_of( neighbours.begin(), neighbours.end(), [&]( const Neighbour& n ) { return n.rank == q; } ) )
                 continue;
-            std::size_t next = 0; // the turn's next entry (on the rank whose turn it is)
-            for ( ;; )
+            const bool i_reach = ( q == m_lower && report[1] != 0 ) || ( q == m_upper && report[2] != 0 );
+            const bool q_reaches = ( q == m_lower && reports[3 * std::size_t( q ) + 2] != 0 ) ||
+                                   ( q == m_upper && reports[3 * std::size_t( q ) + 1] != 0 );
+            if ( i_reach || q_reaches )
+                neighbours.push_back( { q, position_of( q ) < position } );
+        }
+
+        int handed_over = m_size; // the position of the first rank that handed over to the turns
+        if ( position > 0 )
+            MPI_Recv( &handed_over, 1, MPI_INT, rank_at( position - 1, descending ), tag_word, m_comm, MPI_STATUS_IGNORE );
+        for ( const Neighbour& n : neighbours )
+            if ( n.before )
+                receive_band( exec, engine, n.rank, fresh );
+
+        std::size_t placed = 0;
+        if ( handed_over < m_size )
+        {
+            if ( speculated )
+                engine.abandon_speculation( exec );
+        }
+        else if ( mine > 0 )
+        {
+            placed = speculated ? engine.finish_speculation( exec ) : engine.place_overflow_from( exec, 0 );
+            if ( placed < mine )
+                handed_over = position; // entry `placed` needs the scan over all slabs
+        }
+
+        // The word on, and this rank's placements near its faces to the neighbours (none when the turns
+        // take over here: they broadcast them).
+        std::vector<MPI_Request> requests;
+        m_word = handed_over;
+        if ( position + 1 < m_size )
+        {
+            requests.emplace_back();
+            MPI_Isend( &m_word, 1, MPI_INT, rank_at( position + 1, descending ), tag_word, m_comm, &requests.back() );
+        }
+        m_send_count = 0;
+        if ( !neighbours.empty() && handed_over == m_size && mine > 0 )
+        {
+            m_send_count = select_band( exec, engine, 0, mine );
+            copy_log_to_host( exec, std::size_t( m_send_count ), m_send_sites, m_send_codes );
+        }
+        for ( const Neighbour& n : neighbours )
+        {
+            requests.emplace_back();
+            MPI_Isend( &m_send_count, 1, MPI_UINT64_T, n.rank, tag_band, m_comm, &requests.back() );
+            if ( m_send_count > 0 )
             {
-                SegmentHeader h;
-                if ( m_rank == turn )
-                    h = place_segment( exec, engine, next, std::size_t( mine ) );
-                MPI_Bcast( &h, int( sizeof( h ) ), MPI_BYTE, turn, m_comm );
-                if ( h.sent > 0 )
-                {
-                    MPI_Bcast( m_host_log_sites.data(), int( h.sent ), MPI_UINT64_T, turn, m_comm );
-                    MPI_Bcast( m_host_log_codes.data(), int( h.sent ), MPI_UINT32_T, turn, m_comm );
-                    if ( m_rank != turn )
-                        replay_host_log( exec, engine, std::size_t( h.sent ), fresh_begin, fresh_end );
-                }
-                if ( !h.needs_scan )
-                    break;
-                const std::uint64_t target = scan_all_slabs( exec, engine, h );
-                ++done.scans;
-                m_host_log_sites( 0 ) = target;
-                m_host_log_codes( 0 ) = h.code;
-                replay_host_log( exec, engine, 1, fresh_begin, fresh_end );
-                if ( m_rank == turn )
-                {
-                    // the kernel has undone the rejected move already
-                    engine.add_displacement( exec, h.code, minimum_image_delta( h.origin, target ) );
-                    next += std::size_t( h.placed ) + 1;
-                }
+                requests.emplace_back();
+                MPI_Isend( m_send_sites.data(), int( m_send_count ), MPI_UINT64_T, n.rank, tag_band, m_comm, &requests.back() );
+                requests.emplace_back();
+                MPI_Isend( m_send_codes.data(), int( m_send_count ), MPI_UINT32_T, n.rank, tag_band, m_comm, &requests.back() );
             }
         }
-        return done;
+        for ( const Neighbour& n : neighbours )
+            if ( !n.before )
+                receive_band( exec, engine, n.rank, fresh );
+        MPI_Waitall( int( requests.size() ), requests.data(), MPI_STATUSES_IGNORE );
+
+        int first_turn = handed_over;
+        MPI_Allreduce( MPI_IN_PLACE, &first_turn, 1, MPI_INT, MPI_MIN, m_comm );
+        return first_turn < m_size
+                   ? run_turns( exec, engine, fresh, mine, totals.counts, first_turn, position == first_turn, placed )
+                   : 0;
     }
 
     // Public because nvcc rejects extended lambdas in private member functions.
@@ -238,13 +310,138 @@ class OverflowTurns
     }
 
   private:
-    // The rank whose turn it is places entries from `next` until the end of its list or an entry the
-    // nearest-site table cannot place; of the placed entries, those another rank can need go to the host
-    // log buffers.
-    SegmentHeader place_segment( const ExecutionSpace& exec, engine_type& engine, std::size_t next, std::size_t n )
+    static constexpr int tag_word = 4801; //!< place_together: the position where the turns take over
+    static constexpr int tag_band = 4802; //!< place_together: placements near a face
+
+    Totals totals_of( const std::vector<unsigned long long>& reports ) const
+    {
+        Totals t;
+        t.counts.resize( std::size_t( m_size ) );
+        for ( int r = 0; r < m_size; ++r )
+        {
+            t.counts[r] = reports[3 * std::size_t( r )];
+            t.total += t.counts[r];
+            t.largest = std::max( t.largest, t.counts[r] );
+        }
+        return t;
+    }
+
+    // A rank whose entries reach a ghost band needs that band as the pass left them; it then keeps it
+    // current by replaying every placement. Planes a rank does not hold current get no replays.
+    Fresh exchange_bands( const ExecutionSpace& exec, engine_type& engine, PlaneExchange<ExecutionSpace>& planes,
+                          const Report& report, const std::vector<unsigned long long>& reports )
+    {
+        const bool to_lower = m_lower != MPI_PROC_NULL && reports[3 * m_lower + 2] != 0;
+        const bool to_upper = m_upper != MPI_PROC_NULL && reports[3 * m_upper + 1] != 0;
+        const bool from_lower = report[1] != 0, from_upper = report[2] != 0;
+        if ( to_lower || to_upper || from_lower || from_upper )
+            planes.exchange( exec, engine.lattice().sites(), ghost_planes, to_lower, to_upper, from_lower, from_upper );
+        return { from_lower && m_lower != MPI_PROC_NULL ? 0 : m_window.owned_begin,
+                 from_upper && m_upper != MPI_PROC_NULL ? m_window.planes : m_window.owned_end };
+    }
+
+    //! The rank at `position` in the pass's slab order.
+    int rank_at( int position, bool descending ) const { return descending ? m_size - 1 - position : position; }
+
+    /*!
+      The turns from `first_position` in the pass's slab order on (in turn: all of them). With
+      `placed_here`, this rank is the one at `first_position` and has placed its entries [0, pre_placed)
+      already, entry pre_placed needing the scan (place_together handed over here; its move is undone
+      already, so the kernel must not place it again). Returns the entries placed by the scan over all
+      slabs.
+    */
+    long long run_turns( const ExecutionSpace& exec, engine_type& engine, const Fresh& fresh, std::size_t mine,
+                         const std::vector<unsigned long long>& counts, int first_position, bool placed_here,
+                         std::size_t pre_placed )
+    {
+        long long scans = 0;
+        // Turns in slab order, which is the order of the overflow keys (global site, arrival rank), from the
+        // last slab when the engine places in descending order.
+        const bool descending = engine.placement_descending();
+        for ( int t = first_position; t < m_size; ++t )
+        {
+            const int turn = rank_at( t, descending );
+            if ( counts[turn] == 0 )
+                continue;
+            std::size_t next = 0; // the turn's next entry (on the rank whose turn it is)
+            bool first_segment = true;
+            for ( ;; )
+            {
+                SegmentHeader h;
+                if ( m_rank == turn )
+                    h = first_segment && placed_here
+                            ? segment_header( exec, engine, 0, pre_placed, mine )
+                            : segment_header( exec, engine, next, engine.place_overflow_from( exec, next ), mine );
+                first_segment = false;
+                MPI_Bcast( &h, int( sizeof( h ) ), MPI_BYTE, turn, m_comm );
+                if ( h.sent > 0 )
+                {
+                    MPI_Bcast( m_host_log_sites.data(), int( h.sent ), MPI_UINT64_T, turn, m_comm );
+                    MPI_Bcast( m_host_log_codes.data(), int( h.sent ), MPI_UINT32_T, turn, m_comm );
+                    if ( m_rank != turn )
+                        replay_host_log( exec, engine, std::size_t( h.sent ), fresh.begin, fresh.end );
+                }
+                if ( !h.needs_scan )
+                    break;
+                const std::uint64_t target = scan_all_slabs( exec, engine, h );
+                ++scans;
+                m_host_log_sites( 0 ) = target;
+                m_host_log_codes( 0 ) = h.code;
+                replay_host_log( exec, engine, 1, fresh.begin, fresh.end );
+                if ( m_rank == turn )
+                {
+                    // the kernel has undone the rejected move already
+                    engine.add_displacement( exec, h.code, minimum_image_delta( h.origin, target ) );
+                    next += std::size_t( h.placed ) + 1;
+                }
+            }
+        }
+        return scans;
+    }
+
+    //! The first `n` entries of the device log buffers into host vectors.
+    void copy_log_to_host( const ExecutionSpace& exec, std::size_t n, std::vector<std::uint64_t>& sites,
+                           std::vector<std::uint32_t>& codes ) const
+    {
+        sites.resize( n );
+        codes.resize( n );
+        const auto to = Kokkos::make_pair( std::size_t( 0 ), n );
+        using unmanaged = Kokkos::MemoryTraits<Kokkos::Unmanaged>;
+        Kokkos::deep_copy( exec, Kokkos::View<std::uint64_t*, Kokkos::HostSpace, unmanaged>( sites.data(), n ),
+                           Kokkos::subview( m_log_sites, to ) );
+        Kokkos::deep_copy( exec, Kokkos::View<std::uint32_t*, Kokkos::HostSpace, unmanaged>( codes.data(), n ),
+                           Kokkos::subview( m_log_codes, to ) );
+        exec.fence();
+    }
+
+    //! place_together: a neighbour's placements near its faces, appended onto this rank's current planes
+    //! (and, while this rank's own list is speculated, marked for its sweeps).
+    void receive_band( const ExecutionSpace& exec, engine_type& engine, int from, const Fresh& fresh )
+    {
+        std::uint64_t n = 0;
+        MPI_Recv( &n, 1, MPI_UINT64_T, from, tag_band, m_comm, MPI_STATUS_IGNORE );
+        if ( n == 0 )
+            return;
+        m_receive_sites.resize( n );
+        m_receive_codes.resize( n );
+        MPI_Recv( m_receive_sites.data(), int( n ), MPI_UINT64_T, from, tag_band, m_comm, MPI_STATUS_IGNORE );
+        MPI_Recv( m_receive_codes.data(), int( n ), MPI_UINT32_T, from, tag_band, m_comm, MPI_STATUS_IGNORE );
+        using unmanaged = Kokkos::MemoryTraits<Kokkos::Unmanaged>;
+        const auto range = Kokkos::make_pair( std::size_t( 0 ), std::size_t( n ) );
+        Kokkos::deep_copy( exec, Kokkos::subview( m_log_sites, range ),
+                           Kokkos::View<const std::uint64_t*, Kokkos::HostSpace, unmanaged>( m_receive_sites.data(), n ) );
+        Kokkos::deep_copy( exec, Kokkos::subview( m_log_codes, range ),
+                           Kokkos::View<const std::uint32_t*, Kokkos::HostSpace, unmanaged>( m_receive_codes.data(), n ) );
+        engine.absorb_placements( exec, m_log_sites, m_log_codes, std::size_t( n ), fresh.begin, fresh.end );
+    }
+
+    // The rank whose turn it is has placed entries [next, stop) (stop: the end of its list, n, or an
+    // entry the nearest-site table cannot place); of the placed entries, those another rank can need go
+    // to the host log buffers.
+    SegmentHeader segment_header( const ExecutionSpace& exec, engine_type& engine, std::size_t next, std::size_t stop,
+                                  std::size_t n )
     {
         SegmentHeader h;
-        const std::size_t stop = engine.place_overflow_from( exec, next );
         h.placed = stop - next;
         if ( h.placed > 0 )
         {
@@ -333,6 +530,11 @@ class OverflowTurns
     Kokkos::View<std::uint32_t*, memory_space> m_log_codes;
     Kokkos::View<std::uint64_t*, Kokkos::HostSpace> m_host_log_sites;
     Kokkos::View<std::uint32_t*, Kokkos::HostSpace> m_host_log_codes;
+    // place_together's messages (sent ones live until their requests complete)
+    int m_word = 0;
+    std::uint64_t m_send_count = 0;
+    std::vector<std::uint64_t> m_send_sites, m_receive_sites;
+    std::vector<std::uint32_t> m_send_codes, m_receive_codes;
 };
 
 } // namespace morula::parallel::detail
