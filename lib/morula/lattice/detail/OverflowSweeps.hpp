@@ -783,9 +783,10 @@ class OverflowSweeps
         serial_type p = sp.p;
         bool fixed = sp.fixed;
         if ( fixed && sp.stamped )
+        {
             ++m_resumed;
-        if ( fixed && sp.stamped )
             fixed = sweep_to_fixed_point( exec, p, 0, sp.n, sp.max_sweeps, true, sp.every_entry );
+        }
         if ( !fixed )
         {
             if ( sp.fixed )

@@ -162,10 +162,7 @@ class SlabDiffusion
     std::size_t place_overflow_from( const ExecutionSpace& exec, std::size_t first )
     {
         run_placement( exec, first );
-        std::size_t next = 0;
-        Kokkos::deep_copy( exec, next, m_next_entry );
-        exec.fence();
-        return next;
+        return next_entry( exec );
     }
 
     /*!
@@ -312,10 +309,7 @@ class SlabDiffusion
         m_sweeps.finish( exec );
         m_speculating = false;
         m_sweeps_run = m_sweeps.sweeps();
-        std::size_t next = 0;
-        Kokkos::deep_copy( exec, next, m_next_entry );
-        exec.fence();
-        return next;
+        return next_entry( exec );
     }
     //! Drops a speculation (the claims it holds); the list stays sorted for place_overflow_from().
     void abandon_speculation( const ExecutionSpace& exec )
@@ -324,7 +318,6 @@ class SlabDiffusion
         m_speculating = false;
         exec.fence();
     }
-    bool speculating() const { return m_speculating; }
     //! @}
 
     //! Overflowed particles the nearest-site table could not place (a slab has no global scan).
@@ -679,6 +672,15 @@ class SlabDiffusion
     {
         return { m_current.sites(), sites, codes, begin, end, m_shape.nx, m_shape.ny, m_window,
                  first_plane, last_plane, m_replay_conflicts, m_replay_selected, m_replay_count };
+    }
+
+    //! Where the last placement stopped (PlaceOverflow::next_entry); fences.
+    std::size_t next_entry( const ExecutionSpace& exec ) const
+    {
+        std::size_t next = 0;
+        Kokkos::deep_copy( exec, next, m_next_entry );
+        exec.fence();
+        return next;
     }
 
     void swap() { std::swap( m_current, m_next ); }
