@@ -3,6 +3,7 @@
 //
 //   mpiexec -n P distributed_lattice_benchmark --nx 512 --ny 512 (--nz-per-rank 512 | --nz-total 1024)
 //       [--slots 2|4|8] [--occupancy 0.0015] [--scheme split|fused] [--slab-turns together|in_turn]
+//       [--placement automatic|sequential|parallel]
 //       [--steps 20] [--warmup-steps 3] [--runs 3] [--out results.json]
 //
 // The lattice is periodic on every axis, one species with p_-1 = p_+1 = 0.25 per axis (as
@@ -54,6 +55,7 @@ struct Settings
     double occupancy = -1; // default per capacity, as lattice_benchmark: 0.0015, 0.038, 0.41
     std::string scheme = "split";
     std::string slab_turns = "together"; // how the slabs place overflow lists (lattice::SlabTurns)
+    std::string placement = "automatic"; // how a slab places its own list (lattice::OverflowPlacement)
     double move_probability = 0.25;
     int steps = 20;
     int warmup_steps = 3;
@@ -111,6 +113,9 @@ RankSample one_run( const ExecutionSpace& exec, const Settings& set, const lat::
     opt.scheme = set.scheme == "fused" ? lat::PassScheme::fused : lat::PassScheme::split;
     opt.seed = set.seed + std::uint64_t( run );
     opt.slab_turns = set.slab_turns == "in_turn" ? lat::SlabTurns::in_turn : lat::SlabTurns::together;
+    opt.placement = set.placement == "sequential" ? lat::OverflowPlacement::sequential
+                    : set.placement == "parallel" ? lat::OverflowPlacement::parallel
+                                                  : lat::OverflowPlacement::automatic;
     lat::LatticeDiffusion<Slots, ExecutionSpace> model( exec, MPI_COMM_WORLD, whole, slab, rules, opt );
     particles = model.particles();
     for ( int k = 0; k < set.warmup_steps; ++k )
@@ -213,6 +218,7 @@ nlohmann::json run_case( const ExecutionSpace& exec, const Settings& set )
              { "particles", particles },
              { "scheme", set.scheme },
              { "slab_turns", set.slab_turns },
+             { "placement", set.placement },
              { "move_probability", set.move_probability },
              { "boundary", "periodic" },
              { "steps", set.steps },
@@ -257,6 +263,7 @@ int run_all( const ExecutionSpace& exec, const Settings& set, int device_id )
                                  { "occupancy", set.occupancy },
                                  { "scheme", set.scheme },
                                  { "slab_turns", set.slab_turns },
+                                 { "placement", set.placement },
                                  { "steps", set.steps },
                                  { "warmup_steps", set.warmup_steps },
                                  { "runs", set.runs } } },
@@ -288,6 +295,9 @@ int main( int argc, char* argv[] )
     app.add_option( "--scheme", set.scheme, "split or fused passes" )->check( CLI::IsMember( { "split", "fused" } ) );
     app.add_option( "--slab-turns", set.slab_turns, "together or in_turn: how the slabs place overflow lists" )
         ->check( CLI::IsMember( { "together", "in_turn" } ) );
+    app.add_option( "--placement", set.placement,
+                    "automatic, sequential or parallel: how a slab places its own overflow list" )
+        ->check( CLI::IsMember( { "automatic", "sequential", "parallel" } ) );
     app.add_option( "--steps", set.steps, "Timed steps per run" )->check( CLI::Range( 1, 100000 ) );
     app.add_option( "--warmup-steps", set.warmup_steps, "Untimed steps before them" )->check( CLI::Range( 0, 100000 ) );
     app.add_option( "--runs", set.runs, "Timed runs (fresh lattice each)" )->check( CLI::Range( 1, 1000 ) );

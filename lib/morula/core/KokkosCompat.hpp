@@ -101,9 +101,19 @@ class ScopedRegion
     {
         Kokkos::Profiling::pushRegion( name );
     }
-    ~ScopedRegion() { Kokkos::Profiling::popRegion(); }
+    ~ScopedRegion() { end(); }
+    //! Closes the region before the end of the scope (once).
+    void end()
+    {
+        if ( m_open )
+            Kokkos::Profiling::popRegion();
+        m_open = false;
+    }
     ScopedRegion( const ScopedRegion& ) = delete;
     ScopedRegion& operator=( const ScopedRegion& ) = delete;
+
+  private:
+    bool m_open = true;
 };
 
 //! Host mirror type of a View (HostMirror in 3.4, host_mirror_type in both).

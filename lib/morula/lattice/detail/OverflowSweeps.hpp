@@ -727,13 +727,15 @@ class OverflowSweeps
       together): speculate() sorts the list and sweeps it to the fixed point against the lattice as it
       is, without writing anything to it; the caller may then append particles that come before every
       entry of the list in key order (a neighbouring slab's placements, ReplayPlacements) and stamp their
-      sites (stamp_sites()); finish() sweeps again from the fixed point, computing only the entries whose
-      sites were stamped and those they displace, and places the list as place() would: up to the first
-      entry without room, which the sequential kernel then reports in next_entry. Appended particles only
-      take room, so the new fixed point is the sequential placement on the lattice with them (the
-      fixed-point argument above holds from any start). speculate() returns false when the sweeps did
-      not settle within max_sweeps (then finish() places the list with the sequential kernel); abandon()
-      drops a speculation (its claims) without placing anything.
+      sites (stamp_sites()); settle() sweeps again from the fixed point, computing only the entries whose
+      sites were stamped and those they displace; commit() places the list as place() would: up to the
+      first entry without room (settled_stop()), which the sequential kernel then reports in next_entry.
+      Appended particles only take room, so the new fixed point is the sequential placement on the
+      lattice with them (the fixed-point argument above holds from any start). Between settle() and
+      commit() the placement is known but not written: targets_global() holds the global site of every
+      entry before settled_stop() (what commit() records in the placement log). speculate() and settle()
+      return false when the sweeps did not settle within max_sweeps (then commit() places the list with
+      the sequential kernel); abandon() drops a speculation (its claims) without placing anything.
     */
     bool speculate( const ExecutionSpace& exec, serial_type p, std::size_t n, int key_bits, int max_sweeps )
     {
@@ -751,15 +753,15 @@ class OverflowSweeps
     }
 
     //! Stamps the local sites of `replay`'s entries that land on this lattice's planes (the particles it
-    //! appended after speculate()), for finish().
+    //! appended after speculate()), for settle().
     template <class Replay>
     void stamp_sites( const ExecutionSpace& exec, const Replay& replay )
     {
         if ( !m_speculation.active || !m_speculation.fixed || replay.begin >= replay.end )
             return;
-        // One epoch for every call before finish(): the sweep after them reads the sites stamped with it.
+        // One epoch for every call before settle(): the sweep after them reads the sites stamped with it.
         if ( !m_speculation.stamped && next_epoch( exec ) )
-            m_speculation.every_entry = true; // the stamps were reset: finish() computes every entry
+            m_speculation.every_entry = true; // the stamps were reset: settle() computes every entry
         const auto stamps = m_site_changed_at;
         const std::uint8_t epoch = m_epoch;
         Kokkos::parallel_for(
@@ -773,31 +775,50 @@ class OverflowSweeps
         m_speculation.stamped = true;
     }
 
-    //! Completes a speculation (see speculate()); leaves p.next_entry as place() does.
-    void finish( const ExecutionSpace& exec )
+    //! Sweeps a speculation again after stamps (see speculate()); true when it is at its fixed point (then
+    //! settled_stop() and targets_global() tell the placement), false when the sweeps did not settle.
+    bool settle( const ExecutionSpace& exec )
     {
+        Speculation& sp = m_speculation;
+        if ( !sp.active || sp.settled )
+            return sp.active && sp.fixed;
+        sp.settled = true;
+        if ( sp.fixed && sp.stamped )
+        {
+            ++m_resumed;
+            if ( !sweep_to_fixed_point( exec, sp.p, 0, sp.n, sp.max_sweeps, true, sp.every_entry ) )
+            {
+                clear_claims( exec );
+                sp.fixed = false;
+            }
+        }
+        if ( sp.fixed )
+            sp.stop = first_without_target( exec, sp.p, 0, sp.n );
+        return sp.fixed;
+    }
+    //! After settle() returned true: the first entry without room (the list's size: none).
+    std::size_t settled_stop() const { return m_speculation.stop; }
+    //! Per entry: its target's global site (valid at a fixed point for the entries before settled_stop()).
+    Kokkos::View<const std::uint64_t*, memory_space> targets_global() const { return m_target_global; }
+
+    //! Completes a speculation (see speculate(); settles it first if need be); leaves p.next_entry as
+    //! place() does.
+    void commit( const ExecutionSpace& exec )
+    {
+        settle( exec );
         Speculation& sp = m_speculation;
         if ( !sp.active )
             return;
         sp.active = false;
-        serial_type p = sp.p;
-        bool fixed = sp.fixed;
-        if ( fixed && sp.stamped )
+        if ( sp.fixed )
         {
-            ++m_resumed;
-            fixed = sweep_to_fixed_point( exec, p, 0, sp.n, sp.max_sweeps, true, sp.every_entry );
-        }
-        if ( !fixed )
-        {
-            if ( sp.fixed )
-                clear_claims( exec );
-            serial_type s = p;
-            s.first_entry = 0;
-            s.last_entry = sp.n;
-            Kokkos::parallel_for( "morula::lattice::place_overflow", core::LaunchRange<ExecutionSpace>( exec, 0, 1 ), s );
+            commit_up_to( exec, sp.p, 0, sp.n, sp.stop );
             return;
         }
-        commit_fixed_point( exec, p, 0, sp.n );
+        serial_type s = sp.p;
+        s.first_entry = 0;
+        s.last_entry = sp.n;
+        Kokkos::parallel_for( "morula::lattice::place_overflow", core::LaunchRange<ExecutionSpace>( exec, 0, 1 ), s );
     }
 
     //! Drops a speculation without placing anything (the list stays sorted).
@@ -834,13 +855,13 @@ class OverflowSweeps
         m_list_share = std::max<std::size_t>( 1, share );
         m_list_min_entries = min_entries;
     }
-    //! Speculations that finish() swept again because sites were stamped, since construction (for tests).
+    //! Speculations that settle() swept again because sites were stamped, since construction (for tests).
     long long resumed_speculations() const { return m_resumed; }
     //! Sweeps of the last place() that computed a worklist instead of a range (for tests and benchmarks).
     int listed_sweeps() const { return m_listed_sweeps; }
 
   private:
-    //! A speculation between speculate() and finish() / abandon().
+    //! A speculation between speculate() and commit() / abandon().
     struct Speculation
     {
         serial_type p;
@@ -850,6 +871,8 @@ class OverflowSweeps
         bool stamped = false;     //!< sites were stamped since
         bool active = false;
         bool every_entry = false; //!< the stamps were reset since: compute every entry again
+        bool settled = false;     //!< settle() ran
+        std::size_t stop = 0;     //!< settled at a fixed point: the first entry without room
     };
 
     void clear_claims( const ExecutionSpace& exec )
@@ -951,14 +974,29 @@ class OverflowSweeps
     */
     std::size_t commit_fixed_point( const ExecutionSpace& exec, const serial_type& p, std::size_t first, std::size_t n )
     {
+        const std::size_t stop = first_without_target( exec, p, first, n );
+        commit_up_to( exec, p, first, n, stop );
+        return stop;
+    }
+
+    //! At a fixed point of entries [first, n): the first entry without room (n: none).
+    std::size_t first_without_target( const ExecutionSpace& exec, const serial_type& p, std::size_t first, std::size_t n )
+    {
+        std::size_t stop = n;
+        Kokkos::parallel_reduce( "morula::lattice::overflow_first_without_target",
+                                 core::LaunchRange<ExecutionSpace>( exec, first, n ),
+                                 FirstWithoutTarget<Slots, memory_space>{ data( p, m_epoch, m_inputs_epoch ) },
+                                 Kokkos::Min<std::size_t>( stop ) );
+        return std::min( stop, n ); // the reducer's identity when every entry has a target
+    }
+
+    //! commit_fixed_point() with its first entry without room known: `stop`.
+    void commit_up_to( const ExecutionSpace& exec, const serial_type& p, std::size_t first, std::size_t n, std::size_t stop )
+    {
         const auto range = [&]( std::size_t from, std::size_t to ) {
             return core::LaunchRange<ExecutionSpace>( exec, from, to );
         };
         const data_type d = data( p, m_epoch, m_inputs_epoch );
-        std::size_t stop = n;
-        Kokkos::parallel_reduce( "morula::lattice::overflow_first_without_target", range( first, n ),
-                                 FirstWithoutTarget<Slots, memory_space>{ d }, Kokkos::Min<std::size_t>( stop ) );
-        stop = std::min( stop, n ); // the reducer's identity when every entry has a target
         if ( stop > first )
             Kokkos::parallel_for( "morula::lattice::overflow_commit", range( first, stop ),
                                   CommitTargets<Slots, memory_space>{ d, std::uint32_t( stop ) } );
@@ -967,7 +1005,6 @@ class OverflowSweeps
         s.first_entry = stop >= n ? n : stop;
         s.last_entry = stop >= n ? n : stop + 1; // closes the list, or the scan over the lattice
         Kokkos::parallel_for( "morula::lattice::place_overflow", core::LaunchRange<ExecutionSpace>( exec, 0, 1 ), s );
-        return stop;
     }
 
     /*!

@@ -276,9 +276,10 @@ class SlabDiffusion
       place_overflow_from() instead (short lists and the sequential placement, as place_overflow() would,
       and sweeps that did not settle). absorb_placements() appends particles that come before the whole
       list in key order (another slab's placements, as replay_placements()) and marks their sites;
-      finish_speculation() places the list from the fixed point those change (the entries they displace
-      only) and returns what place_overflow_from( exec, 0 ) would: the list's size, or the first entry
-      that needs the scan over all slabs (those before it placed). Fence.
+      settle_speculation() finds the placement from the fixed point those change (the entries they
+      displace only) and commit_speculation() writes it and returns what place_overflow_from( exec, 0 )
+      would: the list's size, or the first entry that needs the scan over all slabs (those before it
+      placed). Fence.
     */
     bool speculate_placement( const ExecutionSpace& exec, std::size_t n )
     {
@@ -304,9 +305,20 @@ class SlabDiffusion
             exec.fence();
         }
     }
-    std::size_t finish_speculation( const ExecutionSpace& exec )
+    //! Sweeps again from the fixed point after absorb_placements(); returns the entries that
+    //! commit_speculation() will place (the first entry that needs the scan over all slabs, or the list's
+    //! size), or ~0 when the sweeps did not settle (commit_speculation() then places with the sequential
+    //! kernel). Before the commit, speculated_sites() holds the global site of each of those entries.
+    std::size_t settle_speculation( const ExecutionSpace& exec )
     {
-        m_sweeps.finish( exec );
+        const bool settled = m_sweeps.settle( exec );
+        m_sweeps_run = m_sweeps.sweeps();
+        return settled ? m_sweeps.settled_stop() : ~std::size_t( 0 );
+    }
+    Kokkos::View<const std::uint64_t*, memory_space> speculated_sites() const { return m_sweeps.targets_global(); }
+    std::size_t commit_speculation( const ExecutionSpace& exec )
+    {
+        m_sweeps.commit( exec );
         m_speculating = false;
         m_sweeps_run = m_sweeps.sweeps();
         return next_entry( exec );
@@ -718,7 +730,7 @@ class SlabDiffusion
     Kokkos::View<std::size_t, memory_space> m_replay_count;
     OverflowSweeps<Slots, ExecutionSpace> m_sweeps;
     int m_sweeps_run = 0;
-    bool m_speculating = false; //!< between speculate_placement() and finish_speculation()
+    bool m_speculating = false; //!< between speculate_placement() and commit_speculation()
     TeamShapes m_team_shapes;
     // DiffusionOptions::placement automatic: lists this short are placed by the sequential kernel; after
     // quiet_passes such passes in a row the list's size is read only every probe_period passes.

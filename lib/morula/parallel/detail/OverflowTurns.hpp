@@ -24,6 +24,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <stdexcept>
 #include <utility>
 #include <vector>
 
@@ -136,8 +137,10 @@ class OverflowTurns
       - takes the placements of its neighbours that come before it in that order, near their shared
         faces: they precede all its entries in key order, so they only take room, and the sweeps resume
         from the fixed point with the entries they displace (SlabDiffusion::absorb_placements);
-      - places its list (finish_speculation(), or place_overflow_from() for a list it did not sweep),
-        passes the word on, and sends its placements near a face to the neighbours that need them;
+      - settles its placement (settle_speculation()), passes the word on, sends its placements near a
+        face to the neighbours that need them, and only then writes its placement (commit_speculation()),
+        while the next slabs correct theirs; a list it did not sweep it places first
+        (place_overflow_from()) and sends from the placement log;
       - takes the placements of its neighbours that come after it (appended after its own, the single
         rank's slot order).
       A list with an entry that needs the scan over all slabs stops there; that rank hands over: it and
@@ -155,7 +158,11 @@ class OverflowTurns
         const auto position_of = [&]( int r ) { return descending ? m_size - 1 - r : r; };
         const int position = position_of( m_rank );
 
-        const bool speculated = mine > 0 && engine.speculate_placement( exec, mine );
+        bool speculated = false;
+        {
+            compat::ScopedRegion region( "morula::parallel::OverflowTurns::speculate" );
+            speculated = mine > 0 && engine.speculate_placement( exec, mine );
+        }
 
         // The neighbours (distinct ranks) that exchange placements with this one: when either's entries
         // reach the other's planes (one's placements land there, or the other keeps that band current).
@@ -178,23 +185,39 @@ class OverflowTurns
         }
 
         int handed_over = m_size; // the position of the first rank that handed over to the turns
-        if ( position > 0 )
-            MPI_Recv( &handed_over, 1, MPI_INT, rank_at( position - 1, descending ), tag_word, m_comm, MPI_STATUS_IGNORE );
+        {
+            compat::ScopedRegion region( "morula::parallel::OverflowTurns::wait_predecessor" );
+            if ( position > 0 )
+                MPI_Recv( &handed_over, 1, MPI_INT, rank_at( position - 1, descending ), tag_word, m_comm,
+                          MPI_STATUS_IGNORE );
+        }
         for ( const Neighbour& n : neighbours )
             if ( n.before )
                 receive_band( exec, engine, n.rank, fresh );
 
+        // A settled speculation knows this rank's placement before writing it: the word and the band go
+        // out first, and the commit overlaps the next slabs' corrections (on the host cores of an H200
+        // machine the commit was most of the wait between slabs).
         std::size_t placed = 0;
-        if ( handed_over < m_size )
+        bool committed = true;
         {
-            if ( speculated )
-                engine.abandon_speculation( exec );
-        }
-        else if ( mine > 0 )
-        {
-            placed = speculated ? engine.finish_speculation( exec ) : engine.place_overflow_from( exec, 0 );
-            if ( placed < mine )
-                handed_over = position; // entry `placed` needs the scan over all slabs
+            compat::ScopedRegion region( "morula::parallel::OverflowTurns::settle" );
+            if ( handed_over < m_size )
+            {
+                if ( speculated )
+                    engine.abandon_speculation( exec );
+            }
+            else if ( mine > 0 )
+            {
+                const std::size_t settled = speculated ? engine.settle_speculation( exec ) : ~std::size_t( 0 );
+                committed = settled == ~std::size_t( 0 );
+                if ( !committed )
+                    placed = settled;
+                else
+                    placed = speculated ? engine.commit_speculation( exec ) : engine.place_overflow_from( exec, 0 );
+                if ( placed < mine )
+                    handed_over = position; // entry `placed` needs the scan over all slabs
+            }
         }
 
         // The word on, and this rank's placements near its faces to the neighbours (none when the turns
@@ -209,7 +232,8 @@ class OverflowTurns
         m_send_count = 0;
         if ( !neighbours.empty() && handed_over == m_size && mine > 0 )
         {
-            m_send_count = select_band( exec, engine, 0, mine );
+            m_send_count = committed ? select_band( exec, engine.placed_sites(), engine.placed_codes(), 0, mine )
+                                     : select_band( exec, engine.speculated_sites(), engine.placed_codes(), 0, mine );
             copy_log_to_host( exec, std::size_t( m_send_count ), m_send_sites, m_send_codes );
         }
         for ( const Neighbour& n : neighbours )
@@ -224,13 +248,24 @@ class OverflowTurns
                 MPI_Isend( m_send_codes.data(), int( m_send_count ), MPI_UINT32_T, n.rank, tag_band, m_comm, &requests.back() );
             }
         }
+        if ( !committed )
+        {
+            compat::ScopedRegion region( "morula::parallel::OverflowTurns::commit" );
+            const std::size_t next = engine.commit_speculation( exec );
+            if ( next != placed )
+                throw std::logic_error( core::detail::concat( "LatticeDiffusion: the committed placement stopped at entry ",
+                                                              next, ", its settled sweeps at ", placed,
+                                                              " (internal error)" ) );
+        }
         for ( const Neighbour& n : neighbours )
             if ( !n.before )
                 receive_band( exec, engine, n.rank, fresh );
-        MPI_Waitall( int( requests.size() ), requests.data(), MPI_STATUSES_IGNORE );
-
         int first_turn = handed_over;
-        MPI_Allreduce( MPI_IN_PLACE, &first_turn, 1, MPI_INT, MPI_MIN, m_comm );
+        {
+            compat::ScopedRegion region( "morula::parallel::OverflowTurns::wait_all" );
+            MPI_Waitall( int( requests.size() ), requests.data(), MPI_STATUSES_IGNORE );
+            MPI_Allreduce( MPI_IN_PLACE, &first_turn, 1, MPI_INT, MPI_MIN, m_comm );
+        }
         return first_turn < m_size
                    ? run_turns( exec, engine, fresh, mine, totals.counts, first_turn, position == first_turn, placed )
                    : 0;
@@ -281,10 +316,10 @@ class OverflowTurns
       overflow site, which is owned, and a ghost band is three planes deep. Entries farther in, most of a
       crowded list, stay on this rank; not placed ones (~0) too.
     */
-    std::size_t select_band( const ExecutionSpace& exec, const engine_type& engine, std::size_t next, std::size_t stop )
+    std::size_t select_band( const ExecutionSpace& exec, const Kokkos::View<const std::uint64_t*, memory_space>& sites,
+                             const Kokkos::View<const std::uint32_t*, memory_space>& codes, std::size_t next,
+                             std::size_t stop )
     {
-        const auto sites = engine.placed_sites();
-        const auto codes = engine.placed_codes();
         const auto log_sites = m_log_sites;
         const auto log_codes = m_log_codes;
         const std::uint64_t plane = m_plane;
@@ -418,6 +453,7 @@ class OverflowTurns
     //! (and, while this rank's own list is speculated, marked for its sweeps).
     void receive_band( const ExecutionSpace& exec, engine_type& engine, int from, const Fresh& fresh )
     {
+        compat::ScopedRegion wait( "morula::parallel::OverflowTurns::wait_band" );
         std::uint64_t n = 0;
         MPI_Recv( &n, 1, MPI_UINT64_T, from, tag_band, m_comm, MPI_STATUS_IGNORE );
         if ( n == 0 )
@@ -426,6 +462,8 @@ class OverflowTurns
         m_receive_codes.resize( n );
         MPI_Recv( m_receive_sites.data(), int( n ), MPI_UINT64_T, from, tag_band, m_comm, MPI_STATUS_IGNORE );
         MPI_Recv( m_receive_codes.data(), int( n ), MPI_UINT32_T, from, tag_band, m_comm, MPI_STATUS_IGNORE );
+        wait.end();
+        compat::ScopedRegion absorb( "morula::parallel::OverflowTurns::absorb_band" );
         using unmanaged = Kokkos::MemoryTraits<Kokkos::Unmanaged>;
         const auto range = Kokkos::make_pair( std::size_t( 0 ), std::size_t( n ) );
         Kokkos::deep_copy( exec, Kokkos::subview( m_log_sites, range ),
@@ -445,7 +483,7 @@ class OverflowTurns
         h.placed = stop - next;
         if ( h.placed > 0 )
         {
-            h.sent = select_band( exec, engine, next, stop );
+            h.sent = select_band( exec, engine.placed_sites(), engine.placed_codes(), next, stop );
             const auto to = Kokkos::make_pair( std::size_t( 0 ), std::size_t( h.sent ) );
             Kokkos::deep_copy( Kokkos::subview( m_host_log_sites, to ), Kokkos::subview( m_log_sites, to ) );
             Kokkos::deep_copy( Kokkos::subview( m_host_log_codes, to ), Kokkos::subview( m_log_codes, to ) );
