@@ -1,6 +1,9 @@
 // Entry point of the MPI unit-test executables: MPI and Kokkos are initialised once around all tests;
 // rank 0 prints the usual GoogleTest report, the other ranks only their failures, and the exit status
-// is the same on every rank (one rank failing fails all).
+// is the same on every rank (one rank failing fails all). A test that fails on a rank aborts every rank
+// (MPI_Abort) once it has been reported: the other ranks may be waiting for that one in a collective or a
+// receive it will never post (an exception on one rank), and would otherwise hang until the test's
+// timeout, several times over in CI (each rank count and transport).
 #include <Kokkos_Core.hpp>
 
 #include <gtest/gtest.h>
@@ -32,6 +35,26 @@ class RankFailurePrinter : public ::testing::EmptyTestEventListener
   private:
     int m_rank;
 };
+
+// After every other listener has reported a failed test: abort all ranks (see the top of the file).
+class AbortOnFailure : public ::testing::EmptyTestEventListener
+{
+  public:
+    explicit AbortOnFailure( int rank ) : m_rank( rank ) {}
+    void OnTestEnd( const ::testing::TestInfo& info ) override
+    {
+        if ( !info.result()->Failed() )
+            return;
+        std::fprintf( stderr, "[rank %d] %s.%s failed: aborting every rank (the others may wait for this one)\n",
+                      m_rank, info.test_suite_name(), info.name() );
+        std::fflush( stdout );
+        std::fflush( stderr );
+        MPI_Abort( MPI_COMM_WORLD, 1 );
+    }
+
+  private:
+    int m_rank;
+};
 } // namespace
 
 int main( int argc, char* argv[] )
@@ -49,6 +72,7 @@ int main( int argc, char* argv[] )
             delete listeners.Release( listeners.default_result_printer() );
             listeners.Append( new RankFailurePrinter( rank ) );
         }
+        ::testing::UnitTest::GetInstance()->listeners().Append( new AbortOnFailure( rank ) );
         failed = RUN_ALL_TESTS() != 0 ? 1 : 0;
     }
     int any_failed = 0;
