@@ -108,7 +108,8 @@ inline double diffusion_memory_bytes( double sites, double particles, double tra
     sweeps its own list at once against the lattice as the pass left it (the parallel placement's fixed
     point, nothing written), then, in slab order, takes the placements of the neighbour before it near
     their shared face (particles that come before all its entries: they only take room), sweeps again
-    from its fixed point (only the entries they displace) and places; a word passed from slab to slab
+    from its fixed point (only the entries they displace), sends its own placements near its faces on
+    and then writes them (the next slab's corrections overlap that write); a word passed from slab to slab
     says whether a slab before needed the scan over all slabs, in which case that slab and the ones
     after it finish in turns as above. The result is the single-rank placement bit for bit either way;
     a pass without overflows costs one MPI_Allgather, a pass with overflows one MPI_Allreduce more
